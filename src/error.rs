@@ -1,0 +1,102 @@
+//! One error type for everything the library can refuse or fail at. Every variant says what
+//! went wrong in words a reader can act on; nothing in the library panics on bad input.
+
+use std::fmt;
+
+/// Everything that can go wrong between a request and a sum.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// No usable GPU: the driver library is missing, cuInit failed, or there is no device.
+    NoGpu(String),
+    /// NVRTC, the run-time compiler, could not be loaded.
+    NoNvrtc(String),
+    /// A kernel name that the registry does not know.
+    UnknownKernel(String),
+    /// A block size that this kernel cannot take, rejected before any launch.
+    InvalidBlockSize { kernel: String, block: u32, reason: String },
+    /// The kernel cannot take an input this long (for example a grid that would not fit).
+    InvalidLength { kernel: String, n: usize, reason: String },
+    /// A device allocation that does not fit in the GPU's free memory.
+    OutOfMemory { requested_bytes: usize, free_bytes: usize },
+    /// NVRTC rejected a kernel source; `log` is the compiler's own output.
+    Compile { file: String, log: String },
+    /// A CUDA driver call failed; `during` names the step.
+    Cuda { during: String, message: String },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoGpu(why) => write!(f, "no CUDA GPU found: {why}"),
+            Error::NoNvrtc(why) => write!(f, "NVRTC (the CUDA run-time compiler) is not available: {why}"),
+            Error::UnknownKernel(name) => write!(
+                f,
+                "unknown kernel {name:?}; the registered kernels are: {}",
+                crate::kernels::all().iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+            ),
+            Error::InvalidBlockSize { kernel, block, reason } => {
+                write!(f, "kernel {kernel} cannot run with {block} threads per block: {reason}")
+            }
+            Error::InvalidLength { kernel, n, reason } => {
+                write!(f, "kernel {kernel} cannot reduce {n} elements: {reason}")
+            }
+            Error::OutOfMemory { requested_bytes, free_bytes } => write!(
+                f,
+                "device allocation of {} does not fit: {} free on the GPU",
+                human_bytes(*requested_bytes),
+                human_bytes(*free_bytes)
+            ),
+            Error::Compile { file, log } => write!(f, "NVRTC could not compile {file}:\n{log}"),
+            Error::Cuda { during, message } => write!(f, "CUDA error while {during}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Attach the step to a driver error: `ctx.synchronize().during("synchronizing")?`.
+pub(crate) trait During<T> {
+    fn during(self, what: &str) -> Result<T>;
+}
+
+impl<T> During<T> for std::result::Result<T, cudarc::driver::DriverError> {
+    fn during(self, what: &str) -> Result<T> {
+        self.map_err(|e| Error::Cuda { during: what.to_string(), message: e.to_string() })
+    }
+}
+
+/// 1536 -> "1.5 KiB"; used in messages and tables.
+pub fn human_bytes(bytes: usize) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", UNITS[unit]) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_bytes_picks_the_largest_unit_below_the_value() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    }
+
+    #[test]
+    fn messages_name_the_problem() {
+        let e = Error::InvalidBlockSize { kernel: "reduce1".into(), block: 300, reason: "not a power of two".into() };
+        assert_eq!(e.to_string(), "kernel reduce1 cannot run with 300 threads per block: not a power of two");
+        assert!(Error::NoGpu("no device".into()).to_string().starts_with("no CUDA GPU found: "));
+        let oom = Error::OutOfMemory { requested_bytes: 2 << 30, free_bytes: 1 << 30 };
+        assert_eq!(oom.to_string(), "device allocation of 2.0 GiB does not fit: 1.0 GiB free on the GPU");
+    }
+}

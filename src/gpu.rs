@@ -1,0 +1,238 @@
+//! The GPU in hand: opening it, describing it, compiling kernels for it once, and allocating on it.
+
+use crate::element::Element;
+use crate::error::{During, Error, Result};
+use crate::kernels::KernelSpec;
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// What the GPU is, read from the driver when it is opened.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub sm_count: u32,
+    pub l2_cache_bytes: usize,
+    pub memory_bus_width_bits: u32,
+    /// The memory clock the driver reports, in kHz (0 where the driver does not report it).
+    pub memory_clock_khz: u32,
+    pub total_memory_bytes: usize,
+    pub max_threads_per_block: u32,
+    pub max_shared_memory_per_block: usize,
+    /// The driver's CUDA version, e.g. (13, 0).
+    pub driver_cuda_version: (i32, i32),
+}
+
+impl DeviceInfo {
+    /// The architecture NVRTC compiles for: `sm_90` on an H100 or H200.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+    }
+
+    /// Theoretical DRAM bandwidth in bytes per second: two transfers per memory clock (double
+    /// data rate) times the bus width. `None` when the driver reports no clock or bus width.
+    pub fn peak_bandwidth_bytes_per_s(&self) -> Option<f64> {
+        peak_bandwidth(self.memory_clock_khz, self.memory_bus_width_bits)
+    }
+}
+
+/// `2 × clock × bus width / 8`: the DDR formula every vendor datasheet uses.
+pub fn peak_bandwidth(memory_clock_khz: u32, bus_width_bits: u32) -> Option<f64> {
+    if memory_clock_khz == 0 || bus_width_bits == 0 {
+        return None;
+    }
+    Some(2.0 * memory_clock_khz as f64 * 1e3 * bus_width_bits as f64 / 8.0)
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (cc_major, cc_minor) = self.compute_capability;
+        writeln!(f, "GPU {}: {} (compute capability {cc_major}.{cc_minor}, {})", self.ordinal, self.name, self.arch())?;
+        writeln!(f, "  {} SMs, {} of L2, {} of device memory", self.sm_count,
+            crate::error::human_bytes(self.l2_cache_bytes), crate::error::human_bytes(self.total_memory_bytes))?;
+        write!(f, "  memory: {}-bit bus at {} MHz", self.memory_bus_width_bits, self.memory_clock_khz / 1000)?;
+        match self.peak_bandwidth_bytes_per_s() {
+            Some(bw) => writeln!(f, " -> theoretical peak {:.0} GB/s", bw / 1e9)?,
+            None => writeln!(f, " -> theoretical peak unknown (the driver reports no clock)")?,
+        }
+        write!(f, "  driver supports CUDA {}.{}", self.driver_cuda_version.0, self.driver_cuda_version.1)
+    }
+}
+
+/// An open GPU: its context, the one stream every operation of this crate is ordered on, and
+/// the kernels compiled so far. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<GpuInner>,
+}
+
+struct GpuInner {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    /// Compiled modules by kernel file: NVRTC runs once per file per process.
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+}
+
+/// Why there is no usable GPU here, or `Ok` if there is one. Never panics: the driver library
+/// is probed before cudarc is asked to load it.
+pub fn probe() -> Result<usize> {
+    // SAFETY: only tries to dlopen libcuda by its candidate names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(Error::NoGpu("the CUDA driver library (libcuda.so) could not be loaded; is an NVIDIA driver installed?".into()));
+    }
+    let count = CudaContext::device_count().map_err(|e| Error::NoGpu(format!("cuInit or cuDeviceGetCount failed: {e}")))?;
+    if count <= 0 {
+        return Err(Error::NoGpu("the driver is installed but reports no CUDA device".into()));
+    }
+    Ok(count as usize)
+}
+
+impl Gpu {
+    /// Open GPU 0.
+    pub fn open() -> Result<Gpu> {
+        Gpu::open_ordinal(0)
+    }
+
+    /// Open the GPU with this ordinal (as `CUDA_VISIBLE_DEVICES` numbers them).
+    pub fn open_ordinal(ordinal: usize) -> Result<Gpu> {
+        let count = probe()?;
+        if ordinal >= count {
+            return Err(Error::NoGpu(format!("asked for GPU {ordinal}, but only {count} are visible")));
+        }
+        let context = CudaContext::new(ordinal).map_err(|e| Error::NoGpu(format!("could not open GPU {ordinal}: {e}")))?;
+        // Everything this crate does is ordered on one stream, so cudarc's per-buffer event
+        // tracking (which orders work across streams) is pure overhead on every launch.
+        // SAFETY: no buffer is ever used on a second stream.
+        unsafe { context.disable_event_tracking() };
+        let stream = context.default_stream();
+        let info = read_info(&context, ordinal)?;
+        Ok(Gpu { inner: Arc::new(GpuInner { context, stream, info, modules: Mutex::new(HashMap::new()) }) })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.inner.info
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.context
+    }
+
+    /// The stream every launch and copy of this crate goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.inner.stream
+    }
+
+    /// Wait for everything queued so far, and surface any error a kernel raised.
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner.stream.synchronize().during("waiting for the GPU")
+    }
+
+    /// (free, total) device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.inner.context.mem_get_info().during("reading free device memory")
+    }
+
+    /// Load one entry point of `kernel`, compiling its file first if this process has not.
+    pub fn function(&self, kernel: &KernelSpec, entry: &str) -> Result<CudaFunction> {
+        let module = self.module(kernel)?;
+        module.load_function(entry).map_err(|e| Error::Cuda {
+            during: format!("loading entry point {entry} from {}", kernel.file),
+            message: e.to_string(),
+        })
+    }
+
+    fn module(&self, kernel: &KernelSpec) -> Result<Arc<CudaModule>> {
+        // Held across the compile, so that two threads never compile the same file twice.
+        let mut modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(module) = modules.get(kernel.file) {
+            return Ok(module.clone());
+        }
+        let compiled = crate::nvrtc::compile_cubin(kernel.file, &kernel.full_source(), &self.info().arch(), &[])?;
+        let module = self.inner.context.load_module(Ptx::from_binary(compiled.cubin))
+            .during(&format!("loading the CUBIN of {}", kernel.file))?;
+        modules.insert(kernel.file, module.clone());
+        Ok(module)
+    }
+
+    /// Allocate `len` elements, uninitialised, after checking that they fit: a request larger
+    /// than the free memory gets [`Error::OutOfMemory`] instead of a driver error.
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).unwrap_or(usize::MAX);
+        let (free, _) = self.memory()?;
+        if bytes > free {
+            return Err(Error::OutOfMemory { requested_bytes: bytes, free_bytes: free });
+        }
+        if len == 0 {
+            return self.inner.stream.null::<T>().during("making an empty buffer");
+        }
+        // SAFETY: the caller writes before reading; every user in this crate does (uploads,
+        // kernel outputs, or an explicit poison fill).
+        match unsafe { self.inner.stream.alloc::<T>(len) } {
+            Ok(slice) => Ok(slice),
+            Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                Err(Error::OutOfMemory { requested_bytes: bytes, free_bytes: free })
+            }
+            Err(e) => Err(Error::Cuda { during: format!("allocating {len} elements"), message: e.to_string() }),
+        }
+    }
+
+    /// Copy a host slice to a new device buffer.
+    pub fn upload<T: Element>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        let mut device = self.alloc::<T>(host.len())?;
+        if !host.is_empty() {
+            self.inner.stream.memcpy_htod(host, &mut device).during("copying input to the GPU")?;
+        }
+        Ok(device)
+    }
+
+    /// Overwrite a device buffer with `value` (used to poison outputs before a run).
+    pub fn fill<T: Element>(&self, buffer: &mut CudaSlice<T>, value: T) -> Result<()> {
+        let host = vec![value; buffer.len()];
+        self.inner.stream.memcpy_htod(&host, buffer).during("filling a device buffer")
+    }
+
+    /// Copy a device buffer back to the host.
+    pub fn download<T: Element>(&self, device: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.inner.stream.clone_dtoh(device).during("copying results from the GPU")
+    }
+}
+
+fn read_info(context: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
+    let attr = |a: Attr| context.attribute(a).during("reading device attributes");
+    let mut driver_version = 0;
+    // SAFETY: one valid out-pointer.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }.result().during("reading the driver version")?;
+    Ok(DeviceInfo {
+        ordinal,
+        name: context.name().during("reading the device name")?,
+        compute_capability: context.compute_capability().during("reading the compute capability")?,
+        sm_count: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+        l2_cache_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+        memory_bus_width_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
+        memory_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).unwrap_or(0).max(0) as u32,
+        total_memory_bytes: context.total_mem().during("reading total device memory")?,
+        max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+        max_shared_memory_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as usize,
+        driver_cuda_version: (driver_version / 1000, (driver_version % 1000) / 10),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_bandwidth_is_double_data_rate_times_bus_width() {
+        // An H100 SXM reports 2619 MHz on a 5120-bit bus: the 3.35 TB/s of its datasheet.
+        let bw = peak_bandwidth(2_619_000, 5120).unwrap();
+        assert!((bw / 1e12 - 3.352).abs() < 0.001, "{bw}");
+        assert_eq!(peak_bandwidth(0, 5120), None);
+        assert_eq!(peak_bandwidth(2_619_000, 0), None);
+    }
+}

@@ -1,0 +1,265 @@
+//! The kernel registry: every kernel the book runs, with its chapter, its source and the rules
+//! for launching it. The host owns every launch configuration; a kernel is an entry here, not
+//! a copy of launch code.
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+
+/// How the grid of the first pass is sized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridRule {
+    /// One block per tile of `block × elements_per_thread` inputs (kernels 1–6): the grid grows
+    /// with n.
+    OneBlockPerTile,
+    /// As many blocks as the GPU holds at once (SMs × resident blocks per SM), each looping
+    /// over the input with a grid-sized stride (kernel 7 on).
+    ResidentBlocks,
+}
+
+/// Whether a kernel is meant to be right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Correct on every GPU the book supports: tested against the reference, benchmarked.
+    Correct,
+    /// Harris's original form, kept for the lesson: it relies on warp lockstep, which Volta and
+    /// later do not promise. Benchmarked and shown, never trusted.
+    Historical,
+}
+
+/// One kernel of the book.
+#[derive(Debug)]
+pub struct KernelSpec {
+    /// Registry name, and the stem of its entry points (`reduce1` → `reduce1_f32`).
+    pub name: &'static str,
+    /// The chapter (Harris's kernel number for 1–7) that explains it.
+    pub chapter: u32,
+    /// A few words for tables and legends.
+    pub title: &'static str,
+    /// The file under `kernels/`.
+    pub file: &'static str,
+    /// The file's text, embedded at build time.
+    pub source: &'static str,
+    pub status: Status,
+    /// Smallest and largest block size it accepts; block sizes are powers of two.
+    pub min_block: u32,
+    pub max_block: u32,
+    /// True when the block size is a template parameter: one entry point per block size.
+    pub block_in_entry_name: bool,
+    /// Inputs one thread loads per tile (2 once the first add happens during the load).
+    pub elements_per_thread: u32,
+    pub grid: GridRule,
+}
+
+/// Headers that kernel files include; spliced into the source before NVRTC sees it.
+pub const HEADERS: &[(&str, &str)] = &[
+    ("common.cuh", include_str!("../kernels/common.cuh")),
+    ("unrolled_tree.cuh", include_str!("../kernels/unrolled_tree.cuh")),
+];
+
+macro_rules! kernel_file {
+    ($file:literal) => {
+        ($file, include_str!(concat!("../kernels/", $file)))
+    };
+}
+
+const K1: (&str, &str) = kernel_file!("01_interleaved_divergent.cu");
+const K2: (&str, &str) = kernel_file!("02_interleaved_strided.cu");
+const K3: (&str, &str) = kernel_file!("03_sequential.cu");
+const K4: (&str, &str) = kernel_file!("04_first_add_during_load.cu");
+const K5: (&str, &str) = kernel_file!("05_unroll_last_warp.cu");
+const K6: (&str, &str) = kernel_file!("06_complete_unroll.cu");
+const K7: (&str, &str) = kernel_file!("07_multiple_elements.cu");
+
+const fn spec(
+    name: &'static str,
+    chapter: u32,
+    title: &'static str,
+    file: (&'static str, &'static str),
+    min_block: u32,
+    block_in_entry_name: bool,
+    elements_per_thread: u32,
+    grid: GridRule,
+) -> KernelSpec {
+    KernelSpec {
+        name, chapter, title, file: file.0, source: file.1, status: Status::Correct,
+        min_block, max_block: 1024, block_in_entry_name, elements_per_thread, grid,
+    }
+}
+
+static KERNELS: &[KernelSpec] = &[
+    spec("reduce1", 1, "interleaved, divergent", K1, 32, false, 1, GridRule::OneBlockPerTile),
+    spec("reduce2", 2, "interleaved, strided index", K2, 32, false, 1, GridRule::OneBlockPerTile),
+    spec("reduce3", 3, "sequential addressing", K3, 32, false, 1, GridRule::OneBlockPerTile),
+    spec("reduce4", 4, "first add during load", K4, 32, false, 2, GridRule::OneBlockPerTile),
+    KernelSpec {
+        status: Status::Historical,
+        ..spec("reduce5_volatile", 5, "last warp unrolled (2007, racy)", K5, 64, false, 2, GridRule::OneBlockPerTile)
+    },
+    spec("reduce5", 5, "last warp unrolled", K5, 64, false, 2, GridRule::OneBlockPerTile),
+    spec("reduce6", 6, "complete unrolling", K6, 64, true, 2, GridRule::OneBlockPerTile),
+    spec("reduce7", 7, "multiple elements per thread", K7, 64, true, 2, GridRule::ResidentBlocks),
+];
+
+/// Every registered kernel, in book order.
+pub fn all() -> &'static [KernelSpec] {
+    KERNELS
+}
+
+/// The kernels that must give the right answer (everything but the historical forms).
+pub fn correct() -> impl Iterator<Item = &'static KernelSpec> {
+    KERNELS.iter().filter(|k| k.status == Status::Correct)
+}
+
+/// Look a kernel up by name.
+pub fn find(name: &str) -> Result<&'static KernelSpec> {
+    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| Error::UnknownKernel(name.to_string()))
+}
+
+/// Every distinct kernel file, for the compile check.
+pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
+    let mut seen: Vec<(&'static str, &'static KernelSpec)> = Vec::new();
+    for k in KERNELS {
+        if !seen.iter().any(|(f, _)| *f == k.file) {
+            seen.push((k.file, k));
+        }
+    }
+    seen
+}
+
+impl KernelSpec {
+    /// The entry point for element type `T` at this block size.
+    pub fn entry_name<T: Element>(&self, block: u32) -> String {
+        if self.block_in_entry_name {
+            format!("{}_b{}_{}", self.name, block, T::SUFFIX)
+        } else {
+            format!("{}_{}", self.name, T::SUFFIX)
+        }
+    }
+
+    /// Every block size this kernel accepts, smallest first.
+    pub fn block_sizes(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..=10).map(|k| 1u32 << k).filter(move |b| *b >= self.min_block && *b <= self.max_block)
+    }
+
+    /// Inputs one block covers per tile.
+    pub fn tile(&self, block: u32) -> u64 {
+        block as u64 * self.elements_per_thread as u64
+    }
+
+    /// Check `block` against this kernel's rules and the device's limits, before any launch.
+    pub fn check_block(&self, block: u32, element_bytes: usize, device_max_threads: u32, device_max_shared: usize) -> Result<()> {
+        let reject = |reason: String| Err(Error::InvalidBlockSize { kernel: self.name.to_string(), block, reason });
+        if block == 0 {
+            return reject("a block needs at least one thread".into());
+        }
+        if !block.is_power_of_two() {
+            return reject("the halving tree needs a power of two (it would skip elements otherwise)".into());
+        }
+        if block < self.min_block || block > self.max_block {
+            return reject(format!("this kernel takes {} to {} threads", self.min_block, self.max_block));
+        }
+        if block > device_max_threads {
+            return reject(format!("this GPU allows at most {device_max_threads} threads per block"));
+        }
+        let shared = self.shared_bytes(block, element_bytes);
+        if shared > device_max_shared {
+            return reject(format!("it needs {shared} bytes of shared memory; this GPU allows {device_max_shared} per block"));
+        }
+        Ok(())
+    }
+
+    /// Dynamic shared memory per block: one element per thread.
+    pub fn shared_bytes(&self, block: u32, element_bytes: usize) -> usize {
+        block as usize * element_bytes
+    }
+
+    /// The source as NVRTC receives it: each `#include "header"` of a registered header replaced
+    /// by the header's text (once), so no include path is needed.
+    pub fn full_source(&self) -> String {
+        let mut included = Vec::new();
+        let mut out = String::new();
+        splice(self.source, &mut included, &mut out);
+        out
+    }
+}
+
+fn splice(source: &str, included: &mut Vec<&'static str>, out: &mut String) {
+    for line in source.lines() {
+        let header = line.trim().strip_prefix("#include \"").and_then(|rest| rest.split('"').next());
+        match header.and_then(|h| HEADERS.iter().find(|(name, _)| *name == h)) {
+            Some((name, text)) => {
+                if !included.contains(name) {
+                    included.push(name);
+                    splice(text, included, out);
+                }
+            }
+            None if line.trim() == "#pragma once" => {}
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_entry_point_is_in_its_file() {
+        for (i, k) in all().iter().enumerate() {
+            assert!(all()[..i].iter().all(|other| other.name != k.name), "duplicate {}", k.name);
+            // Entry points come from INSTANTIATE(...) macros, so look for the macro argument.
+            assert!(k.source.contains("INSTANTIATE"),
+                "{} instantiates nothing", k.file);
+            assert!(k.source.contains(k.name), "{} does not mention {}", k.file, k.name);
+        }
+    }
+
+    #[test]
+    fn block_sizes_are_the_powers_of_two_in_range() {
+        let k = find("reduce6").unwrap();
+        assert_eq!(k.block_sizes().collect::<Vec<_>>(), vec![64, 128, 256, 512, 1024]);
+        let k1 = find("reduce1").unwrap();
+        assert_eq!(k1.block_sizes().next(), Some(32));
+    }
+
+    #[test]
+    fn check_block_rejects_each_bad_size_with_its_reason() {
+        let k = find("reduce6").unwrap();
+        let reason = |b| match k.check_block(b, 4, 1024, 48 * 1024) {
+            Err(Error::InvalidBlockSize { reason, .. }) => reason,
+            other => panic!("{b}: expected a rejection, got {other:?}"),
+        };
+        assert!(reason(0).contains("at least one"));
+        assert!(reason(300).contains("power of two"));
+        assert!(reason(32).contains("64 to 1024"));
+        assert!(reason(2048).contains("64 to 1024"));
+        assert!(k.check_block(256, 4, 1024, 48 * 1024).is_ok());
+        // A device with little shared memory rejects a block whose tree does not fit.
+        assert!(matches!(k.check_block(1024, 4, 1024, 2048), Err(Error::InvalidBlockSize { .. })));
+        assert!(matches!(k.check_block(1024, 4, 512, 48 * 1024), Err(Error::InvalidBlockSize { .. })));
+    }
+
+    #[test]
+    fn entry_names_follow_the_instantiation_macros() {
+        assert_eq!(find("reduce1").unwrap().entry_name::<f32>(256), "reduce1_f32");
+        assert_eq!(find("reduce6").unwrap().entry_name::<i32>(128), "reduce6_b128_i32");
+    }
+
+    #[test]
+    fn full_source_splices_each_header_once_and_drops_the_include_lines() {
+        let src = find("reduce7").unwrap().full_source();
+        assert!(!src.lines().any(|l| l.trim_start().starts_with("#include \"")), "an include was left for NVRTC");
+        assert_eq!(src.matches("#define INSTANTIATE(body)").count(), 1);
+        assert_eq!(src.matches("__device__ __forceinline__ void block_tree").count(), 1);
+        assert!(src.contains("__device__ void reduce7"));
+    }
+
+    #[test]
+    fn unknown_kernel_error_lists_the_known_ones() {
+        let e = find("reduce99").unwrap_err().to_string();
+        assert!(e.contains("reduce99") && e.contains("reduce1") && e.contains("reduce7"), "{e}");
+    }
+}

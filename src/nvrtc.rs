@@ -1,0 +1,98 @@
+//! Run-time compilation of the kernels with NVRTC, straight to CUBIN for the GPU in hand.
+//!
+//! CUBIN (machine code for one `sm_XY`) rather than PTX: a PTX file written by an NVRTC newer
+//! than the driver carries a PTX version the driver cannot load, while CUBIN for the device's
+//! own architecture needs no JIT step at all.
+
+use crate::error::{Error, Result};
+use cudarc::nvrtc::{result, sys};
+use std::ffi::{CStr, CString};
+
+/// Options every kernel is compiled with. `-lineinfo` lets compute-sanitizer and ncu name the
+/// source line of a report; it does not change the generated code.
+pub const BASE_OPTIONS: &[&str] = &["-std=c++17", "-lineinfo"];
+
+/// Can NVRTC be loaded here? `Err` carries the reason, for test reports and error messages.
+pub fn available() -> Result<()> {
+    // SAFETY: only tries to dlopen the library by its candidate names.
+    if unsafe { sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(Error::NoNvrtc(
+            "libnvrtc.so could not be loaded (install the CUDA toolkit, or `pip install \
+             nvidia-cuda-nvrtc==13.0.88` and put its nvidia/cu13/lib on LD_LIBRARY_PATH)"
+                .into(),
+        ))
+    }
+}
+
+/// NVRTC's version as (major, minor).
+pub fn version() -> Result<(i32, i32)> {
+    available()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: both pointers are valid for the call.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| Error::NoNvrtc(format!("nvrtcVersion failed: {e:?}")))?;
+    Ok((major, minor))
+}
+
+/// What NVRTC produced for one source file.
+pub struct Compiled {
+    pub cubin: Vec<u8>,
+    /// The compiler's log: warnings, and with `--ptxas-options=-v` the registers and spills.
+    pub log: String,
+}
+
+/// Compile `source` (named `file` in messages) to CUBIN for `arch` (for example `"sm_90"`).
+pub fn compile_cubin(file: &str, source: &str, arch: &str, extra_options: &[&str]) -> Result<Compiled> {
+    available()?;
+    let src = CString::new(source).map_err(|_| Error::Compile { file: file.into(), log: "source contains a NUL byte".into() })?;
+    let name = CString::new(file).unwrap_or_else(|_| CString::new("kernel.cu").unwrap());
+    let program = result::create_program(&src, Some(&name))
+        .map_err(|e| Error::Compile { file: file.into(), log: format!("nvrtcCreateProgram failed: {e:?}") })?;
+    let program = Program(program);
+
+    let mut options: Vec<String> = BASE_OPTIONS.iter().map(|s| s.to_string()).collect();
+    options.push(format!("--gpu-architecture={arch}"));
+    options.extend(extra_options.iter().map(|s| s.to_string()));
+
+    // SAFETY: the program handle is live; options are owned strings converted by cudarc.
+    let compiled = unsafe { result::compile_program(program.0, &options) };
+    let log = program.log();
+    if let Err(e) = compiled {
+        return Err(Error::Compile { file: file.into(), log: format!("{e:?} with options {options:?}\n{log}") });
+    }
+
+    let mut size = 0usize;
+    // SAFETY: the program compiled; NVRTC writes the CUBIN size into `size`.
+    unsafe { sys::nvrtcGetCUBINSize(program.0, &mut size) }
+        .result()
+        .map_err(|e| Error::Compile { file: file.into(), log: format!("nvrtcGetCUBINSize failed: {e:?}") })?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` has exactly the size NVRTC asked for.
+    unsafe { sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| Error::Compile { file: file.into(), log: format!("nvrtcGetCUBIN failed: {e:?}") })?;
+    Ok(Compiled { cubin, log })
+}
+
+/// Owns an NVRTC program so that every exit path destroys it.
+struct Program(sys::nvrtcProgram);
+
+impl Program {
+    fn log(&self) -> String {
+        // SAFETY: the handle is live for the lifetime of self.
+        match unsafe { result::get_program_log(self.0) } {
+            Ok(raw) => unsafe { CStr::from_ptr(raw.as_ptr()) }.to_string_lossy().trim().to_string(),
+            Err(e) => format!("(no log: {e:?})"),
+        }
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: destroyed once, here; a failure leaks a host-side handle and nothing else.
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
