@@ -1,0 +1,78 @@
+//! What every test binary of the book shares: the GPU requirement rules and a seed that can be
+//! replayed. A test that needs a GPU is reported `ignored`, with the reason, where there is
+//! none — never passed — and fails instead when `REQUIRE_GPU=1`.
+#![allow(dead_code)] // each test binary uses its own part of this module
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use reduction::Gpu;
+use std::sync::OnceLock;
+
+/// `REQUIRE_GPU=1`: a missing GPU fails the GPU tests instead of ignoring them.
+pub fn gpu_required() -> bool {
+    std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// `REQUIRE_NVRTC=1` (set by CI, and implied by `REQUIRE_GPU=1`): a missing NVRTC fails the
+/// compile checks instead of ignoring them.
+pub fn nvrtc_required() -> bool {
+    gpu_required() || std::env::var("REQUIRE_NVRTC").is_ok_and(|v| v == "1")
+}
+
+static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+
+/// The GPU, opened once per test binary and shared by every trial.
+pub fn gpu() -> Result<&'static Gpu, String> {
+    GPU.get_or_init(|| Gpu::open().map_err(|e| e.to_string())).as_ref().map_err(|e| e.clone())
+}
+
+/// A trial that needs a GPU: run where there is one, ignored with the reason where there is
+/// none, failed where there is none and `REQUIRE_GPU=1`.
+pub fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
+    let _ = gpu(); // opened now, so that `run` knows whether to explain the ignored trials
+    Trial::ignorable_test(name, move || match gpu() {
+        Ok(gpu) => body(gpu).map(|()| Completion::Completed),
+        Err(why) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
+        Err(_) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
+    })
+}
+
+/// A trial that needs NVRTC but no GPU (compiling the kernels).
+pub fn nvrtc_trial(name: impl Into<String>, body: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
+    Trial::ignorable_test(name, move || match reduction::nvrtc::available() {
+        Ok(()) => body().map(|()| Completion::Completed),
+        Err(why) if nvrtc_required() => Err(format!("NVRTC is required here but {why}").into()),
+        Err(why) => Ok(Completion::ignored_with(why)),
+    })
+}
+
+/// The seed of this run's random inputs: `TEST_SEED` if set, otherwise fresh, and printed
+/// either way so that a failure can be replayed.
+pub fn run_seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        let seed = std::env::var("TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+        });
+        eprintln!("random inputs: TEST_SEED={seed} (set it to replay this run)");
+        seed
+    })
+}
+
+/// A seed for one trial, derived from the run seed and the trial's name.
+pub fn trial_seed(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (run_seed(), name).hash(&mut h);
+    h.finish()
+}
+
+/// Run the trials with the usual libtest command line, saying once why GPU trials are ignored.
+pub fn run(trials: Vec<Trial>) -> ! {
+    let args = Arguments::from_args();
+    if let Some(Err(why)) = GPU.get() {
+        if !gpu_required() {
+            eprintln!("note: tests that need a GPU are ignored here: {why} (REQUIRE_GPU=1 makes them fail instead)");
+        }
+    }
+    libtest_mimic::run(&args, trials).exit()
+}

@@ -1,0 +1,111 @@
+//! Every correct kernel against the reference, on the GPU: both element types, the sizes where
+//! reductions break, every block size the kernel accepts, fresh random data, outputs poisoned.
+
+mod common;
+
+use common::{gpu_trial, trial_seed};
+use libtest_mimic::{Failed, Trial};
+use reduction::data::Checked;
+use reduction::{kernels, Error, Gpu, Reducer};
+
+/// The sizes every kernel is checked at: tiny, around warp and block edges, around every power
+/// of two up to 2^26, and a few drawn at random (different each run, printed in the name).
+fn sizes() -> Vec<usize> {
+    let mut sizes = vec![1, 2, 31, 32, 33, 127, 128, 129, 1023, 1024, 1025, 1 << 20, (1 << 20) + 1, (1 << 24) + 3];
+    for k in 1..=26 {
+        sizes.extend([(1usize << k) - 1, 1 << k, (1 << k) + 1]);
+    }
+    let mut seed = trial_seed("sizes");
+    for _ in 0..3 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        sizes.push(1 + (seed >> 40) as usize % (1 << 24));
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// Sum fresh data of length n with every block size the kernel takes; poison outputs first.
+fn check_kernel<T: Checked>(gpu: &Gpu, kernel: &'static kernels::KernelSpec, n: usize, seed: u64) -> Result<(), Failed> {
+    let xs = T::random(n, seed);
+    let input = gpu.upload(&xs)?;
+    for block in kernel.block_sizes() {
+        let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
+        reducer.poison_outputs(n)?;
+        let got = reducer.sum(&input.as_view())?;
+        T::check_sum(got, &xs).map_err(|e| format!("{} block {block}: {e}", kernel.name))?;
+    }
+    Ok(())
+}
+
+fn correctness_trials<T: Checked>(trials: &mut Vec<Trial>) {
+    for kernel in kernels::correct() {
+        for n in sizes() {
+            let name = format!("{}::{}::n={n}", kernel.name, T::SUFFIX);
+            let seed = trial_seed(&name);
+            trials.push(gpu_trial(name, move |gpu| check_kernel::<T>(gpu, kernel, n, seed)));
+        }
+    }
+}
+
+/// Bad input through the public API: each gets its own error, before any launch.
+fn error_trials(trials: &mut Vec<Trial>) {
+    trials.push(gpu_trial("errors::block_sizes_are_checked_before_launch", |gpu| {
+        for (kernel, block, expect) in [("reduce1", 0, "at least one"), ("reduce1", 300, "power of two"),
+            ("reduce6", 32, "64 to 1024"), ("reduce1", 2048, "32 to 1024"), ("reduce7", 3, "power of two")] {
+            match Reducer::<f32>::new(gpu, kernel, block) {
+                Err(e @ Error::InvalidBlockSize { .. }) if e.to_string().contains(expect) => {}
+                Err(e) => return Err(format!("{kernel} block {block}: wrong error: {e}").into()),
+                Ok(_) => return Err(format!("{kernel} accepted block {block}").into()),
+            }
+        }
+        Ok(())
+    }));
+    trials.push(gpu_trial("errors::unknown_kernel_is_named", |gpu| match Reducer::<i32>::new(gpu, "reduce0", 256) {
+        Err(Error::UnknownKernel(name)) if name == "reduce0" => Ok(()),
+        other => Err(format!("expected UnknownKernel, got {:?}", other.err()).into()),
+    }));
+    trials.push(gpu_trial("errors::empty_input_is_zero_with_no_launch", |gpu| {
+        let mut reducer = Reducer::<f32>::new(gpu, "reduce3", 256)?;
+        assert!(reducer.plan(0)?.is_empty(), "a launch was planned for n = 0");
+        let empty = gpu.alloc::<f32>(0)?;
+        if reducer.sum(&empty.as_view())? != 0.0 || reducer.sum_host(&[])? != 0.0 {
+            return Err("the empty sum is not zero".into());
+        }
+        Ok(())
+    }));
+    trials.push(gpu_trial("errors::allocation_larger_than_free_memory", |gpu| {
+        let (free, _) = gpu.memory()?;
+        match gpu.alloc::<f32>(free / 4 + (1 << 30)) {
+            Err(Error::OutOfMemory { requested_bytes, free_bytes }) if requested_bytes > free_bytes => {}
+            Err(e) => return Err(format!("wrong error: {e}").into()),
+            Ok(_) => return Err("an allocation larger than free memory succeeded".into()),
+        }
+        // Nothing was lost: the GPU still sums.
+        let xs = i32::random(1000, 5);
+        let got = Reducer::<i32>::new(gpu, "reduce3", 128)?.sum_host(&xs)?;
+        i32::check_sum(got, &xs).map_err(Failed::from)
+    }));
+    trials.push(gpu_trial("errors::compile_errors_carry_the_nvrtc_log", |gpu| {
+        let arch = gpu.info().arch();
+        match reduction::nvrtc::compile_cubin("broken.cu", "extern \"C\" __global__ void k() { undeclared = 1; }", &arch, &[]) {
+            Err(Error::Compile { file, log }) if file == "broken.cu" && log.contains("undeclared") => Ok(()),
+            other => Err(format!("expected a compile error naming `undeclared`, got {:?}", other.err()).into()),
+        }
+    }));
+}
+
+fn main() {
+    let mut trials = vec![gpu_trial("device::info_is_plausible", |gpu| {
+        let info = gpu.info();
+        eprintln!("{info}");
+        if info.sm_count == 0 || info.l2_cache_bytes == 0 || info.max_threads_per_block < 1024 {
+            return Err(format!("implausible device attributes: {info:?}").into());
+        }
+        Ok(())
+    })];
+    correctness_trials::<i32>(&mut trials);
+    correctness_trials::<f32>(&mut trials);
+    error_trials(&mut trials);
+    common::run(trials)
+}
