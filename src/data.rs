@@ -8,8 +8,9 @@ use rand::{Rng, SeedableRng};
 
 /// Uniform in [-1, 1): signs mixed, so that cancellation is exercised.
 pub fn random_f32(n: usize, seed: u64) -> Vec<f32> {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect()
+    let mut out = vec![0.0; n];
+    f32::fill_random(&mut out, n, seed);
+    out
 }
 
 /// The largest magnitude `random_i32` draws for `n` values: small enough that no partial sum
@@ -20,9 +21,9 @@ pub fn i32_bound(n: usize) -> i32 {
 
 /// Uniform in [-i32_bound(n), i32_bound(n)].
 pub fn random_i32(n: usize, seed: u64) -> Vec<i32> {
-    let bound = i32_bound(n);
-    let mut rng = SmallRng::seed_from_u64(seed);
-    (0..n).map(|_| rng.gen_range(-bound..=bound)).collect()
+    let mut out = vec![0; n];
+    i32::fill_random(&mut out, n, seed);
+    out
 }
 
 /// The exact sum, in a type that cannot overflow.
@@ -51,42 +52,106 @@ pub fn f32_sum_error_bound(n: usize, abs_sum: f64) -> f64 {
 /// Element types with a random generator and a reference check.
 pub trait Checked: Element {
     /// Fresh random values for a test or a benchmark.
-    fn random(n: usize, seed: u64) -> Vec<Self>;
-    /// `Ok` if `got` is the sum of `xs` (exactly for integers, within the error bound for
-    /// floats); `Err` says by how much it is not. NaN never passes.
-    fn check_sum(got: Self, xs: &[Self]) -> Result<(), String>;
+    fn random(n: usize, seed: u64) -> Vec<Self> {
+        let mut out = vec![Self::default(); n];
+        Self::fill_random(&mut out, n, seed);
+        out
+    }
+    /// Fill `out` with random values drawn for an input of `total_len` values (integers are
+    /// kept small enough that no partial sum of `total_len` of them overflows).
+    fn fill_random(out: &mut [Self], total_len: usize, seed: u64);
+    /// What the check needs to know of the input: computed once, reusable for every kernel.
+    fn reference(xs: &[Self]) -> Reference;
+    /// `Ok` if `got` is the sum the reference describes (exactly for integers, within the error
+    /// bound for floats); `Err` says by how much it is not. NaN never passes.
+    fn check(got: Self, reference: &Reference) -> Result<(), String>;
+    /// [`Checked::reference`] and [`Checked::check`] in one step.
+    fn check_sum(got: Self, xs: &[Self]) -> Result<(), String> {
+        Self::check(got, &Self::reference(xs))
+    }
+}
+
+/// The exact sum of an input (in f64 for floats, exactly in i64 for integers), the sum of its
+/// magnitudes, and its length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reference {
+    pub n: usize,
+    pub sum_f64: f64,
+    pub sum_i64: i64,
+    pub abs_sum: f64,
+}
+
+/// Large inputs are summed on every core, in fixed chunks so the result does not depend on
+/// the thread count.
+fn chunked<T: Sync, R: Send + Default>(xs: &[T], per_chunk: impl Fn(&[T]) -> R + Sync, combine: impl Fn(R, R) -> R) -> R {
+    const CHUNK: usize = 1 << 22;
+    if xs.len() <= CHUNK {
+        return per_chunk(xs);
+    }
+    let partials: Vec<R> = std::thread::scope(|scope| {
+        let handles: Vec<_> = xs.chunks(CHUNK).map(|c| scope.spawn(|| per_chunk(c))).collect();
+        handles.into_iter().map(|h| h.join().expect("reference thread")).collect()
+    });
+    partials.into_iter().fold(R::default(), combine)
 }
 
 impl Checked for f32 {
-    fn random(n: usize, seed: u64) -> Vec<f32> {
-        random_f32(n, seed)
+    fn fill_random(out: &mut [f32], _total_len: usize, seed: u64) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        out.iter_mut().for_each(|x| *x = rng.gen_range(-1.0f32..1.0));
     }
 
-    fn check_sum(got: f32, xs: &[f32]) -> Result<(), String> {
-        let (exact, abs_sum) = sum_f64(xs);
-        let bound = f32_sum_error_bound(xs.len(), abs_sum);
-        let error = (got as f64 - exact).abs();
+    fn reference(xs: &[f32]) -> Reference {
+        let (sum_f64, abs_sum) = chunked(xs, sum_f64, |a, b| (a.0 + b.0, a.1 + b.1));
+        Reference { n: xs.len(), sum_f64, sum_i64: 0, abs_sum }
+    }
+
+    fn check(got: f32, r: &Reference) -> Result<(), String> {
+        let bound = f32_sum_error_bound(r.n, r.abs_sum);
+        let error = (got as f64 - r.sum_f64).abs();
         if error <= bound {
             Ok(())
         } else {
-            Err(format!("got {got:e}, expected {exact:e} (f64): error {error:.3e} exceeds the bound {bound:.3e} for n = {}", xs.len()))
+            Err(format!("got {got:e}, expected {:e} (f64): error {error:.3e} exceeds the bound {bound:.3e} for n = {}", r.sum_f64, r.n))
         }
     }
 }
 
 impl Checked for i32 {
-    fn random(n: usize, seed: u64) -> Vec<i32> {
-        random_i32(n, seed)
+    fn fill_random(out: &mut [i32], total_len: usize, seed: u64) {
+        let bound = i32_bound(total_len);
+        let mut rng = SmallRng::seed_from_u64(seed);
+        out.iter_mut().for_each(|x| *x = rng.gen_range(-bound..=bound));
     }
 
-    fn check_sum(got: i32, xs: &[i32]) -> Result<(), String> {
-        let exact = exact_sum_i32(xs);
-        if got as i64 == exact {
+    fn reference(xs: &[i32]) -> Reference {
+        let sum_i64 = chunked(xs, exact_sum_i32, |a, b| a + b);
+        Reference { n: xs.len(), sum_f64: sum_i64 as f64, sum_i64, abs_sum: 0.0 }
+    }
+
+    fn check(got: i32, r: &Reference) -> Result<(), String> {
+        if got as i64 == r.sum_i64 {
             Ok(())
         } else {
-            Err(format!("got {got}, expected exactly {exact} for n = {} (off by {})", xs.len(), got as i64 - exact))
+            Err(format!("got {got}, expected exactly {} for n = {} (off by {})", r.sum_i64, r.n, got as i64 - r.sum_i64))
         }
     }
+}
+
+/// `n` random values generated on every core: chunk `i` is seeded with `seed + i`, so the
+/// result depends only on `n` and `seed`.
+pub fn random_parallel<T: Checked>(n: usize, seed: u64) -> Vec<T> {
+    const CHUNK: usize = 1 << 22;
+    if n <= CHUNK {
+        return T::random(n, seed);
+    }
+    let mut out = vec![T::default(); n];
+    std::thread::scope(|scope| {
+        for (i, chunk) in out.chunks_mut(CHUNK).enumerate() {
+            scope.spawn(move || T::fill_random(chunk, n, seed.wrapping_add(i as u64)));
+        }
+    });
+    out
 }
 
 #[cfg(test)]
@@ -135,6 +200,18 @@ mod tests {
         assert_eq!(f32_sum_error_bound(1, 0.75), 0.75 * F64_UNIT_ROUNDOFF);
         assert!(f32::check_sum(0.75, &[0.75]).is_ok());
         assert!(f32::check_sum(0.7500001, &[0.75]).is_err());
+    }
+
+    #[test]
+    fn parallel_generation_and_reference_match_the_serial_ones_in_distribution() {
+        let n = (1 << 23) + 5;
+        let xs: Vec<i32> = random_parallel(n, 4);
+        assert_eq!(xs, random_parallel::<i32>(n, 4), "not reproducible");
+        assert!(xs.iter().all(|x| x.abs() <= i32_bound(n)));
+        assert_eq!(i32::reference(&xs).sum_i64, exact_sum_i32(&xs));
+        let fs: Vec<f32> = random_parallel(n, 4);
+        let (serial, _) = sum_f64(&fs);
+        assert!((f32::reference(&fs).sum_f64 - serial).abs() < 1e-6 * n as f64);
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct DeviceInfo {
     pub total_memory_bytes: usize,
     pub max_threads_per_block: u32,
     pub max_shared_memory_per_block: usize,
+    /// The SM clock the driver reports as its maximum, in kHz.
+    pub sm_clock_khz: u32,
     /// The driver's CUDA version, e.g. (13, 0).
     pub driver_cuda_version: (i32, i32),
 }
@@ -110,7 +112,9 @@ impl Gpu {
         // tracking (which orders work across streams) is pure overhead on every launch.
         // SAFETY: no buffer is ever used on a second stream.
         unsafe { context.disable_event_tracking() };
-        let stream = context.default_stream();
+        // A stream of our own rather than the legacy default stream: graphs can be captured
+        // from it (the benchmark times small sums as CUDA graphs).
+        let stream = context.new_stream().map_err(|e| Error::NoGpu(format!("could not create a stream on GPU {ordinal}: {e}")))?;
         let info = read_info(&context, ordinal)?;
         Ok(Gpu { inner: Arc::new(GpuInner { context, stream, info, modules: Mutex::new(HashMap::new()) }) })
     }
@@ -219,6 +223,7 @@ fn read_info(context: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
         total_memory_bytes: context.total_mem().during("reading total device memory")?,
         max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
         max_shared_memory_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as usize,
+        sm_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0).max(0) as u32,
         driver_cuda_version: (driver_version / 1000, (driver_version % 1000) / 10),
     })
 }

@@ -13,6 +13,7 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
+pub mod bench;
 pub mod data;
 pub mod element;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod kernels;
 pub mod nvrtc;
 pub mod plan;
 pub mod reducer;
+pub mod results;
 
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};

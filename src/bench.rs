@@ -1,0 +1,309 @@
+//! The benchmark: every registered kernel, both element types, a sweep of sizes, each result
+//! checked before it is timed, timed as CUDA graphs of back-to-back sums with CUDA events,
+//! inputs rotated through a pool larger than L2, the copy ceiling measured in the same run.
+
+use crate::data::{random_parallel, Checked, Reference};
+use crate::element::Dtype;
+use crate::error::{During, Error, Result};
+use crate::gpu::Gpu;
+use crate::kernels::{KernelSpec, Status};
+use crate::results::{Cache, Row};
+use crate::Reducer;
+use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaSlice, CudaView};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::time::Instant;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub sizes: Vec<usize>,
+    pub kernels: Vec<&'static KernelSpec>,
+    pub dtypes: Vec<Dtype>,
+    pub block: u32,
+    /// Sizes also measured with the input left in L2 (the same buffer every time), to show
+    /// what the cache does; Harris's 2^22 ints fit in an H200's L2.
+    pub resident_sizes: Vec<usize>,
+    /// GPU time each measurement aims for, in milliseconds.
+    pub target_ms: f64,
+    pub seed: u64,
+}
+
+impl BenchConfig {
+    /// 2^10 … 2^30 and a few sizes that are not powers of two.
+    pub fn default_sizes() -> Vec<usize> {
+        let mut sizes: Vec<usize> = (10..=30).map(|k| 1usize << k).collect();
+        sizes.extend([1_000_000, 10_000_000, 100_000_000, (1 << 22) + 1, (3 << 24) - 1]);
+        sizes.sort_unstable();
+        sizes
+    }
+
+    pub fn new() -> BenchConfig {
+        BenchConfig {
+            sizes: BenchConfig::default_sizes(),
+            kernels: crate::kernels::all().iter().collect(),
+            dtypes: Dtype::ALL.to_vec(),
+            block: 256,
+            resident_sizes: vec![1 << 22],
+            target_ms: 2.0,
+            seed: 2007,
+        }
+    }
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig::new()
+    }
+}
+
+/// Sums captured per graph at most, and repeats of the graph at least and at most.
+const MAX_SUMS_PER_GRAPH: usize = 1000;
+const MIN_REPEATS: usize = 7;
+const MAX_REPEATS: usize = 51;
+
+/// Measure everything in `config`, with a progress bar; rows come back in measuring order.
+pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let total = config.dtypes.len() * (config.kernels.len() * (config.sizes.len() + config.resident_sizes.len()) + config.sizes.len());
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}").unwrap().progress_chars("=> "));
+    for &dtype in &config.dtypes {
+        match dtype {
+            Dtype::F32 => rows.extend(run_dtype::<f32>(gpu, config, &bar)?),
+            Dtype::I32 => rows.extend(run_dtype::<i32>(gpu, config, &bar)?),
+        }
+    }
+    bar.finish_and_clear();
+    Ok(rows)
+}
+
+/// Print a line where a terminal would show the bar, so that a log shows progress too.
+fn note(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
+/// The input pool: one device allocation of random values, larger than the largest size and
+/// than several L2s, and its host copy for the references.
+struct Pool<T: Checked> {
+    device: CudaSlice<T>,
+    host: Vec<T>,
+}
+
+impl<T: Checked> Pool<T> {
+    fn new(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> Result<Pool<T>> {
+        let elem = std::mem::size_of::<T>();
+        let largest = config.sizes.iter().copied().max().unwrap_or(0);
+        let want = (2 * largest).max(8 * gpu.info().l2_cache_bytes / elem);
+        let (free, _) = gpu.memory()?;
+        // Leave room for scratch buffers, the copy target and the driver.
+        let fits = (free as f64 * 0.45) as usize / elem;
+        let len = want.min(fits);
+        note(bar, format!("{}: input pool of {} values ({}), random, seed {}", T::SUFFIX, len, crate::error::human_bytes(len * elem), config.seed));
+        let host: Vec<T> = random_parallel(len, config.seed);
+        let mut device = gpu.alloc::<T>(len)?;
+        for (i, chunk) in host.chunks(1 << 26).enumerate() {
+            let start = i << 26;
+            let mut view = device.slice_mut(start..start + chunk.len());
+            gpu.stream().memcpy_htod(chunk, &mut view).during("uploading the input pool")?;
+        }
+        gpu.synchronize()?;
+        Ok(Pool { device, host })
+    }
+
+    fn len(&self) -> usize {
+        self.host.len()
+    }
+
+    /// Where the j-th input of length n starts: consecutive inputs do not overlap, and the
+    /// rotation wraps when the pool is used up. Offsets are multiples of 256 values (1 KiB).
+    fn offset(&self, n: usize, j: usize, cache: Cache) -> usize {
+        if cache == Cache::Resident {
+            return 0;
+        }
+        let stride = n.div_ceil(256) * 256;
+        let slots = (self.len() - n) / stride + 1;
+        (j % slots) * stride
+    }
+
+    fn view(&self, n: usize, j: usize, cache: Cache) -> CudaView<'_, T> {
+        let start = self.offset(n, j, cache);
+        self.device.slice(start..start + n)
+    }
+
+    /// How many distinct inputs of length n the rotation has before it wraps.
+    fn slots(&self, n: usize, cache: Cache) -> usize {
+        match cache {
+            Cache::Resident => 1,
+            Cache::Rotated => (self.len() - n) / (n.div_ceil(256) * 256) + 1,
+        }
+    }
+
+    /// Bytes a graph of `ops` operations on inputs of length n reads, all inputs distinct.
+    fn working_set(&self, n: usize, ops: usize, cache: Cache) -> usize {
+        ops.min(self.slots(n, cache)) * n * std::mem::size_of::<T>()
+    }
+}
+
+fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> Result<Vec<Row>> {
+    let pool = Pool::<T>::new(gpu, config, bar)?;
+    let mut rows = Vec::new();
+    let mut references: Vec<(usize, Reference)> = Vec::new();
+    let mut reference = |n: usize| -> Reference {
+        if let Some((_, r)) = references.iter().find(|(m, _)| *m == n) {
+            return *r;
+        }
+        let r = T::reference(&pool.host[..n]);
+        references.push((n, r));
+        r
+    };
+
+    // The ceiling: a device-to-device copy reads and writes every byte once.
+    let copy_max = config.sizes.iter().copied().filter(|&n| n <= pool.len()).max().unwrap_or(0);
+    if copy_max > 0 {
+        let mut target = gpu.alloc::<T>(copy_max)?;
+        for &n in &config.sizes {
+            bar.set_message(format!("copy {} n={}", T::SUFFIX, n));
+            if n <= pool.len() {
+                let timing = time_graph(gpu, config.target_ms, |j| {
+                    let source = pool.view(n, j, Cache::Rotated);
+                    let mut dst = target.slice_mut(..n);
+                    gpu.stream().memcpy_dtod(&source, &mut dst).during("copying device to device")
+                })?;
+                let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
+                rows.push(timing.row("copy", 0, "device-to-device copy (read + write)", "ceiling", T::SUFFIX, n, 0, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
+            }
+            bar.inc(1);
+        }
+    }
+
+    for kernel in &config.kernels {
+        let started = Instant::now();
+        let block = config.block.clamp(kernel.min_block, kernel.max_block);
+        let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
+        let measured: Vec<(usize, Cache)> = config.sizes.iter().map(|&n| (n, Cache::Rotated))
+            .chain(config.resident_sizes.iter().map(|&n| (n, Cache::Resident)))
+            .collect();
+        for (n, cache) in measured {
+            bar.set_message(format!("{} {} n={} {}", kernel.name, T::SUFFIX, n, cache.name()));
+            bar.inc(1);
+            if n > pool.len() {
+                note(bar, format!("skipped {} {} n={n}: {} does not fit in the GPU's free memory next to the pool",
+                    kernel.name, T::SUFFIX, crate::error::human_bytes(n * std::mem::size_of::<T>())));
+                continue;
+            }
+            // Correct before fast: poisoned outputs, a fresh input, the reference.
+            reducer.poison_outputs(n)?;
+            let got = reducer.sum(&pool.view(n, 0, cache))?;
+            let check = T::check(got, &reference(n));
+            if let Err(why) = &check {
+                if kernel.status == Status::Correct {
+                    return Err(Error::Cuda { during: format!("checking {} {} n={n}", kernel.name, T::SUFFIX), message: why.clone() });
+                }
+                note(bar, format!("{} {} n={n} gave a wrong sum ({why}); not timed", kernel.name, T::SUFFIX));
+                continue;
+            }
+            let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, cache)).map(|_| ()))?;
+            let working_set = pool.working_set(n, timing.ops_per_graph, cache);
+            rows.push(timing.row(kernel.name, kernel.chapter, kernel.title, status_name(kernel.status), T::SUFFIX, n, block, cache, n * std::mem::size_of::<T>(), working_set));
+        }
+        note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
+    }
+    Ok(rows)
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Correct => "correct",
+        Status::Historical => "historical",
+    }
+}
+
+/// Per-operation GPU times of one measurement.
+struct Timing {
+    per_op_us: Vec<f64>,
+    ops_per_graph: usize,
+}
+
+impl Timing {
+    #[allow(clippy::too_many_arguments)]
+    fn row(&self, kernel: &str, chapter: u32, title: &str, status: &str, dtype: &str, n: usize, block: u32, cache: Cache, bytes: usize, working_set_bytes: usize) -> Row {
+        let mut sorted = self.per_op_us.clone();
+        sorted.sort_by(|a, b| a.total_cmp(b));
+        let median = sorted[sorted.len() / 2];
+        Row {
+            kernel: kernel.to_string(),
+            chapter,
+            title: title.to_string(),
+            status: status.to_string(),
+            dtype: dtype.to_string(),
+            n,
+            block,
+            cache,
+            median_us: median,
+            min_us: sorted[0],
+            max_us: *sorted.last().unwrap(),
+            bytes,
+            working_set_bytes,
+            repeats: sorted.len(),
+            method: format!("graph of {} back-to-back, CUDA events", self.ops_per_graph),
+        }
+    }
+}
+
+/// Capture `ops` back-to-back operations (operation j enqueued by `enqueue(j)`) into a CUDA
+/// graph and time replays of it with CUDA events: GPU time per operation, free of the host's
+/// launch overhead. One untimed replay first warms up; the graph size and the repeat count
+/// are chosen so that the measurement takes about `target_ms` of GPU time.
+fn time_graph(gpu: &Gpu, target_ms: f64, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<Timing> {
+    let stream = gpu.stream();
+    let start = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
+    let end = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
+
+    // Estimate one operation's time from a small graph, then size the real one.
+    let mut ops = 4;
+    let mut graph = capture(gpu, ops, &mut enqueue)?;
+    graph.launch().during("replaying a graph")?;
+    start.record(stream).during("recording an event")?;
+    graph.launch().during("replaying a graph")?;
+    end.record(stream).during("recording an event")?;
+    end.synchronize().during("waiting for an event")?;
+    let estimate_ms = (start.elapsed_ms(&end).during("reading an event")? as f64 / ops as f64).max(1e-4);
+    let wanted = ((target_ms / 4.0) / estimate_ms).ceil() as usize;
+    if wanted > ops {
+        ops = wanted.min(MAX_SUMS_PER_GRAPH);
+        graph = capture(gpu, ops, &mut enqueue)?;
+        graph.launch().during("replaying a graph")?;
+    }
+    let graph_ms = estimate_ms * ops as f64;
+    let repeats = ((target_ms / graph_ms).ceil() as usize).clamp(MIN_REPEATS, MAX_REPEATS);
+    let mut per_op_us = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        start.record(stream).during("recording an event")?;
+        graph.launch().during("replaying a graph")?;
+        end.record(stream).during("recording an event")?;
+        end.synchronize().during("waiting for an event")?;
+        per_op_us.push(start.elapsed_ms(&end).during("reading an event")? as f64 * 1e3 / ops as f64);
+    }
+    Ok(Timing { per_op_us, ops_per_graph: ops })
+}
+
+fn capture(gpu: &Gpu, ops: usize, enqueue: &mut impl FnMut(usize) -> Result<()>) -> Result<cudarc::driver::CudaGraph> {
+    let stream = gpu.stream();
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).during("starting a graph capture")?;
+    let mut queued = Ok(());
+    for j in 0..ops {
+        queued = enqueue(j);
+        if queued.is_err() {
+            break;
+        }
+    }
+    // End the capture whatever happened, so that the stream is usable again.
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).during("finishing a graph capture");
+    queued?;
+    graph?.ok_or_else(|| Error::Cuda { during: "capturing a graph".into(), message: "the capture recorded nothing".into() })
+}

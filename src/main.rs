@@ -1,0 +1,209 @@
+//! `reduction`: the book's command line.
+//!
+//!   reduction info                          what the GPU is
+//!   reduction sum --kernel reduce3 ...      one kernel, checked against the reference
+//!   reduction bench [options]               measure every kernel, write plots/data/<gpu>.csv
+
+use reduction::bench::{self, BenchConfig};
+use reduction::data::Checked;
+use reduction::results::{self, Machine, Row};
+use reduction::{kernels, Dtype, Gpu, Reducer};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  reduction info
+  reduction sum   --kernel NAME [--block 256] [--n 1048576] [--dtype f32|i32] [--runs 1] [--seed 1]
+  reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32] [--block 256]
+                  [--out plots/data] [--quick]
+
+kernels: see `reduction info`. Sizes may be written 2^k.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args.first().map(String::as_str) {
+        Some("info") => info(),
+        Some("sum") => sum(&args[1..]),
+        Some("bench") => run_bench(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => Err(format!("{USAGE}").into()),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Outcome = Result<ExitCode, Box<dyn std::error::Error>>;
+
+/// `--name value` pairs; every option must be known, so a typo is an error, not a default.
+struct Options {
+    pairs: Vec<(String, Option<String>)>,
+}
+
+impl Options {
+    fn parse(args: &[String], known: &[&str], flags: &[&str]) -> Result<Options, String> {
+        let mut pairs = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let name = args[i].strip_prefix("--").ok_or(format!("unexpected argument {:?}\n{USAGE}", args[i]))?;
+            if flags.contains(&name) {
+                pairs.push((name.to_string(), None));
+                i += 1;
+            } else if known.contains(&name) {
+                let value = args.get(i + 1).ok_or(format!("--{name} needs a value"))?;
+                pairs.push((name.to_string(), Some(value.clone())));
+                i += 2;
+            } else {
+                return Err(format!("unknown option --{name}\n{USAGE}"));
+            }
+        }
+        Ok(Options { pairs })
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.pairs.iter().rev().find(|(n, _)| n == name).and_then(|(_, v)| v.as_deref())
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.pairs.iter().any(|(n, _)| n == name)
+    }
+
+    fn number(&self, name: &str, default: usize) -> Result<usize, String> {
+        self.get(name).map(parse_size).unwrap_or(Ok(default))
+    }
+}
+
+/// `1048576`, `2^20` or `1e6`.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let bad = || format!("{s:?} is not a size (write 1048576, 2^20 or 1e6)");
+    if let Some(k) = s.strip_prefix("2^") {
+        let k: u32 = k.parse().map_err(|_| bad())?;
+        return 1usize.checked_shl(k).filter(|_| k < 63).ok_or_else(bad);
+    }
+    if let Some((m, e)) = s.split_once('e') {
+        let (m, e): (usize, u32) = (m.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?);
+        return 10usize.checked_pow(e).and_then(|p| p.checked_mul(m)).ok_or_else(bad);
+    }
+    s.parse().map_err(|_| bad())
+}
+
+fn info() -> Outcome {
+    let gpu = Gpu::open()?;
+    println!("{}", gpu.info());
+    match reduction::nvrtc::version() {
+        Ok((major, minor)) => println!("  NVRTC {major}.{minor}"),
+        Err(e) => println!("  {e}"),
+    }
+    println!("\nkernels:");
+    for k in kernels::all() {
+        println!("  {:<18} chapter {}  {:<34} blocks {}..{}  {}", k.name, k.chapter, k.title, k.min_block, k.max_block, k.file);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sum(args: &[String]) -> Outcome {
+    let opts = Options::parse(args, &["kernel", "block", "n", "dtype", "runs", "seed"], &[])?;
+    let kernel = opts.get("kernel").ok_or("--kernel is required")?;
+    let block = opts.number("block", 256)? as u32;
+    let n = opts.number("n", 1 << 20)?;
+    let runs = opts.number("runs", 1)?;
+    let seed = opts.number("seed", 1)? as u64;
+    let dtype = Dtype::parse(opts.get("dtype").unwrap_or("f32")).ok_or("--dtype must be f32 or i32")?;
+    let gpu = Gpu::open()?;
+    let wrong = match dtype {
+        Dtype::F32 => sum_runs::<f32>(&gpu, kernel, block, n, runs, seed)?,
+        Dtype::I32 => sum_runs::<i32>(&gpu, kernel, block, n, runs, seed)?,
+    };
+    println!("{kernel} {} n={n} block={block}: {wrong} of {runs} runs wrong", dtype.name());
+    Ok(if wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usize, seed: u64) -> Result<usize, Box<dyn std::error::Error>> {
+    let mut reducer = Reducer::<T>::new(gpu, kernel, block)?;
+    let mut wrong = 0;
+    for run in 0..runs {
+        let xs = T::random(n, seed + run as u64);
+        let input = gpu.upload(&xs)?;
+        reducer.poison_outputs(n)?;
+        let got = reducer.sum(&input.as_view())?;
+        if let Err(why) = T::check_sum(got, &xs) {
+            wrong += 1;
+            println!("run {run}: WRONG: {why}");
+        }
+    }
+    Ok(wrong)
+}
+
+fn run_bench(args: &[String]) -> Outcome {
+    let opts = Options::parse(args, &["sizes", "kernels", "dtype", "block", "out", "seed"], &["quick"])?;
+    let mut config = BenchConfig::new();
+    if opts.flag("quick") {
+        config.sizes = (10..=26).step_by(4).map(|k| 1usize << k).collect();
+        config.target_ms = 1.0;
+    }
+    if let Some(list) = opts.get("sizes") {
+        config.sizes = list.split(',').map(parse_size).collect::<Result<_, _>>()?;
+    }
+    if let Some(list) = opts.get("kernels") {
+        config.kernels = list.split(',').map(kernels::find).collect::<Result<_, _>>()?;
+    }
+    if let Some(list) = opts.get("dtype") {
+        config.dtypes = list.split(',').map(|d| Dtype::parse(d).ok_or(format!("unknown dtype {d:?}"))).collect::<Result<_, _>>()?;
+    }
+    config.block = opts.number("block", config.block as usize)? as u32;
+    config.seed = opts.number("seed", config.seed as usize)? as u64;
+    let out_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data"));
+
+    let gpu = Gpu::open()?;
+    eprintln!("{}", gpu.info());
+    let started = std::time::Instant::now();
+    let rows = bench::run(&gpu, &config)?;
+    let info = gpu.info();
+    let machine = Machine {
+        gpu: info.name.clone(),
+        compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
+        sm_count: info.sm_count,
+        l2_bytes: info.l2_cache_bytes,
+        peak_gbps: info.peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
+        memory_clock_mhz: info.memory_clock_khz / 1000,
+        sm_clock_mhz: info.sm_clock_khz / 1000,
+        driver_cuda: format!("{}.{}", info.driver_cuda_version.0, info.driver_cuda_version.1),
+        nvrtc: reduction::nvrtc::version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into()),
+        date: results::today(),
+        command: format!("reduction bench {}", args.join(" ")).trim().to_string(),
+    };
+    let path = out_dir.join(format!("{}.csv", results::slug(&info.name)));
+    results::write_csv(&path, &machine, &rows)?;
+    print_summary(&machine, &rows);
+    println!("\n{} measurements in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The best correct kernel at each size, against the copy ceiling and the theoretical peak.
+fn print_summary(machine: &Machine, rows: &[Row]) {
+    for dtype in ["f32", "i32"] {
+        let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == dtype && r.status == "correct").map(|r| r.n).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        if sizes.is_empty() {
+            continue;
+        }
+        println!("\n{} {dtype}: best kernel per size (inputs rotated past L2; peak {})", machine.gpu,
+            machine.peak_gbps.map(|p| format!("{p:.0} GB/s")).unwrap_or("unknown".into()));
+        println!("{:>12}  {:<16} {:>11} {:>9} {:>7} {:>11}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s");
+        for n in sizes {
+            let candidates = rows.iter().filter(|r| r.dtype == dtype && r.n == n && r.status == "correct" && r.cache == results::Cache::Rotated);
+            let Some(best) = candidates.min_by(|a, b| a.median_us.total_cmp(&b.median_us)) else { continue };
+            let copy = rows.iter().find(|r| r.kernel == "copy" && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
+            let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
+            println!("{n:>12}  {:<16} {:>11.2} {:>9.1} {pct:>7} {copy:>11}", best.kernel, best.median_us, best.gbps());
+        }
+    }
+}
