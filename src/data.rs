@@ -81,16 +81,26 @@ pub struct Reference {
     pub abs_sum: f64,
 }
 
-/// Large inputs are summed on every core, in fixed chunks so the result does not depend on
-/// the thread count.
+/// Large inputs are summed on every core, in fixed chunks so that the result does not depend
+/// on the number of cores.
 fn chunked<T: Sync, R: Send + Default>(xs: &[T], per_chunk: impl Fn(&[T]) -> R + Sync, combine: impl Fn(R, R) -> R) -> R {
     const CHUNK: usize = 1 << 22;
     if xs.len() <= CHUNK {
         return per_chunk(xs);
     }
-    let partials: Vec<R> = std::thread::scope(|scope| {
-        let handles: Vec<_> = xs.chunks(CHUNK).map(|c| scope.spawn(|| per_chunk(c))).collect();
-        handles.into_iter().map(|h| h.join().expect("reference thread")).collect()
+    let chunks: Vec<&[T]> = xs.chunks(CHUNK).collect();
+    let mut partials: Vec<R> = (0..chunks.len()).map(|_| R::default()).collect();
+    let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
+    std::thread::scope(|scope| {
+        // Worker w takes chunks w, w + workers, ...; each partial lands in its chunk's slot.
+        let mut slots: Vec<Vec<(usize, &mut R)>> = (0..workers).map(|_| Vec::new()).collect();
+        for (i, slot) in partials.iter_mut().enumerate() {
+            slots[i % workers].push((i, slot));
+        }
+        for mine in slots {
+            let (chunks, per_chunk) = (&chunks, &per_chunk);
+            scope.spawn(move || mine.into_iter().for_each(|(i, slot)| *slot = per_chunk(chunks[i])));
+        }
     });
     partials.into_iter().fold(R::default(), combine)
 }
@@ -141,14 +151,25 @@ impl Checked for i32 {
 /// `n` random values generated on every core: chunk `i` is seeded with `seed + i`, so the
 /// result depends only on `n` and `seed`.
 pub fn random_parallel<T: Checked>(n: usize, seed: u64) -> Vec<T> {
+    random_parallel_for(n, n, seed)
+}
+
+/// As [`random_parallel`], with integer magnitudes chosen for sums of `sum_len` values.
+pub fn random_parallel_for<T: Checked>(n: usize, sum_len: usize, seed: u64) -> Vec<T> {
     const CHUNK: usize = 1 << 22;
-    if n <= CHUNK {
-        return T::random(n, seed);
-    }
     let mut out = vec![T::default(); n];
+    if n <= CHUNK {
+        T::fill_random(&mut out, sum_len, seed);
+        return out;
+    }
+    let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let mut by_worker: Vec<Vec<(usize, &mut [T])>> = (0..workers).map(|_| Vec::new()).collect();
+    for (i, chunk) in out.chunks_mut(CHUNK).enumerate() {
+        by_worker[i % workers].push((i, chunk));
+    }
     std::thread::scope(|scope| {
-        for (i, chunk) in out.chunks_mut(CHUNK).enumerate() {
-            scope.spawn(move || T::fill_random(chunk, n, seed.wrapping_add(i as u64)));
+        for mine in by_worker {
+            scope.spawn(move || mine.into_iter().for_each(|(i, chunk)| T::fill_random(chunk, sum_len, seed.wrapping_add(i as u64))));
         }
     });
     out

@@ -3,16 +3,19 @@
 # test binaries, the four compute-sanitizer tools, and the benchmark. Build the bundle first on
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
-#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests sanitize bench (default: all)
+#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests bench sanitize (default: all)
 #
-# Logs, sanitizer reports and the benchmark CSV are written under $OUT.
+# Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
+# whole of $OUT is also packed into that file after every stage, so that a run cut short by a
+# time limit still leaves what it had.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
-stages=${*:-smoke tests sanitize bench}
+stages=${*:-smoke tests bench sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
+pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
 status=0
 
 if has smoke; then
@@ -26,6 +29,7 @@ if has tests; then
   echo "=== tests (REQUIRE_GPU=1)"
   timeout 300 bash $B/run.sh > "$OUT/tests.log" 2>&1 || status=1
   grep -E "^=== |test result|FAILED|panicked|bundle result" "$OUT/tests.log" | head -40
+  pack
 fi
 
 if has sanitize; then
@@ -39,17 +43,20 @@ if has sanitize; then
       rc=$?
       echo "$tool $(basename $t): exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool-$(basename $t).log" | tail -1); $(grep 'test result' "$OUT/sanitize-$tool-$(basename $t).log" | tail -1)"
       [ $rc = 0 ] || status=1
+      pack
     done
   done
   echo "=== racecheck on Harris's 2007 kernel 5 (expected to report hazards)"
   timeout 120 compute-sanitizer --tool racecheck --print-limit 4 $B/bin/reduction sum --kernel reduce5_volatile --n 100000 --block 256 \
     > "$OUT/racecheck-reduce5_volatile.log" 2>&1
   echo "exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-reduce5_volatile.log" | tail -1)"
+  pack
 fi
 
 if has bench; then
   echo "=== bench"
   timeout 420 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  pack
 fi
 echo "gpu-host status: $status"
 exit $status
