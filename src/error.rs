@@ -22,6 +22,8 @@ pub enum Error {
     Compile { file: String, log: String },
     /// A CUDA driver call failed; `during` names the step.
     Cuda { during: String, message: String },
+    /// Reading or writing a results, chart or table file failed, or its contents are malformed.
+    Io { path: String, message: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -50,6 +52,7 @@ impl fmt::Display for Error {
             ),
             Error::Compile { file, log } => write!(f, "NVRTC could not compile {file}:\n{log}"),
             Error::Cuda { during, message } => write!(f, "CUDA error while {during}: {message}"),
+            Error::Io { path, message } => write!(f, "{path}: {message}"),
         }
     }
 }
@@ -65,6 +68,11 @@ impl<T> During<T> for std::result::Result<T, cudarc::driver::DriverError> {
     fn during(self, what: &str) -> Result<T> {
         self.map_err(|e| Error::Cuda { during: what.to_string(), message: e.to_string() })
     }
+}
+
+/// An I/O failure on `path`, as an [`Error::Io`].
+pub fn io_error(path: &std::path::Path, e: impl fmt::Display) -> Error {
+    Error::Io { path: path.display().to_string(), message: e.to_string() }
 }
 
 /// 1536 -> "1.5 KiB"; used in messages and tables.

@@ -15,14 +15,18 @@
 
 pub mod bench;
 pub mod data;
+pub mod diagrams;
 pub mod element;
 pub mod error;
 pub mod gpu;
 pub mod kernels;
 pub mod nvrtc;
 pub mod plan;
+pub mod plots;
+pub mod render;
 pub mod reducer;
 pub mod results;
+pub mod tables;
 
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};

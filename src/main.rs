@@ -16,6 +16,7 @@ const USAGE: &str = "usage:
   reduction sum   --kernel NAME [--block 256] [--n 1048576] [--dtype f32|i32] [--runs 1] [--seed 1]
   reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32] [--block 256]
                   [--out plots/data] [--quick]
+  reduction bench --plot-only           redraw every chart and table from plots/data, no GPU
 
 kernels: see `reduction info`. Sizes may be written 2^k.";
 
@@ -142,7 +143,10 @@ fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usi
 }
 
 fn run_bench(args: &[String]) -> Outcome {
-    let opts = Options::parse(args, &["sizes", "kernels", "dtype", "block", "out", "seed"], &["quick"])?;
+    let opts = Options::parse(args, &["sizes", "kernels", "dtype", "block", "out", "seed"], &["quick", "plot-only"])?;
+    if opts.flag("plot-only") {
+        return render();
+    }
     let mut config = BenchConfig::new();
     if opts.flag("quick") {
         config.sizes = (10..=26).step_by(4).map(|k| 1usize << k).collect();
@@ -179,10 +183,26 @@ fn run_bench(args: &[String]) -> Outcome {
         date: results::today(),
         command: format!("reduction bench {}", args.join(" ")).trim().to_string(),
     };
-    let path = out_dir.join(format!("{}.csv", results::slug(&info.name)));
+    let slug = results::slug(&info.name);
+    let path = out_dir.join(format!("{slug}.csv"));
     results::write_csv(&path, &machine, &rows)?;
     print_summary(&machine, &rows);
     println!("\n{} measurements in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
+    if opts.get("out").is_none() {
+        // The book now shows this GPU: its tables and charts are redrawn from the new data.
+        std::fs::write(out_dir.join("book-gpu.txt"), format!("{slug}\n"))?;
+        return render();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Redraw every chart and table from plots/data (no GPU needed).
+fn render() -> Outcome {
+    let written = reduction::render::render_all(std::path::Path::new("."))?;
+    for path in &written {
+        println!("drew {}", path.display());
+    }
+    println!("{} files redrawn from plots/data", written.len());
     Ok(ExitCode::SUCCESS)
 }
 

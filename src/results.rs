@@ -2,7 +2,7 @@
 //! names the machine, written by the benchmark and read back by the charts and the book's
 //! tables. Pictures and tables are drawn from these files, never typed.
 
-use crate::error::{Error, Result};
+use crate::error::{io_error, Result};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -123,7 +123,7 @@ pub fn write_csv(path: &Path, machine: &Machine, rows: &[Row]) -> Result<()> {
 
 pub fn read_csv(path: &Path) -> Result<(Machine, Vec<Row>)> {
     let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
-    parse_csv(&text).map_err(|why| Error::Cuda { during: format!("reading {}", path.display()), message: why })
+    parse_csv(&text).map_err(|why| io_error(path, why))
 }
 
 pub fn parse_csv(text: &str) -> std::result::Result<(Machine, Vec<Row>), String> {
@@ -209,10 +209,6 @@ fn split_quoted(line: &str) -> Vec<String> {
     }
     fields.push(field);
     fields
-}
-
-fn io_error(path: &Path, e: std::io::Error) -> Error {
-    Error::Cuda { during: format!("accessing {}", path.display()), message: e.to_string() }
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.

@@ -1,0 +1,42 @@
+//! Everything drawn from measurements, redrawn in one call and with no GPU: the charts under
+//! `plots/`, the addressing diagrams, and the tables the chapters include from
+//! `book/generated/`. `reduction bench` calls it after measuring; `reduction bench --plot-only`
+//! calls it alone.
+
+use crate::error::{io_error, Result};
+use crate::results::{read_csv, Machine, Row};
+use std::path::{Path, PathBuf};
+
+/// Every results file under `plots/data/`, sorted by name.
+pub fn load_all(data_dir: &Path) -> Result<Vec<(Machine, Vec<Row>)>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir)
+        .map_err(|e| io_error(data_dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    files.sort();
+    files.iter().map(|f| read_csv(f)).collect()
+}
+
+/// The GPU whose results the book shows: the one named in `plots/data/book-gpu.txt` (the
+/// benchmark writes it), else the first file.
+pub fn book_gpu<'a>(data_dir: &Path, data: &'a [(Machine, Vec<Row>)]) -> Option<&'a (Machine, Vec<Row>)> {
+    let chosen = std::fs::read_to_string(data_dir.join("book-gpu.txt")).ok().map(|s| s.trim().to_string());
+    chosen
+        .and_then(|slug| data.iter().find(|(m, _)| crate::results::slug(&m.gpu) == slug))
+        .or_else(|| data.first())
+}
+
+/// Redraw every chart and table from the data under `root/plots/data`.
+pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
+    let data_dir = root.join("plots/data");
+    let data = load_all(&data_dir)?;
+    let mut written = Vec::new();
+    if let Some(book) = book_gpu(&data_dir, &data) {
+        written.extend(crate::tables::write_all(book, &root.join("book/generated"))?);
+        written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
+    }
+    written.extend(crate::diagrams::draw_all(&root.join("plots/diagrams"))?);
+    Ok(written)
+}
