@@ -10,7 +10,7 @@ use crate::kernels::{KernelSpec, Status};
 use crate::results::{Cache, Row};
 use crate::Reducer;
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 
@@ -163,22 +163,32 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
         r
     };
 
-    // The ceiling: a device-to-device copy reads and writes every byte once.
+    // The ceiling: a copy kernel reads and writes every byte once.
     let copy_max = config.sizes.iter().copied().filter(|&n| n <= pool.len()).max().unwrap_or(0);
     if copy_max > 0 {
+        let copy = gpu.function(&crate::kernels::COPY, "copy_u32")?;
         let mut target = gpu.alloc::<T>(copy_max)?;
         for &n in &config.sizes {
             bar.set_message(format!("copy {} n={}", T::SUFFIX, n));
             if n <= pool.len() {
+                let blocks = (n / 4).div_ceil(256).clamp(1, gpu.info().sm_count as usize * 8) as u32;
+                let launch_config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
                 let timing = time_graph(gpu, config.target_ms, |j| {
                     let source = pool.view(n, j, Cache::Rotated);
-                    let mut dst = target.slice_mut(..n);
-                    gpu.stream().memcpy_dtod(&source, &mut dst).during("copying device to device")
+                    let n64 = n as u64;
+                    let mut launch = gpu.stream().launch_builder(&copy);
+                    launch.arg(&source).arg(&mut target).arg(&n64);
+                    // SAFETY: copy_u32(const unsigned*, unsigned*, u64): both buffers hold n
+                    // 4-byte values and start on 1 KiB boundaries (pool offsets, fresh allocation).
+                    unsafe { launch.launch(launch_config) }.during("launching the copy kernel").map(|_| ())
                 })?;
                 let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
-                rows.push(timing.row("copy", 0, "device-to-device copy (read + write)", "ceiling", T::SUFFIX, n, 0, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
+                rows.push(timing.row("copy", 0, crate::kernels::COPY.title, "ceiling", T::SUFFIX, n, 256, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
             }
             bar.inc(1);
+        }
+        if T::IS_FLOAT {
+            rows.extend(cublas_peer(gpu, config, &pool, bar, &mut reference)?);
         }
     }
 
@@ -213,6 +223,62 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             rows.push(timing.row(kernel.name, kernel.chapter, kernel.title, status_name(kernel.status), T::SUFFIX, n, block, cache, n * std::mem::size_of::<T>(), working_set));
         }
         note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
+    }
+    Ok(rows)
+}
+
+/// The library a reader would otherwise call: cuBLAS `Sasum` reads the same n values once and
+/// returns Σ|x|, so it is a fair peer for an f32 sum. Skipped, with a note, where cuBLAS cannot
+/// be loaded or captured into a graph.
+fn cublas_peer<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar: &ProgressBar, reference: &mut dyn FnMut(usize) -> Reference) -> Result<Vec<Row>> {
+    use cudarc::cublas::{sys::cublasPointerMode_t, CudaBlas};
+    let mut rows = Vec::new();
+    // SAFETY: only tries to dlopen libcublas by its candidate names.
+    if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+        note(bar, "cuBLAS could not be loaded: the library peer is not measured".into());
+        return Ok(rows);
+    }
+    let blas = match CudaBlas::new(gpu.stream().clone()) {
+        Ok(blas) => blas,
+        Err(e) => {
+            note(bar, format!("cuBLAS did not start ({e:?}): the library peer is not measured"));
+            return Ok(rows);
+        }
+    };
+    // The result stays on the GPU, so that a sum can be captured into a graph.
+    let pointer_mode = blas.set_pointer_mode(cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE);
+    let cublas_error = |e: cudarc::cublas::result::CublasError| Error::Cuda { during: "calling cublasSasum".into(), message: format!("{e:?}") };
+    pointer_mode.map_err(cublas_error)?;
+    let mut result = gpu.alloc::<f32>(1)?;
+    let stream = gpu.stream().clone();
+    // The address only: every use is ordered on the one stream, so no guard needs to live.
+    let out = result.device_ptr_mut(&stream).0;
+    for &n in config.sizes.iter().filter(|&&n| n <= pool.len() && n <= i32::MAX as usize) {
+        bar.set_message(format!("cublas_sasum f32 n={n}"));
+        let mut enqueue = |j: usize| -> Result<()> {
+            let view = pool.view(n, j, Cache::Rotated);
+            let (x, _x_guard) = view.device_ptr(&stream);
+            // SAFETY: x holds n f32 values (this is only called for the f32 pool); `out` is one
+            // f32 on the device, as the device pointer mode requires.
+            unsafe { cudarc::cublas::result::sasum(*blas.handle(), n as i32, x as *const f32, 1, out as *mut f32) }.map_err(cublas_error)
+        };
+        enqueue(0)?;
+        let got = gpu.download(&result)?[0];
+        let r = reference(n);
+        let expected = Reference { sum_f64: r.abs_sum, sum_i64: 0, ..r };
+        if let Err(why) = f32::check(got, &expected) {
+            note(bar, format!("cublasSasum n={n} disagrees with the reference ({why}); not timed"));
+            continue;
+        }
+        let timing = match time_graph(gpu, config.target_ms, &mut enqueue) {
+            Ok(timing) => timing,
+            Err(e) => {
+                note(bar, format!("cublasSasum could not be timed as a graph ({e}); the peer is skipped"));
+                return Ok(rows);
+            }
+        };
+        let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
+        rows.push(timing.row("cublas_sasum", 0, "cuBLAS Sasum (library peer)", "peer", "f32", n, 0, Cache::Rotated, n * 4, working_set));
     }
     Ok(rows)
 }

@@ -100,6 +100,21 @@ static KERNELS: &[KernelSpec] = &[
     spec("reduce7", 7, "multiple elements per thread", K7, 64, true, 2, GridRule::ResidentBlocks),
 ];
 
+/// The copy kernel that measures the bandwidth ceiling (not a reduction: never in [`all`]).
+pub static COPY: KernelSpec = KernelSpec {
+    name: "copy",
+    chapter: 0,
+    title: "copy kernel (read + write)",
+    file: "copy.cu",
+    source: include_str!("../kernels/copy.cu"),
+    status: Status::Correct,
+    min_block: 256,
+    max_block: 256,
+    block_in_entry_name: false,
+    elements_per_thread: 4,
+    grid: GridRule::ResidentBlocks,
+};
+
 /// Every registered kernel, in book order.
 pub fn all() -> &'static [KernelSpec] {
     KERNELS
@@ -118,7 +133,7 @@ pub fn find(name: &str) -> Result<&'static KernelSpec> {
 /// Every distinct kernel file, for the compile check.
 pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
     let mut seen: Vec<(&'static str, &'static KernelSpec)> = Vec::new();
-    for k in KERNELS {
+    for k in KERNELS.iter().chain([&COPY]) {
         if !seen.iter().any(|(f, _)| *f == k.file) {
             seen.push((k.file, k));
         }
