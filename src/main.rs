@@ -181,7 +181,7 @@ fn run_bench(args: &[String]) -> Outcome {
         driver_cuda: format!("{}.{}", info.driver_cuda_version.0, info.driver_cuda_version.1),
         nvrtc: reduction::nvrtc::version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into()),
         date: results::today(),
-        command: format!("reduction bench {}", args.join(" ")).trim().to_string(),
+        command: bench_command(args),
     };
     let slug = results::slug(&info.name);
     let path = out_dir.join(format!("{slug}.csv"));
@@ -194,6 +194,23 @@ fn run_bench(args: &[String]) -> Outcome {
         return render();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command line as a reader would retype it: where the files went is left out.
+fn bench_command(args: &[String]) -> String {
+    let mut kept = vec!["reduction".to_string(), "bench".to_string()];
+    let mut skip_next = false;
+    for arg in args {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        if arg == "--out" {
+            skip_next = true;
+            continue;
+        }
+        kept.push(arg.clone());
+    }
+    kept.join(" ")
 }
 
 /// Redraw every chart and table from plots/data (no GPU needed).

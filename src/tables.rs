@@ -1,10 +1,254 @@
-//! Markdown tables for the chapters, generated from benchmark results.
+//! Markdown tables for the chapters, generated from benchmark results: Harris's table for the
+//! book's GPU, each chapter's before-and-after, the split of the speed-up, and the machine
+//! line. The chapters `{{#include}}` them from `book/generated/`, so no measured number in the
+//! book is typed by hand.
 
-use crate::error::Result;
-use crate::results::{Machine, Row};
+use crate::error::{io_error, Result};
+use crate::results::{Cache, Machine, Row};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// Harris's G80 figures for 2^22 ints ("Optimizing Parallel Reduction in CUDA", 2007): time in
+/// ms and bandwidth in GB/s for kernels 1–7. Quoted from the slides, not measured here.
+pub const HARRIS_G80: [(&str, f64, f64); 7] = [
+    ("reduce1", 8.054, 2.083),
+    ("reduce2", 3.456, 4.854),
+    ("reduce3", 1.722, 9.741),
+    ("reduce4", 0.965, 17.377),
+    ("reduce5", 0.536, 31.289),
+    ("reduce6", 0.381, 43.996),
+    ("reduce7", 0.268, 62.671),
+];
+
+/// What each step changed, for the tables.
+const CHANGES: [(&str, &str); 7] = [
+    ("reduce1", "interleaved addressing, divergent branch"),
+    ("reduce2", "strided index, no divergence"),
+    ("reduce3", "sequential addressing"),
+    ("reduce4", "first add during load"),
+    ("reduce5", "unroll the last warp"),
+    ("reduce6", "complete unrolling"),
+    ("reduce7", "multiple elements per thread"),
+];
+
+/// Harris's split: changes of algorithm (addressing, the first add, cascading) and changes of
+/// code (unrolling). Each entry is a step `from -> to`.
+const ALGORITHMIC_STEPS: [(&str, &str); 4] = [("reduce1", "reduce2"), ("reduce2", "reduce3"), ("reduce3", "reduce4"), ("reduce6", "reduce7")];
+const CODE_STEPS: [(&str, &str); 2] = [("reduce4", "reduce5"), ("reduce5", "reduce6")];
+
+/// The sizes and cache modes the Harris tables are drawn for.
+pub const HARRIS_TABLES: [(usize, Cache); 3] = [(1 << 22, Cache::Resident), (1 << 22, Cache::Rotated), (1 << 25, Cache::Rotated)];
+
 /// Write every table the chapters include into `out_dir` (`book/generated/`).
-pub fn write_all(_book: &(Machine, Vec<Row>), _out_dir: &Path) -> Result<Vec<PathBuf>> {
-    Ok(Vec::new())
+pub fn write_all(book: &(Machine, Vec<Row>), out_dir: &Path) -> Result<Vec<PathBuf>> {
+    let (machine, rows) = book;
+    let mut files = vec![("machine.md".to_string(), machine_line(machine))];
+    for (n, cache) in HARRIS_TABLES {
+        files.push((harris_file_name(n, cache), harris_table(machine, rows, n, cache)));
+    }
+    files.push(("speedup_split.md".into(), speedup_split(rows)));
+    for (k, (kernel, _)) in CHANGES.iter().enumerate() {
+        files.push((format!("kernel{}.md", k + 1), chapter_table(machine, rows, kernel)));
+    }
+    files.push(("best.md".into(), best_table(machine, rows)));
+    files.push(("kernel5_historical.md".into(), historical_kernel5(rows)));
+
+    std::fs::create_dir_all(out_dir).map_err(|e| io_error(out_dir, e))?;
+    let mut written = Vec::new();
+    for (name, text) in files {
+        let path = out_dir.join(name);
+        std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// `harris_2p22_l2-resident.md`
+pub fn harris_file_name(n: usize, cache: Cache) -> String {
+    format!("harris_2p{}_{}.md", n.trailing_zeros(), cache.name())
+}
+
+fn find<'a>(rows: &'a [Row], kernel: &str, dtype: &str, n: usize, cache: Cache) -> Option<&'a Row> {
+    rows.iter().find(|r| r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == cache)
+}
+
+fn machine_line(m: &Machine) -> String {
+    let peak = m.peak_gbps.map(|p| format!(", theoretical peak {p:.0} GB/s")).unwrap_or_default();
+    format!(
+        "*Measured on an {} ({} SMs, {:.0} MiB of L2{peak}; driver CUDA {}, NVRTC {}) on {} by `{}`.*\n",
+        m.gpu, m.sm_count, m.l2_bytes as f64 / (1 << 20) as f64, m.driver_cuda, m.nvrtc, m.date, m.command
+    )
+}
+
+fn pct_of_peak(m: &Machine, row: &Row) -> String {
+    m.peak_gbps.map(|p| format!("{:.1} %", 100.0 * row.gbps() / p)).unwrap_or_else(|| "–".into())
+}
+
+/// Harris's table for this GPU at one size and cache mode, with his G80 columns beside it.
+fn harris_table(m: &Machine, rows: &[Row], n: usize, cache: Cache) -> String {
+    let mut s = String::new();
+    let where_ = match cache {
+        Cache::Resident => format!("the same {} MiB input every time, so it stays in the {:.0} MiB L2", (4 * n) >> 20, m.l2_bytes as f64 / (1 << 20) as f64),
+        Cache::Rotated => "inputs rotated through a pool larger than L2, so every sum reads DRAM".to_string(),
+    };
+    writeln!(s, "{}: 2^{} `i32` values ({} MiB), 256 threads per block, {where_}. The G80 columns are Harris's own figures (2007, 2^22 ints, 128 threads per block).\n",
+        m.gpu, n.trailing_zeros(), (4 * n) >> 20).unwrap();
+    writeln!(s, "| kernel | change | time (µs) | GB/s | % of peak | step | cumulative | G80 time (µs) | G80 GB/s | G80 step | G80 cumulative |").unwrap();
+    writeln!(s, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|").unwrap();
+    let first = find(rows, "reduce1", "i32", n, cache);
+    let mut previous: Option<&Row> = None;
+    for (k, (kernel, change)) in CHANGES.iter().enumerate() {
+        let (g80_ms, g80_gbps) = (HARRIS_G80[k].1, HARRIS_G80[k].2);
+        let g80_step = if k == 0 { "".to_string() } else { format!("{:.2}×", HARRIS_G80[k - 1].1 / g80_ms) };
+        let g80_total = if k == 0 { "".to_string() } else { format!("{:.2}×", HARRIS_G80[0].1 / g80_ms) };
+        let g80 = format!("{:.0} | {g80_gbps:.2} | {g80_step} | {g80_total}", g80_ms * 1e3);
+        match find(rows, kernel, "i32", n, cache) {
+            Some(r) => {
+                let step = previous.map(|p| format!("{:.2}×", p.median_us / r.median_us)).unwrap_or_default();
+                let total = first.filter(|_| k > 0).map(|f| format!("{:.2}×", f.median_us / r.median_us)).unwrap_or_default();
+                writeln!(s, "| {} | {change} | {:.2} | {:.1} | {} | {step} | {total} | {g80} |", k + 1, r.median_us, r.gbps(), pct_of_peak(m, r)).unwrap();
+                previous = Some(r);
+            }
+            None => {
+                writeln!(s, "| {} | {change} | not measured | | | | | {g80} |", k + 1).unwrap();
+                previous = None;
+            }
+        }
+    }
+    s
+}
+
+/// The product of the speed-ups of some steps at one size, or None if a kernel is missing.
+fn product(rows: &[Row], steps: &[(&str, &str)], n: usize, cache: Cache) -> Option<f64> {
+    steps.iter().try_fold(1.0, |acc, (from, to)| {
+        let (a, b) = (find(rows, from, "i32", n, cache)?, find(rows, to, "i32", n, cache)?);
+        Some(acc * a.median_us / b.median_us)
+    })
+}
+
+/// Harris's split of the total speed-up into algorithmic and code changes, for each table.
+fn speedup_split(rows: &[Row]) -> String {
+    let g80 = |steps: &[(&str, &str)]| -> f64 {
+        steps.iter().map(|(from, to)| {
+            let t = |k: &str| HARRIS_G80.iter().find(|(name, ..)| *name == k).unwrap().1;
+            t(from) / t(to)
+        }).product()
+    };
+    let mut s = String::new();
+    writeln!(s, "| input | algorithmic (addressing, first add, cascading) | code (unrolling) | total |").unwrap();
+    writeln!(s, "|---|--:|--:|--:|").unwrap();
+    let (ga, gc) = (g80(&ALGORITHMIC_STEPS), g80(&CODE_STEPS));
+    writeln!(s, "| G80, 2^22 ints (Harris) | {ga:.2}× | {gc:.2}× | {:.2}× |", ga * gc).unwrap();
+    for (n, cache) in HARRIS_TABLES {
+        match (product(rows, &ALGORITHMIC_STEPS, n, cache), product(rows, &CODE_STEPS, n, cache)) {
+            (Some(a), Some(c)) => writeln!(s, "| 2^{} ints, {} | {a:.2}× | {c:.2}× | {:.2}× |", n.trailing_zeros(), cache.name(), a * c).unwrap(),
+            _ => writeln!(s, "| 2^{} ints, {} | not measured | | |", n.trailing_zeros(), cache.name()).unwrap(),
+        }
+    }
+    s
+}
+
+/// One kernel against the one before it, at the sizes the chapters discuss.
+fn chapter_table(m: &Machine, rows: &[Row], kernel: &str) -> String {
+    let index = CHANGES.iter().position(|(k, _)| *k == kernel).expect("a Harris kernel");
+    let previous = index.checked_sub(1).map(|i| CHANGES[i].0);
+    let mut s = String::new();
+    let header = match previous {
+        Some(p) => format!("| input | {kernel} (µs) | GB/s | % of peak | {p} (µs) | speed-up |\n|---|--:|--:|--:|--:|--:|"),
+        None => format!("| input | {kernel} (µs) | GB/s | % of peak |\n|---|--:|--:|--:|"),
+    };
+    writeln!(s, "{header}").unwrap();
+    let cases = [(1usize << 22, Cache::Resident), (1 << 22, Cache::Rotated), (1 << 25, Cache::Rotated), (1 << 30, Cache::Rotated)];
+    for dtype in ["i32", "f32"] {
+        for (n, cache) in cases {
+            let Some(r) = find(rows, kernel, dtype, n, cache) else { continue };
+            let label = format!("2^{} {dtype}, {}", n.trailing_zeros(), cache.name());
+            let mut line = format!("| {label} | {:.2} | {:.1} | {} |", r.median_us, r.gbps(), pct_of_peak(m, r));
+            if let Some(p) = previous {
+                match find(rows, p, dtype, n, cache) {
+                    Some(prev) => write!(line, " {:.2} | {:.2}× |", prev.median_us, prev.median_us / r.median_us).unwrap(),
+                    None => line.push_str(" | |"),
+                }
+            }
+            writeln!(s, "{line}").unwrap();
+        }
+    }
+    s
+}
+
+/// Harris's 2007 kernel 5 next to the corrected one: where it was checked and what it cost.
+fn historical_kernel5(rows: &[Row]) -> String {
+    let mut s = String::new();
+    for dtype in ["i32", "f32"] {
+        let old: Vec<&Row> = rows.iter().filter(|r| r.kernel == "reduce5_volatile" && r.dtype == dtype).collect();
+        let checked = old.len();
+        let mean_ratio = old.iter().filter_map(|o| find(rows, "reduce5", dtype, o.n, o.cache).map(|new| new.median_us / o.median_us)).collect::<Vec<_>>();
+        if checked == 0 {
+            writeln!(s, "- `{dtype}`: the 2007 form was not measured.").unwrap();
+            continue;
+        }
+        let (lo, hi) = mean_ratio.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        writeln!(s, "- `{dtype}`: the 2007 form gave the right sum at all {checked} sizes the benchmark checked before timing it; \
+            the `__syncwarp()` form took {lo:.2}× to {hi:.2}× its time.").unwrap();
+    }
+    s
+}
+
+/// The fastest correct kernel at each size (f32, inputs rotated), with the copy ceiling.
+fn best_table(m: &Machine, rows: &[Row]) -> String {
+    let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == "f32" && r.status == "correct").map(|r| r.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut s = String::new();
+    writeln!(s, "| n (f32) | fastest kernel | time (µs) | GB/s | % of peak | copy kernel GB/s | cuBLAS Sasum (µs) |").unwrap();
+    writeln!(s, "|--:|---|--:|--:|--:|--:|--:|").unwrap();
+    for n in sizes.into_iter().filter(|n| n.is_power_of_two() && n.trailing_zeros() % 2 == 0) {
+        let best = rows.iter()
+            .filter(|r| r.dtype == "f32" && r.n == n && r.status == "correct" && r.cache == Cache::Rotated)
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
+        let Some(best) = best else { continue };
+        let copy = find(rows, "copy", "f32", n, Cache::Rotated).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
+        let peer = find(rows, "cublas_sasum", "f32", n, Cache::Rotated).map(|r| format!("{:.2}", r.median_us)).unwrap_or_default();
+        writeln!(s, "| 2^{} | {} | {:.2} | {:.1} | {} | {copy} | {peer} |", n.trailing_zeros(), best.kernel, best.median_us, best.gbps(), pct_of_peak(m, best)).unwrap();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
+        Row {
+            kernel: kernel.into(), chapter: 0, title: String::new(), status: "correct".into(), dtype: "i32".into(), n, block: 256,
+            cache, median_us: us, min_us: us, max_us: us, bytes: 4 * n, working_set_bytes: 4 * n, repeats: 15, method: String::new(),
+        }
+    }
+
+    #[test]
+    fn harris_split_reproduces_his_g80_figures() {
+        // Harris quotes 11.84x and 2.54x, the products of his rounded step speed-ups; from his
+        // times the same products are 11.87x and 2.53x, and 8.054 / 0.268 = 30.05x in all.
+        let text = speedup_split(&[]);
+        assert!(text.contains("| G80, 2^22 ints (Harris) | 11.87× | 2.53× | 30.05× |"), "{text}");
+    }
+
+    #[test]
+    fn step_and_cumulative_speedups_come_from_the_rows() {
+        let rows: Vec<Row> = CHANGES.iter().enumerate().map(|(k, (name, _))| row(name, 1 << 22, Cache::Rotated, 64.0 / (1u32 << k) as f64)).collect();
+        let m = Machine { gpu: "Test GPU".into(), peak_gbps: Some(1000.0), l2_bytes: 1 << 20, ..Default::default() };
+        let table = harris_table(&m, &rows, 1 << 22, Cache::Rotated);
+        // Every step halves the time: 2x per step, 64x cumulative at kernel 7.
+        assert!(table.contains("| 7 | multiple elements per thread | 1.00 |"), "{table}");
+        assert!(table.contains("| 2.00× | 64.00× |"), "{table}");
+        let split = speedup_split(&rows);
+        assert!(split.contains("| 2^22 ints, rotated | 16.00× | 4.00× | 64.00× |"), "{split}");
+    }
+
+    #[test]
+    fn missing_measurements_are_said_not_invented() {
+        let m = Machine::default();
+        let table = harris_table(&m, &[row("reduce1", 1 << 25, Cache::Rotated, 100.0)], 1 << 25, Cache::Rotated);
+        assert!(table.contains("| 2 | strided index, no divergence | not measured |"), "{table}");
+    }
 }
