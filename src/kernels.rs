@@ -189,26 +189,30 @@ impl KernelSpec {
     }
 
     /// The source as NVRTC receives it: each `#include "header"` of a registered header replaced
-    /// by the header's text (once), so no include path is needed.
+    /// by the header's text (once), so no include path is needed. `#line` directives keep the
+    /// original file names and line numbers, so compiler errors and compute-sanitizer reports
+    /// point into the real files.
     pub fn full_source(&self) -> String {
         let mut included = Vec::new();
         let mut out = String::new();
-        splice(self.source, &mut included, &mut out);
+        splice(self.file, self.source, &mut included, &mut out);
         out
     }
 }
 
-fn splice(source: &str, included: &mut Vec<&'static str>, out: &mut String) {
-    for line in source.lines() {
+fn splice(name: &str, source: &str, included: &mut Vec<&'static str>, out: &mut String) {
+    out.push_str(&format!("#line 1 \"{name}\"\n"));
+    for (index, line) in source.lines().enumerate() {
         let header = line.trim().strip_prefix("#include \"").and_then(|rest| rest.split('"').next());
-        match header.and_then(|h| HEADERS.iter().find(|(name, _)| *name == h)) {
-            Some((name, text)) => {
-                if !included.contains(name) {
-                    included.push(name);
-                    splice(text, included, out);
+        match header.and_then(|h| HEADERS.iter().find(|(header_name, _)| *header_name == h)) {
+            Some((header_name, text)) => {
+                if !included.contains(header_name) {
+                    included.push(header_name);
+                    splice(header_name, text, included, out);
                 }
+                out.push_str(&format!("#line {} \"{name}\"\n", index + 2));
             }
-            None if line.trim() == "#pragma once" => {}
+            None if line.trim() == "#pragma once" => out.push('\n'),
             None => {
                 out.push_str(line);
                 out.push('\n');
@@ -270,6 +274,18 @@ mod tests {
         assert_eq!(src.matches("#define INSTANTIATE(body)").count(), 1);
         assert_eq!(src.matches("__device__ __forceinline__ void block_tree").count(), 1);
         assert!(src.contains("__device__ void reduce7"));
+    }
+
+    #[test]
+    fn line_directives_map_back_to_the_real_files() {
+        let src = find("reduce7").unwrap().full_source();
+        let lines: Vec<&str> = src.lines().collect();
+        // Find the kernel's own first line after the splice and check the directive before
+        // the resumed text names the right file and line.
+        let resume = lines.iter().rposition(|l| l.starts_with("#line") && l.contains("07_multiple_elements.cu")).unwrap();
+        let line_no: usize = lines[resume].split_whitespace().nth(1).unwrap().parse().unwrap();
+        let original: Vec<&str> = find("reduce7").unwrap().source.lines().collect();
+        assert_eq!(lines[resume + 1], original[line_no - 1]);
     }
 
     #[test]
