@@ -40,3 +40,46 @@ __device__ __forceinline__ T* shared_array() {
     INSTANTIATE_BLOCK(body, 256)                                                                 \
     INSTANTIATE_BLOCK(body, 512)                                                                 \
     INSTANTIATE_BLOCK(body, 1024)
+
+// ---- Element types of the modern kernels: f32, i32, f64, and half-precision inputs summed in f32.
+
+// Half-precision inputs as raw bits: NVRTC needs no CUDA headers for these, and the conversion
+// to f32 is one instruction (f16) or a shift (bf16).
+struct __align__(2) f16_t { unsigned short bits; };
+struct __align__(2) bf16_t { unsigned short bits; };
+
+template <typename Acc, typename In>
+__device__ __forceinline__ Acc to_acc(In x) { return static_cast<Acc>(x); }
+template <>
+__device__ __forceinline__ float to_acc<float, f16_t>(f16_t x) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
+    return f;
+}
+template <>
+__device__ __forceinline__ float to_acc<float, bf16_t>(bf16_t x) { return __uint_as_float((unsigned)x.bits << 16); }
+
+// One entry point per input type: M(body, suffix, In, Acc) for each.
+#define FOR_EACH_DTYPE(M, body)                                                                  \
+    M(body, f32, float, float)                                                                   \
+    M(body, i32, int, int)                                                                       \
+    M(body, f64, double, double)                                                                 \
+    M(body, f16, f16_t, float)                                                                   \
+    M(body, bf16, bf16_t, float)
+
+// The entry shapes: (in, out, n) for kernels whose host launches pass after pass or zeroes the
+// output first; (in, out, n, partials, ticket) for the last-block pattern; (in, out, n,
+// partials) for the cooperative grid.
+#define ENTRY_IN_OUT_N(body, suffix, In, Acc)                                                    \
+    extern "C" __global__ void body##_##suffix(const In* in, Acc* out, u64 n) {                  \
+        body<In, Acc>(in, out, n);                                                               \
+    }
+#define ENTRY_LAST_BLOCK(body, suffix, In, Acc)                                                  \
+    extern "C" __global__ void body##_##suffix(const In* in, Acc* out, u64 n, Acc* partials,     \
+                                               unsigned* ticket) {                               \
+        body<In, Acc>(in, out, n, partials, ticket);                                             \
+    }
+#define ENTRY_GRID_SYNC(body, suffix, In, Acc)                                                   \
+    extern "C" __global__ void body##_##suffix(const In* in, Acc* out, u64 n, Acc* partials) {   \
+        body<In, Acc>(in, out, n, partials);                                                     \
+    }

@@ -42,7 +42,7 @@ impl BenchConfig {
         BenchConfig {
             sizes: BenchConfig::default_sizes(),
             kernels: crate::kernels::all().iter().collect(),
-            dtypes: Dtype::ALL.to_vec(),
+            dtypes: Dtype::CLASSIC.to_vec(),
             block: 256,
             resident_sizes: vec![1 << 22],
             target_ms: 3.0,
@@ -65,14 +65,18 @@ const MAX_REPEATS: usize = 51;
 /// Measure everything in `config`, with a progress bar; rows come back in measuring order.
 pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let total = config.dtypes.len() * (config.kernels.len() * (config.sizes.len() + config.resident_sizes.len()) + config.sizes.len());
+    let kernel_runs: usize = config.dtypes.iter().map(|d| config.kernels.iter().filter(|k| k.supports(*d)).count()).sum();
+    let total = kernel_runs * (config.sizes.len() + config.resident_sizes.len()) + config.dtypes.len() * config.sizes.len();
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}").unwrap().progress_chars("=> "));
     for &dtype in &config.dtypes {
-        match dtype {
-            Dtype::F32 => rows.extend(run_dtype::<f32>(gpu, config, &bar)?),
-            Dtype::I32 => rows.extend(run_dtype::<i32>(gpu, config, &bar)?),
-        }
+        rows.extend(match dtype {
+            Dtype::F32 => run_dtype::<f32>(gpu, config, &bar)?,
+            Dtype::I32 => run_dtype::<i32>(gpu, config, &bar)?,
+            Dtype::F64 => run_dtype::<f64>(gpu, config, &bar)?,
+            Dtype::F16 => run_dtype::<half::f16>(gpu, config, &bar)?,
+            Dtype::BF16 => run_dtype::<half::bf16>(gpu, config, &bar)?,
+        });
     }
     bar.finish_and_clear();
     Ok(rows)
@@ -175,7 +179,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
                 let launch_config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
                 let timing = time_graph(gpu, config.target_ms, |j| {
                     let source = pool.view(n, j, Cache::Rotated);
-                    let n64 = n as u64;
+                    let n64 = (n * std::mem::size_of::<T>() / 4) as u64; // the kernel copies 4-byte words
                     let mut launch = gpu.stream().launch_builder(&copy);
                     launch.arg(&source).arg(&mut target).arg(&n64);
                     // SAFETY: copy_u32(const unsigned*, unsigned*, u64): both buffers hold n
@@ -187,15 +191,22 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             }
             bar.inc(1);
         }
-        if T::IS_FLOAT {
+        if T::DTYPE == Dtype::F32 {
             rows.extend(cublas_peer(gpu, config, &pool, bar, &mut reference)?);
         }
     }
 
-    for kernel in &config.kernels {
+    for kernel in config.kernels.iter().filter(|k| k.supports(T::DTYPE)) {
         let started = Instant::now();
         let block = config.block.clamp(kernel.min_block, kernel.max_block);
-        let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
+        let mut reducer = match Reducer::<T>::new(gpu, kernel.name, block) {
+            Err(e @ Error::NoCudaHeaders(_)) => {
+                note(bar, format!("skipped {}: {e}", kernel.name));
+                bar.inc((config.sizes.len() + config.resident_sizes.len()) as u64);
+                continue;
+            }
+            other => other?,
+        };
         let measured: Vec<(usize, Cache)> = config.sizes.iter().map(|&n| (n, Cache::Rotated))
             .chain(config.resident_sizes.iter().map(|&n| (n, Cache::Resident)))
             .collect();

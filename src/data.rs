@@ -3,6 +3,7 @@
 //! pass unseen on zeros.
 
 use crate::element::Element;
+use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -33,7 +34,22 @@ pub fn exact_sum_i32(xs: &[i32]) -> i64 {
 
 /// The sum in f64, and the sum of magnitudes (for the error bound).
 pub fn sum_f64(xs: &[f32]) -> (f64, f64) {
-    xs.iter().fold((0.0, 0.0), |(s, a), &x| (s + x as f64, a + (x as f64).abs()))
+    let (sum, abs) = compensated_sum(xs);
+    (sum, abs)
+}
+
+/// Neumaier's compensated sum in f64 of any element type, and the sum of magnitudes: accurate
+/// to about one f64 rounding of the result, whatever n is, so that it can check an f64 kernel.
+pub fn compensated_sum<T: Element>(xs: &[T]) -> (f64, f64) {
+    let (mut sum, mut carry, mut abs) = (0.0f64, 0.0f64, 0.0f64);
+    for x in xs {
+        let x = x.to_f64();
+        let t = sum + x;
+        carry += if sum.abs() >= x.abs() { (sum - t) + x } else { (x - t) + sum };
+        sum = t;
+        abs += x.abs();
+    }
+    (sum + carry, abs)
 }
 
 /// Unit roundoff of f32 and f64.
@@ -45,8 +61,14 @@ pub const F64_UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 53) as f64;
 /// Numerical Algorithms*, §4.2, to first order), plus the f64 reference's own error. A tree
 /// does far better (`⌈log2 n⌉·u·Σ|x|`), but every correct kernel must meet this one.
 pub fn f32_sum_error_bound(n: usize, abs_sum: f64) -> f64 {
+    sum_error_bound(n, abs_sum, F32_UNIT_ROUNDOFF)
+}
+
+/// The same bound for an accumulator with unit roundoff `u`, plus a few f64 roundings of the
+/// compensated reference.
+pub fn sum_error_bound(n: usize, abs_sum: f64, u: f64) -> f64 {
     let n = n as f64;
-    ((n - 1.0).max(0.0) * F32_UNIT_ROUNDOFF + n * F64_UNIT_ROUNDOFF) * abs_sum
+    ((n - 1.0).max(0.0) * u + 4.0 * F64_UNIT_ROUNDOFF) * abs_sum
 }
 
 /// Element types with a random generator and a reference check.
@@ -61,18 +83,22 @@ pub trait Checked: Element {
     /// kept small enough that no partial sum of `total_len` of them overflows).
     fn fill_random(out: &mut [Self], total_len: usize, seed: u64);
     /// What the check needs to know of the input: computed once, reusable for every kernel.
-    fn reference(xs: &[Self]) -> Reference;
+    fn reference(xs: &[Self]) -> Reference {
+        let (sum_f64, abs_sum) = chunked(xs, compensated_sum, |a, b| (a.0 + b.0, a.1 + b.1));
+        Reference { n: xs.len(), sum_f64, sum_i64: 0, abs_sum }
+    }
     /// `Ok` if `got` is the sum the reference describes (exactly for integers, within the error
-    /// bound for floats); `Err` says by how much it is not. NaN never passes.
-    fn check(got: Self, reference: &Reference) -> Result<(), String>;
+    /// bound of the accumulator type for floats); `Err` says by how much it is not. NaN never
+    /// passes.
+    fn check(got: Self::Acc, reference: &Reference) -> Result<(), String>;
     /// [`Checked::reference`] and [`Checked::check`] in one step.
-    fn check_sum(got: Self, xs: &[Self]) -> Result<(), String> {
+    fn check_sum(got: Self::Acc, xs: &[Self]) -> Result<(), String> {
         Self::check(got, &Self::reference(xs))
     }
 }
 
-/// The exact sum of an input (in f64 for floats, exactly in i64 for integers), the sum of its
-/// magnitudes, and its length.
+/// The exact sum of an input (in compensated f64 for floats, exactly in i64 for integers), the
+/// sum of its magnitudes, and its length.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reference {
     pub n: usize,
@@ -105,25 +131,63 @@ fn chunked<T: Sync, R: Send + Default>(xs: &[T], per_chunk: impl Fn(&[T]) -> R +
     partials.into_iter().fold(R::default(), combine)
 }
 
+/// A float sum `got` (accumulated with unit roundoff `u`) against the reference.
+fn check_float(got: f64, r: &Reference, u: f64) -> Result<(), String> {
+    let bound = sum_error_bound(r.n, r.abs_sum, u);
+    let error = (got - r.sum_f64).abs();
+    if error <= bound {
+        Ok(())
+    } else {
+        Err(format!("got {got:e}, expected {:e}: error {error:.3e} exceeds the bound {bound:.3e} for n = {}", r.sum_f64, r.n))
+    }
+}
+
+/// Uniform in [-1, 1), rounded to the element type.
+fn fill_uniform<T>(out: &mut [T], seed: u64, from_f32: impl Fn(f32) -> T) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    out.iter_mut().for_each(|x| *x = from_f32(rng.gen_range(-1.0f32..1.0)));
+}
+
 impl Checked for f32 {
     fn fill_random(out: &mut [f32], _total_len: usize, seed: u64) {
-        let mut rng = SmallRng::seed_from_u64(seed);
-        out.iter_mut().for_each(|x| *x = rng.gen_range(-1.0f32..1.0));
-    }
-
-    fn reference(xs: &[f32]) -> Reference {
-        let (sum_f64, abs_sum) = chunked(xs, sum_f64, |a, b| (a.0 + b.0, a.1 + b.1));
-        Reference { n: xs.len(), sum_f64, sum_i64: 0, abs_sum }
+        fill_uniform(out, seed, |x| x);
     }
 
     fn check(got: f32, r: &Reference) -> Result<(), String> {
-        let bound = f32_sum_error_bound(r.n, r.abs_sum);
-        let error = (got as f64 - r.sum_f64).abs();
-        if error <= bound {
-            Ok(())
-        } else {
-            Err(format!("got {got:e}, expected {:e} (f64): error {error:.3e} exceeds the bound {bound:.3e} for n = {}", r.sum_f64, r.n))
-        }
+        check_float(got as f64, r, F32_UNIT_ROUNDOFF)
+    }
+}
+
+impl Checked for f64 {
+    fn fill_random(out: &mut [f64], _total_len: usize, seed: u64) {
+        // Full 53-bit mantissas, not f32 values widened: those would sum exactly in f64.
+        let mut rng = SmallRng::seed_from_u64(seed);
+        out.iter_mut().for_each(|x| *x = rng.gen_range(-1.0f64..1.0));
+    }
+
+    fn check(got: f64, r: &Reference) -> Result<(), String> {
+        check_float(got, r, F64_UNIT_ROUNDOFF)
+    }
+}
+
+impl Checked for f16 {
+    fn fill_random(out: &mut [f16], _total_len: usize, seed: u64) {
+        fill_uniform(out, seed, f16::from_f32);
+    }
+
+    /// Accumulated in f32, so the f32 bound applies; the inputs are exact in f64.
+    fn check(got: f32, r: &Reference) -> Result<(), String> {
+        check_float(got as f64, r, F32_UNIT_ROUNDOFF)
+    }
+}
+
+impl Checked for bf16 {
+    fn fill_random(out: &mut [bf16], _total_len: usize, seed: u64) {
+        fill_uniform(out, seed, bf16::from_f32);
+    }
+
+    fn check(got: f32, r: &Reference) -> Result<(), String> {
+        check_float(got as f64, r, F32_UNIT_ROUNDOFF)
     }
 }
 
@@ -218,7 +282,7 @@ mod tests {
 
     #[test]
     fn a_single_value_must_come_back_exactly() {
-        assert_eq!(f32_sum_error_bound(1, 0.75), 0.75 * F64_UNIT_ROUNDOFF);
+        assert_eq!(f32_sum_error_bound(1, 0.75), 0.75 * 4.0 * F64_UNIT_ROUNDOFF);
         assert!(f32::check_sum(0.75, &[0.75]).is_ok());
         assert!(f32::check_sum(0.7500001, &[0.75]).is_err());
     }
@@ -233,6 +297,29 @@ mod tests {
         let fs: Vec<f32> = random_parallel(n, 4);
         let (serial, _) = sum_f64(&fs);
         assert!((f32::reference(&fs).sum_f64 - serial).abs() < 1e-6 * n as f64);
+    }
+
+    #[test]
+    fn f64_sums_are_checked_against_a_compensated_reference() {
+        let xs = f64::random(1 << 16, 5);
+        let naive: f64 = xs.iter().sum();
+        assert!(f64::check_sum(naive, &xs).is_ok());
+        // Off by a thousand f64 roundings of the total magnitude: caught.
+        let (exact, abs) = compensated_sum(&xs);
+        assert!(f64::check_sum(exact + 1e3 * abs * F64_UNIT_ROUNDOFF * (1u64 << 16) as f64, &xs).is_err());
+    }
+
+    #[test]
+    fn half_inputs_are_checked_as_f32_sums() {
+        let xs: Vec<f16> = f16::random(4096, 6).into_iter().map(|x| f16::from_f32(x.to_f32().abs())).collect();
+        let sum32: f32 = xs.iter().map(|x| x.to_f32()).sum();
+        assert!(f16::check_sum(sum32, &xs).is_ok());
+        // Accumulating in f16 itself stalls once the sum's spacing (2 at 2048) exceeds the
+        // values added: far outside the f32 bound.
+        let sum16 = xs.iter().fold(f16::ZERO, |a, &x| a + x);
+        assert!(f16::check_sum(sum16.to_f32(), &xs).is_err());
+        let ys = bf16::random(4096, 6);
+        assert!(bf16::check_sum(ys.iter().map(|y| y.to_f32()).sum(), &ys).is_ok());
     }
 
     #[test]

@@ -1,14 +1,20 @@
 //! The element types a reduction runs on, and what the host needs to know about each.
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use half::{bf16, f16};
 
-/// A type the kernels can sum. Each kernel file instantiates one entry point per type,
-/// named with [`Element::SUFFIX`] (`reduce1_f32`, `reduce1_i32`).
+/// A type the kernels can sum. Each kernel file instantiates one entry point per input type,
+/// named with [`Element::SUFFIX`] (`reduce1_f32`, `reduce_vec_f16`). The sum is accumulated,
+/// and returned, in [`Element::Acc`]: the type itself, except that half-precision inputs are
+/// accumulated in `f32`.
 pub trait Element:
     DeviceRepr + ValidAsZeroBits + Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static
 {
+    /// The type partial sums and the result are kept in.
+    type Acc: Element<Acc = Self::Acc>;
     /// The entry-point suffix and the name used in tables and CSV files.
     const SUFFIX: &'static str;
+    const DTYPE: Dtype;
     /// A value no correct kernel writes by chance; outputs are filled with it before a run so
     /// that an unwritten output cannot pass for a result.
     const POISON: Self;
@@ -17,46 +23,85 @@ pub trait Element:
     fn to_f64(self) -> f64;
 }
 
-impl Element for f32 {
-    const SUFFIX: &'static str = "f32";
-    const POISON: Self = f32::NAN;
-    const IS_FLOAT: bool = true;
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
+macro_rules! element {
+    ($t:ty, $acc:ty, $suffix:literal, $dtype:expr, $poison:expr, $float:literal, $to_f64:expr) => {
+        impl Element for $t {
+            type Acc = $acc;
+            const SUFFIX: &'static str = $suffix;
+            const DTYPE: Dtype = $dtype;
+            const POISON: Self = $poison;
+            const IS_FLOAT: bool = $float;
+            fn to_f64(self) -> f64 {
+                $to_f64(self)
+            }
+        }
+    };
 }
 
-impl Element for i32 {
-    const SUFFIX: &'static str = "i32";
-    const POISON: Self = i32::MIN + 0x5a5a;
-    const IS_FLOAT: bool = false;
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-}
+element!(f32, f32, "f32", Dtype::F32, f32::NAN, true, |x: f32| x as f64);
+element!(i32, i32, "i32", Dtype::I32, i32::MIN + 0x5a5a, false, |x: i32| x as f64);
+element!(f64, f64, "f64", Dtype::F64, f64::NAN, true, |x: f64| x);
+element!(f16, f32, "f16", Dtype::F16, f16::NAN, true, |x: f16| x.to_f64());
+element!(bf16, f32, "bf16", Dtype::BF16, bf16::NAN, true, |x: bf16| x.to_f64());
 
-/// The element types as values, for command-line choices and tables.
+/// The element types as values, for command-line choices, the registry and tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {
     F32,
     I32,
+    F64,
+    F16,
+    BF16,
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::I32];
+    pub const ALL: [Dtype; 5] = [Dtype::F32, Dtype::I32, Dtype::F64, Dtype::F16, Dtype::BF16];
+    /// What Harris's kernels are instantiated for, and what the benchmark measures by default.
+    pub const CLASSIC: [Dtype; 2] = [Dtype::F32, Dtype::I32];
 
     pub fn name(self) -> &'static str {
         match self {
-            Dtype::F32 => f32::SUFFIX,
-            Dtype::I32 => i32::SUFFIX,
+            Dtype::F32 => "f32",
+            Dtype::I32 => "i32",
+            Dtype::F64 => "f64",
+            Dtype::F16 => "f16",
+            Dtype::BF16 => "bf16",
         }
     }
 
     pub fn size_bytes(self) -> usize {
-        4
+        match self {
+            Dtype::F32 | Dtype::I32 => 4,
+            Dtype::F64 => 8,
+            Dtype::F16 | Dtype::BF16 => 2,
+        }
+    }
+
+    /// Bytes of the accumulator (shared memory per thread, partial sums).
+    pub fn acc_bytes(self) -> usize {
+        match self {
+            Dtype::F64 => 8,
+            _ => 4,
+        }
     }
 
     pub fn parse(s: &str) -> Option<Dtype> {
         Dtype::ALL.into_iter().find(|d| d.name() == s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_sizes_and_suffixes_agree() {
+        for d in Dtype::ALL {
+            assert_eq!(Dtype::parse(d.name()), Some(d));
+        }
+        assert_eq!(<f16 as Element>::SUFFIX, Dtype::F16.name());
+        assert_eq!(std::mem::size_of::<bf16>(), Dtype::BF16.size_bytes());
+        assert_eq!(std::mem::size_of::<<bf16 as Element>::Acc>(), Dtype::BF16.acc_bytes());
+        assert_eq!(std::mem::size_of::<f64>(), Dtype::F64.acc_bytes());
     }
 }

@@ -10,6 +10,8 @@ pub enum Error {
     NoGpu(String),
     /// NVRTC, the run-time compiler, could not be loaded.
     NoNvrtc(String),
+    /// A kernel includes CUDA headers (cooperative groups, CUB) and none were found.
+    NoCudaHeaders(String),
     /// A kernel name that the registry does not know.
     UnknownKernel(String),
     /// A block size that this kernel cannot take, rejected before any launch.
@@ -33,6 +35,7 @@ impl fmt::Display for Error {
         match self {
             Error::NoGpu(why) => write!(f, "no CUDA GPU found: {why}"),
             Error::NoNvrtc(why) => write!(f, "NVRTC (the CUDA run-time compiler) is not available: {why}"),
+            Error::NoCudaHeaders(why) => write!(f, "the CUDA headers this kernel includes were not found: {why}"),
             Error::UnknownKernel(name) => write!(
                 f,
                 "unknown kernel {name:?}; the registered kernels are: {}",

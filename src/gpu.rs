@@ -157,7 +157,7 @@ impl Gpu {
         if let Some(module) = modules.get(kernel.file) {
             return Ok(module.clone());
         }
-        let compiled = crate::nvrtc::compile_cubin(kernel.file, &kernel.full_source(), &self.info().arch(), &[])?;
+        let compiled = crate::nvrtc::compile_cubin(kernel.file, &kernel.full_source(), &self.info().arch(), &kernel.compile_options()?)?;
         let module = self.inner.context.load_module(Ptx::from_binary(compiled.cubin))
             .during(&format!("loading the CUBIN of {}", kernel.file))?;
         modules.insert(kernel.file, module.clone());

@@ -2,7 +2,7 @@
 //! for launching it. The host owns every launch configuration; a kernel is an entry here, not
 //! a copy of launch code.
 
-use crate::element::Element;
+use crate::element::{Dtype, Element};
 use crate::error::{Error, Result};
 
 /// How the grid of the first pass is sized.
@@ -14,6 +14,32 @@ pub enum GridRule {
     /// As many blocks as the GPU holds at once (SMs × resident blocks per SM), each looping
     /// over the input with a grid-sized stride (kernel 7 on).
     ResidentBlocks,
+}
+
+/// How a kernel's launches combine the blocks' sums into one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One partial sum per block; the host launches again over the partial sums until one is
+    /// left. Entry: `(in, out, n)`.
+    MultiPass,
+    /// One launch; each block adds its sum to `out[0]` with `atomicAdd`, after the host zeroes
+    /// it. Entry: `(in, out, n)`. Float results vary in their last bits from run to run.
+    AtomicAdd,
+    /// One launch; the last block to finish adds the partial sums. Entry:
+    /// `(in, out, n, partials, ticket)`.
+    LastBlock,
+    /// One cooperative launch; the grid synchronises and block 0 adds the partial sums. Entry:
+    /// `(in, out, n, partials)`.
+    GridSync,
+}
+
+/// The dynamic shared memory a launch needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shared {
+    /// One accumulator per thread (the shared-memory trees of kernels 1–7).
+    PerThread,
+    /// None: the kernel declares what it needs (one word per warp) statically.
+    Static,
 }
 
 /// Whether a kernel is meant to be right.
@@ -48,12 +74,20 @@ pub struct KernelSpec {
     /// Inputs one thread loads per tile (2 once the first add happens during the load).
     pub elements_per_thread: u32,
     pub grid: GridRule,
+    pub shape: Shape,
+    pub shared: Shared,
+    /// The input types it is instantiated for.
+    pub dtypes: &'static [Dtype],
+    /// True if it includes CUDA headers (cooperative groups, CUB), which NVRTC must find.
+    pub needs_cuda_headers: bool,
 }
 
 /// Headers that kernel files include; spliced into the source before NVRTC sees it.
 pub const HEADERS: &[(&str, &str)] = &[
     ("common.cuh", include_str!("../kernels/common.cuh")),
     ("unrolled_tree.cuh", include_str!("../kernels/unrolled_tree.cuh")),
+    ("warp_reduce.cuh", include_str!("../kernels/warp_reduce.cuh")),
+    ("vector_load.cuh", include_str!("../kernels/vector_load.cuh")),
 ];
 
 macro_rules! kernel_file {
@@ -69,6 +103,11 @@ const K4: (&str, &str) = kernel_file!("04_first_add_during_load.cu");
 const K5: (&str, &str) = kernel_file!("05_unroll_last_warp.cu");
 const K6: (&str, &str) = kernel_file!("06_complete_unroll.cu");
 const K7: (&str, &str) = kernel_file!("07_multiple_elements.cu");
+const K8: (&str, &str) = kernel_file!("08_warp_shuffle.cu");
+const K9: (&str, &str) = kernel_file!("09_vectorized.cu");
+const K10: (&str, &str) = kernel_file!("10_single_pass.cu");
+const K11: (&str, &str) = kernel_file!("11_cooperative_groups.cu");
+const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
 
 const fn spec(
     name: &'static str,
@@ -83,6 +122,18 @@ const fn spec(
     KernelSpec {
         name, chapter, title, file: file.0, source: file.1, status: Status::Correct,
         min_block, max_block: 1024, block_in_entry_name, elements_per_thread, grid,
+        shape: Shape::MultiPass, shared: Shared::PerThread, dtypes: &Dtype::CLASSIC, needs_cuda_headers: false,
+    }
+}
+
+/// A kernel of the modern chapters: every element type, a grid of resident blocks, one word of
+/// shared memory per warp; `elements_per_thread` is per loop step, for 4-byte elements.
+const fn modern(name: &'static str, chapter: u32, title: &'static str, file: (&'static str, &'static str), elements_per_thread: u32, shape: Shape) -> KernelSpec {
+    KernelSpec {
+        shape,
+        shared: Shared::Static,
+        dtypes: &Dtype::ALL,
+        ..spec(name, chapter, title, file, 32, false, elements_per_thread, GridRule::ResidentBlocks)
     }
 }
 
@@ -98,6 +149,14 @@ static KERNELS: &[KernelSpec] = &[
     spec("reduce5", 5, "last warp unrolled", K5, 64, false, 2, GridRule::OneBlockPerTile),
     spec("reduce6", 6, "complete unrolling", K6, 64, true, 2, GridRule::OneBlockPerTile),
     spec("reduce7", 7, "multiple elements per thread", K7, 64, true, 2, GridRule::ResidentBlocks),
+    KernelSpec { min_block: 64, shared: Shared::PerThread, ..modern("reduce8_last_warp", 8, "shuffles in the last warp", K8, 2, Shape::MultiPass) },
+    modern("reduce8", 8, "warp shuffles, one word per warp", K8, 2, Shape::MultiPass),
+    modern("reduce9", 9, "16-byte loads, 4 in flight", K9, 16, Shape::MultiPass),
+    modern("reduce10_atomic", 10, "one pass, atomicAdd per block", K10, 16, Shape::AtomicAdd),
+    modern("reduce10_last_block", 10, "one pass, last block adds", K10, 16, Shape::LastBlock),
+    KernelSpec { needs_cuda_headers: true, ..modern("reduce11", 11, "cooperative groups: cg::reduce", K11, 16, Shape::MultiPass) },
+    KernelSpec { needs_cuda_headers: true, ..modern("reduce11_grid", 11, "cooperative groups: grid.sync", K11, 16, Shape::GridSync) },
+    KernelSpec { min_block: 64, block_in_entry_name: true, needs_cuda_headers: true, ..modern("reduce12", 12, "cub::BlockReduce", K12, 16, Shape::MultiPass) },
 ];
 
 /// The copy kernel that measures the bandwidth ceiling (not a reduction: never in [`all`]).
@@ -113,6 +172,10 @@ pub static COPY: KernelSpec = KernelSpec {
     block_in_entry_name: false,
     elements_per_thread: 4,
     grid: GridRule::ResidentBlocks,
+    shape: Shape::MultiPass,
+    shared: Shared::Static,
+    dtypes: &[],
+    needs_cuda_headers: false,
 };
 
 /// Every registered kernel, in book order.
@@ -161,6 +224,16 @@ impl KernelSpec {
         block as u64 * self.elements_per_thread as u64
     }
 
+    /// Whether two runs on the same input give bitwise the same sum.
+    pub fn deterministic(&self, dtype: Dtype) -> bool {
+        self.shape != Shape::AtomicAdd || dtype == Dtype::I32
+    }
+
+    /// True if this kernel has an entry point for `dtype`.
+    pub fn supports(&self, dtype: Dtype) -> bool {
+        self.dtypes.contains(&dtype)
+    }
+
     /// Check `block` against this kernel's rules and the device's limits, before any launch.
     pub fn check_block(&self, block: u32, element_bytes: usize, device_max_threads: u32, device_max_shared: usize) -> Result<()> {
         let reject = |reason: String| Err(Error::InvalidBlockSize { kernel: self.name.to_string(), block, reason });
@@ -183,15 +256,28 @@ impl KernelSpec {
         Ok(())
     }
 
-    /// Dynamic shared memory per block: one element per thread.
+    /// Dynamic shared memory per block, for accumulators of `element_bytes`.
     pub fn shared_bytes(&self, block: u32, element_bytes: usize) -> usize {
-        block as usize * element_bytes
+        match self.shared {
+            Shared::PerThread => block as usize * element_bytes,
+            Shared::Static => 0,
+        }
     }
 
     /// The source as NVRTC receives it: each `#include "header"` of a registered header replaced
     /// by the header's text (once), so no include path is needed. `#line` directives keep the
     /// original file names and line numbers, so compiler errors and compute-sanitizer reports
     /// point into the real files.
+    /// NVRTC options this kernel needs beyond the base ones: the CUDA include path, if it
+    /// includes CUDA headers.
+    pub fn compile_options(&self) -> Result<Vec<String>> {
+        if self.needs_cuda_headers {
+            Ok(crate::nvrtc::include_options(&crate::nvrtc::cuda_include_dir()?))
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
     pub fn full_source(&self) -> String {
         let mut included = Vec::new();
         let mut out = String::new();
@@ -230,7 +316,7 @@ mod tests {
         for (i, k) in all().iter().enumerate() {
             assert!(all()[..i].iter().all(|other| other.name != k.name), "duplicate {}", k.name);
             // Entry points come from INSTANTIATE(...) macros, so look for the macro argument.
-            assert!(k.source.contains("INSTANTIATE"),
+            assert!(k.source.contains("INSTANTIATE") || k.source.contains("FOR_EACH_DTYPE("),
                 "{} instantiates nothing", k.file);
             assert!(k.source.contains(k.name), "{} does not mention {}", k.file, k.name);
         }

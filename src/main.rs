@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   reduction info
-  reduction sum   --kernel NAME [--block 256] [--n 1048576] [--dtype f32|i32] [--runs 1] [--seed 1]
+  reduction sum   --kernel NAME [--block 256] [--n 1048576] [--dtype f32|i32|f64|f16|bf16] [--runs 1] [--seed 1]
   reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32] [--block 256]
                   [--out plots/data] [--quick]
   reduction bench --plot-only           redraw every chart and table from plots/data, no GPU
@@ -116,11 +116,14 @@ fn sum(args: &[String]) -> Outcome {
     let n = opts.number("n", 1 << 20)?;
     let runs = opts.number("runs", 1)?;
     let seed = opts.number("seed", 1)? as u64;
-    let dtype = Dtype::parse(opts.get("dtype").unwrap_or("f32")).ok_or("--dtype must be f32 or i32")?;
+    let dtype = Dtype::parse(opts.get("dtype").unwrap_or("f32")).ok_or("--dtype must be f32, i32, f64, f16 or bf16")?;
     let gpu = Gpu::open()?;
     let wrong = match dtype {
         Dtype::F32 => sum_runs::<f32>(&gpu, kernel, block, n, runs, seed)?,
         Dtype::I32 => sum_runs::<i32>(&gpu, kernel, block, n, runs, seed)?,
+        Dtype::F64 => sum_runs::<f64>(&gpu, kernel, block, n, runs, seed)?,
+        Dtype::F16 => sum_runs::<half::f16>(&gpu, kernel, block, n, runs, seed)?,
+        Dtype::BF16 => sum_runs::<half::bf16>(&gpu, kernel, block, n, runs, seed)?,
     };
     println!("{kernel} {} n={n} block={block}: {wrong} of {runs} runs wrong", dtype.name());
     Ok(if wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) })

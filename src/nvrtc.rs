@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 use cudarc::nvrtc::{result, sys};
 use std::ffi::{CStr, CString};
+use std::path::{Path, PathBuf};
 
 /// Options every kernel is compiled with. `-lineinfo` lets compute-sanitizer and ncu name the
 /// source line of a report; it does not change the generated code.
@@ -24,6 +25,39 @@ pub fn available() -> Result<()> {
                 .into(),
         ))
     }
+}
+
+/// Where the CUDA headers are, for kernels that include cooperative groups or CUB: the folder
+/// named by `CUDA_INCLUDE_DIR`, else the toolkit's `/usr/local/cuda/include`, else the
+/// `include` folder beside a pip-installed NVRTC on `LD_LIBRARY_PATH` (`pip install
+/// nvidia-cuda-runtime nvidia-cuda-cccl` puts the headers there).
+pub fn cuda_include_dir() -> Result<PathBuf> {
+    let has_headers = |dir: &Path| dir.join("cooperative_groups.h").is_file();
+    if let Some(dir) = std::env::var_os("CUDA_INCLUDE_DIR").map(PathBuf::from) {
+        return if has_headers(&dir) {
+            Ok(dir)
+        } else {
+            Err(Error::NoCudaHeaders(format!("CUDA_INCLUDE_DIR={} has no cooperative_groups.h", dir.display())))
+        };
+    }
+    let beside_libraries = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    let candidates = std::iter::once(PathBuf::from("/usr/local/cuda/include"))
+        .chain(beside_libraries.split(':').filter(|d| !d.is_empty()).map(|lib| Path::new(lib).join("../include")));
+    for dir in candidates {
+        if has_headers(&dir) {
+            return Ok(dir);
+        }
+    }
+    Err(Error::NoCudaHeaders(
+        "no cooperative_groups.h in $CUDA_INCLUDE_DIR, /usr/local/cuda/include, or beside libnvrtc on LD_LIBRARY_PATH \
+         (install the CUDA toolkit, or `pip install nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85`)"
+            .into(),
+    ))
+}
+
+/// NVRTC options that put the CUDA headers, and CCCL's (CUB), on the include path.
+pub fn include_options(dir: &Path) -> Vec<String> {
+    vec![format!("--include-path={}", dir.display()), format!("--include-path={}", dir.join("cccl").display())]
 }
 
 /// NVRTC's version as (major, minor).
@@ -45,7 +79,7 @@ pub struct Compiled {
 }
 
 /// Compile `source` (named `file` in messages) to CUBIN for `arch` (for example `"sm_90"`).
-pub fn compile_cubin(file: &str, source: &str, arch: &str, extra_options: &[&str]) -> Result<Compiled> {
+pub fn compile_cubin(file: &str, source: &str, arch: &str, extra_options: &[String]) -> Result<Compiled> {
     available()?;
     let src = CString::new(source).map_err(|_| Error::Compile { file: file.into(), log: "source contains a NUL byte".into() })?;
     let name = CString::new(file).unwrap_or_else(|_| CString::new("kernel.cu").unwrap());
@@ -55,7 +89,11 @@ pub fn compile_cubin(file: &str, source: &str, arch: &str, extra_options: &[&str
 
     let mut options: Vec<String> = BASE_OPTIONS.iter().map(|s| s.to_string()).collect();
     options.push(format!("--gpu-architecture={arch}"));
-    options.extend(extra_options.iter().map(|s| s.to_string()));
+    options.extend(extra_options.iter().cloned());
+    // A developer's knob for experiments, e.g. REDUCTION_NVRTC_OPTIONS="-DVEC_UNROLL=8".
+    if let Ok(more) = std::env::var("REDUCTION_NVRTC_OPTIONS") {
+        options.extend(more.split_whitespace().map(str::to_string));
+    }
 
     // SAFETY: the program handle is live; options are owned strings converted by cudarc.
     let compiled = unsafe { result::compile_program(program.0, &options) };

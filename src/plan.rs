@@ -2,7 +2,7 @@
 //! each. Pure arithmetic, so it is tested without a GPU.
 
 use crate::error::{Error, Result};
-use crate::kernels::{GridRule, KernelSpec};
+use crate::kernels::{GridRule, KernelSpec, Shape};
 
 /// The largest grid.x a launch may have.
 pub const MAX_GRID: u64 = (1 << 31) - 1;
@@ -35,7 +35,8 @@ pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32
             });
         }
         passes.push(Pass { n: remaining, grid: grid as u32, block });
-        if grid == 1 {
+        // Single-pass kernels finish in this launch, whatever their grid.
+        if grid == 1 || kernel.shape != Shape::MultiPass {
             break;
         }
         remaining = grid;
@@ -84,6 +85,14 @@ mod tests {
         assert_eq!(grids("reduce7", 1 << 30, 256, 264), vec![264, 1]);
         // A small input uses fewer blocks than the GPU holds.
         assert_eq!(grids("reduce7", 1000, 256, 264), vec![2, 1]);
+    }
+
+    #[test]
+    fn single_pass_kernels_plan_one_launch() {
+        for name in ["reduce10_atomic", "reduce10_last_block", "reduce11_grid"] {
+            assert_eq!(grids(name, 1 << 30, 256, 264), vec![264], "{name}");
+            assert_eq!(grids(name, 100, 256, 264), vec![1], "{name}");
+        }
     }
 
     #[test]

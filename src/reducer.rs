@@ -1,44 +1,68 @@
-//! Sums a device buffer with one registered kernel, by kernel decomposition: repeated launches
-//! over the partial sums, all on the GPU, with no host round trip between passes and no
-//! allocation per pass.
+//! Sums a device buffer with one registered kernel. Multi-pass kernels reduce by kernel
+//! decomposition: repeated launches over the partial sums, all on the GPU, with no host round
+//! trip between passes and no allocation per pass. Single-pass kernels finish in one launch.
 
 use crate::element::Element;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
-use crate::kernels::{GridRule, KernelSpec};
+use crate::kernels::{GridRule, KernelSpec, Shape};
 use crate::plan::{plan_passes, Pass};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PushKernelArg};
 
-/// A kernel bound to a GPU, a block size and an element type, with its scratch buffers.
+/// The accumulator type of input type `T`.
+type Acc<T> = <T as Element>::Acc;
+
+/// A kernel bound to a GPU, a block size and an input type, with its scratch buffers.
 pub struct Reducer<T: Element> {
     gpu: Gpu,
     kernel: &'static KernelSpec,
     block: u32,
-    function: CudaFunction,
+    /// The entry point for the input type (`reduce9_f16`)...
+    first: CudaFunction,
+    /// ...and for the accumulator type, which later passes read (`reduce9_f32`).
+    rest: CudaFunction,
     resident_blocks: u32,
-    /// Partial sums ping-pong between these two; they only grow, so a reducer that is used
-    /// again allocates nothing.
-    scratch: [Option<CudaSlice<T>>; 2],
+    /// Multi-pass: partial sums ping-pong between the two. Single-pass: [0] is the result,
+    /// [1] the blocks' partial sums. They only grow, so a reducer used again allocates nothing.
+    scratch: [Option<CudaSlice<Acc<T>>>; 2],
+    /// The last-block kernel's ticket counter; it starts at zero and the kernel leaves it so.
+    ticket: Option<CudaSlice<u32>>,
 }
 
 impl<T: Element> Reducer<T> {
-    /// Check the block size against the kernel and the device, then compile (once per
-    /// process) and load the kernel's entry point.
+    /// Check the block size and the element type against the kernel and the device, then
+    /// compile (once per process) and load the kernel's entry points.
     pub fn new(gpu: &Gpu, kernel_name: &str, block: u32) -> Result<Self> {
         let kernel = crate::kernels::find(kernel_name)?;
+        if !kernel.supports(T::DTYPE) {
+            return Err(Error::InvalidLength {
+                kernel: kernel.name.to_string(),
+                n: 0,
+                reason: format!("it has no entry point for {} (it takes {:?})", T::SUFFIX, kernel.dtypes.iter().map(|d| d.name()).collect::<Vec<_>>()),
+            });
+        }
         let info = gpu.info();
-        kernel.check_block(block, std::mem::size_of::<T>(), info.max_threads_per_block, info.max_shared_memory_per_block)?;
-        let function = gpu.function(kernel, &kernel.entry_name::<T>(block))?;
+        let acc_bytes = std::mem::size_of::<Acc<T>>();
+        kernel.check_block(block, acc_bytes, info.max_threads_per_block, info.max_shared_memory_per_block)?;
+        let first = gpu.function(kernel, &kernel.entry_name::<T>(block))?;
+        let rest = gpu.function(kernel, &kernel.entry_name::<Acc<T>>(block))?;
         let resident_blocks = match kernel.grid {
             GridRule::OneBlockPerTile => u32::MAX,
             GridRule::ResidentBlocks => {
-                let per_sm = function
-                    .occupancy_max_active_blocks_per_multiprocessor(block, kernel.shared_bytes(block, std::mem::size_of::<T>()), None)
+                let per_sm = first
+                    .occupancy_max_active_blocks_per_multiprocessor(block, kernel.shared_bytes(block, acc_bytes), None)
                     .during("asking the occupancy calculator")?;
-                info.sm_count * per_sm.max(1)
+                if per_sm == 0 {
+                    return Err(Error::InvalidBlockSize {
+                        kernel: kernel.name.to_string(),
+                        block,
+                        reason: "not one block of this size fits on an SM (registers or shared memory)".into(),
+                    });
+                }
+                info.sm_count * per_sm
             }
         };
-        Ok(Reducer { gpu: gpu.clone(), kernel, block, function, resident_blocks, scratch: [None, None] })
+        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None })
     }
 
     pub fn kernel(&self) -> &'static KernelSpec {
@@ -55,25 +79,25 @@ impl<T: Element> Reducer<T> {
     }
 
     /// Sum a device buffer (or a view of one) and read the one value back.
-    pub fn sum(&mut self, input: &CudaView<'_, T>) -> Result<T> {
+    pub fn sum(&mut self, input: &CudaView<'_, T>) -> Result<Acc<T>> {
         match self.enqueue(input)? {
-            None => Ok(T::default()),
+            None => Ok(Acc::<T>::default()),
             Some(slot) => self.read_result(slot),
         }
     }
 
     /// Copy `host` to the GPU and sum it there.
-    pub fn sum_host(&mut self, host: &[T]) -> Result<T> {
+    pub fn sum_host(&mut self, host: &[T]) -> Result<Acc<T>> {
         if host.is_empty() {
-            return Ok(T::default());
+            return Ok(Acc::<T>::default());
         }
         let device = self.gpu.upload(host)?;
         self.sum(&device.as_view())
     }
 
-    /// Queue every pass of a sum and return which scratch buffer will hold the result in its
+    /// Queue every launch of a sum and return which scratch buffer will hold the result in its
     /// element 0 (`None` for an empty input: the sum is zero and nothing is launched). Nothing
-    /// waits for the GPU, so back-to-back calls can be timed.
+    /// waits for the GPU, so back-to-back calls can be timed, or captured into a graph.
     pub fn enqueue(&mut self, input: &CudaView<'_, T>) -> Result<Option<usize>> {
         let passes = self.plan(input.len())?;
         if passes.is_empty() {
@@ -82,81 +106,150 @@ impl<T: Element> Reducer<T> {
         self.ensure_scratch(&passes)?;
         // Taken out for the launches so that they can borrow self; put back whatever happens.
         let mut scratch = std::mem::take(&mut self.scratch);
-        let launched = self.launch_passes(&passes, input, &mut scratch);
+        let launched = match self.kernel.shape {
+            Shape::MultiPass => self.launch_passes(&passes, input, &mut scratch),
+            _ => self.launch_single_pass(passes[0], input, &mut scratch),
+        };
         self.scratch = scratch;
         launched?;
-        Ok(Some((passes.len() - 1) % 2))
+        Ok(Some(match self.kernel.shape {
+            Shape::MultiPass => (passes.len() - 1) % 2,
+            _ => 0,
+        }))
     }
 
-    fn launch_passes(&self, passes: &[Pass], input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<T>>; 2]) -> Result<()> {
+    fn launch_passes(&self, passes: &[Pass], input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2]) -> Result<()> {
         let [first, second] = scratch;
         let a = first.as_mut().expect("ensure_scratch sized it");
         let mut b = second.as_mut();
-        for i in 0..passes.len() {
+        let stream = self.gpu.stream();
+        for (i, pass) in passes.iter().enumerate() {
             // Pass 0 reads the input into a; then odd passes read a into b, even passes b into a.
-            let n = passes[i].n as usize;
+            let n = pass.n as usize;
             match (i, b.as_deref_mut()) {
-                (0, _) => self.launch(i, passes, input, a)?,
-                (i, Some(b)) if i % 2 == 1 => self.launch(i, passes, &a.slice(..n), b)?,
-                (_, Some(b)) => self.launch(i, passes, &b.slice(..n), a)?,
+                (0, _) => {
+                    let mut launch = stream.launch_builder(&self.first);
+                    launch.arg(input).arg(&mut *a).arg(&pass.n);
+                    self.fire(launch, i, passes)?;
+                }
+                (i, Some(b)) if i % 2 == 1 => {
+                    let source = a.slice(..n);
+                    let mut launch = stream.launch_builder(&self.rest);
+                    launch.arg(&source).arg(&mut *b).arg(&pass.n);
+                    self.fire(launch, i, passes)?;
+                }
+                (_, Some(b)) => {
+                    let source = b.slice(..n);
+                    let mut launch = stream.launch_builder(&self.rest);
+                    launch.arg(&source).arg(&mut *a).arg(&pass.n);
+                    self.fire(launch, i, passes)?;
+                }
                 (_, None) => unreachable!("ensure_scratch allocates b whenever there is a second pass"),
             }
         }
         Ok(())
     }
 
-    fn launch(&self, index: usize, passes: &[Pass], input: &CudaView<'_, T>, output: &mut CudaSlice<T>) -> Result<()> {
+    fn launch_single_pass(&mut self, pass: Pass, input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2]) -> Result<()> {
+        let [result, partials] = scratch;
+        let result = result.as_mut().expect("ensure_scratch sized it");
+        let passes = [pass];
+        let stream = self.gpu.stream().clone();
+        if self.kernel.shape == Shape::AtomicAdd {
+            // The blocks add into the result, so it must start at zero.
+            stream.memset_zeros(result).during("zeroing the result")?;
+        }
+        let mut launch = stream.launch_builder(&self.first);
+        launch.arg(input).arg(&mut *result).arg(&pass.n);
+        match self.kernel.shape {
+            Shape::AtomicAdd => self.fire(launch, 0, &passes),
+            Shape::LastBlock => {
+                let partials = partials.as_mut().expect("ensure_scratch sized it");
+                // Taken out so that the launch can borrow it while self is borrowed; put back.
+                let mut ticket = self.ticket.take().expect("ensure_scratch made it");
+                launch.arg(&mut *partials).arg(&mut ticket);
+                let fired = self.fire(launch, 0, &passes);
+                self.ticket = Some(ticket);
+                fired
+            }
+            Shape::GridSync => {
+                let partials = partials.as_mut().expect("ensure_scratch sized it");
+                launch.arg(&mut *partials);
+                self.fire(launch, 0, &passes)
+            }
+            Shape::MultiPass => unreachable!("multi-pass kernels go through launch_passes"),
+        }
+    }
+
+    /// Launch pass `index` of `passes`, whose arguments `launch` holds.
+    fn fire(&self, mut launch: LaunchArgs<'_>, index: usize, passes: &[Pass]) -> Result<()> {
         let pass = passes[index];
-        debug_assert_eq!(input.len() as u64, pass.n);
-        debug_assert!(output.len() >= pass.grid as usize);
-        let shared = self.kernel.shared_bytes(self.block, std::mem::size_of::<T>()) as u32;
+        let shared = self.kernel.shared_bytes(self.block, std::mem::size_of::<Acc<T>>()) as u32;
         let config = LaunchConfig { grid_dim: (pass.grid, 1, 1), block_dim: (pass.block, 1, 1), shared_mem_bytes: shared };
-        let n = pass.n;
-        let stream = self.gpu.stream();
-        let mut launch = stream.launch_builder(&self.function);
-        launch.arg(input).arg(output).arg(&n);
-        // SAFETY: every entry point takes (const T* in, T* out, u64 n); `input` holds n
-        // elements and `output` at least `grid` (one per block); the dynamic shared memory is
-        // the one element per thread that the kernel's tree indexes.
-        unsafe { launch.launch(config) }.during(&format!(
+        let during = || format!(
             "launching {} (pass {} of {}, grid {}, block {})",
             self.kernel.entry_name::<T>(self.block), index + 1, passes.len(), pass.grid, pass.block
-        ))?;
+        );
+        // SAFETY: the arguments match the entry's signature for this kernel's shape (see
+        // kernels::Shape): the input holds n elements, the output at least `grid` (multi-pass)
+        // or one (single-pass), partials `grid`, and the ticket one counter at zero; dynamic
+        // shared memory is what Shared says the kernel indexes. A cooperative launch is
+        // refused by the driver if the grid cannot be resident at once.
+        unsafe {
+            if self.kernel.shape == Shape::GridSync {
+                launch.launch_cooperative(config)
+            } else {
+                launch.launch(config)
+            }
+        }
+        .map_err(|e| Error::Cuda { during: during(), message: e.to_string() })?;
         Ok(())
     }
 
     /// Read element 0 of a scratch buffer that [`Reducer::enqueue`] named. Waits for the GPU,
     /// so a kernel fault surfaces here as an error.
-    pub fn read_result(&self, slot: usize) -> Result<T> {
+    pub fn read_result(&self, slot: usize) -> Result<Acc<T>> {
         let buffer = self.scratch[slot].as_ref().ok_or_else(|| Error::Cuda {
             during: "reading a result".into(),
             message: format!("scratch buffer {slot} was never written"),
         })?;
-        let mut value = [T::default()];
+        let mut value = [Acc::<T>::default()];
         self.gpu.stream().memcpy_dtoh(&buffer.slice(0..1), &mut value).during("copying the sum back")?;
         self.gpu.synchronize()?;
         Ok(value[0])
     }
 
-    /// Size the scratch buffers for an input of `n` values and fill them with [`Element::POISON`],
-    /// so that a result nothing wrote cannot pass for a sum.
+    /// Size the scratch buffers for an input of `n` values and fill them with
+    /// [`Element::POISON`], so that a result nothing wrote cannot pass for a sum.
     pub fn poison_outputs(&mut self, n: usize) -> Result<()> {
         let passes = self.plan(n)?;
         self.ensure_scratch(&passes)?;
         for buffer in self.scratch.iter_mut().flatten() {
-            self.gpu.fill(buffer, T::POISON)?;
+            self.gpu.fill(buffer, <Acc<T> as Element>::POISON)?;
         }
         Ok(())
     }
 
+    /// How many values each scratch buffer must hold for these passes.
+    fn scratch_sizes(&self, passes: &[Pass]) -> [usize; 2] {
+        let most = |slot: usize| passes.iter().skip(slot).step_by(2).map(|p| p.grid as usize).max().unwrap_or(0);
+        match self.kernel.shape {
+            // Pass i writes passes[i].grid values into buffer i % 2.
+            Shape::MultiPass => [most(0), most(1)],
+            Shape::AtomicAdd => [1, 0],
+            Shape::LastBlock | Shape::GridSync => [1, most(0)],
+        }
+    }
+
     fn ensure_scratch(&mut self, passes: &[Pass]) -> Result<()> {
-        // Pass i writes passes[i].grid values into buffer i % 2.
-        for (slot, need) in [0usize, 1].into_iter().map(|s| (s, passes.iter().skip(s).step_by(2).map(|p| p.grid as usize).max())) {
-            let Some(need) = need else { continue };
-            if self.scratch[slot].as_ref().is_none_or(|b| b.len() < need) {
+        for (slot, need) in self.scratch_sizes(passes).into_iter().enumerate() {
+            if need > 0 && self.scratch[slot].as_ref().is_none_or(|b| b.len() < need) {
                 self.scratch[slot] = None; // free first, so that growth never holds both
-                self.scratch[slot] = Some(self.gpu.alloc::<T>(need)?);
+                self.scratch[slot] = Some(self.gpu.alloc::<Acc<T>>(need)?);
             }
+        }
+        if self.kernel.shape == Shape::LastBlock && self.ticket.is_none() {
+            self.ticket = Some(self.gpu.stream().alloc_zeros::<u32>(1).during("allocating the ticket counter")?);
         }
         Ok(())
     }

@@ -38,8 +38,9 @@ if has sanitize; then
   for tool in memcheck racecheck synccheck initcheck; do
     echo "=== compute-sanitizer --tool $tool"
     for t in $B/tests/test-gpu $B/tests/test-snippets; do
+      # f32, i32 and f16 cover every code path the other element types share.
       MAX_TEST_N=65537 REQUIRE_GPU=1 timeout 300 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-        "$t" > "$OUT/sanitize-$tool-$(basename $t).log" 2>&1
+        "$t" --skip ::f64:: --skip ::bf16:: > "$OUT/sanitize-$tool-$(basename $t).log" 2>&1
       rc=$?
       echo "$tool $(basename $t): exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool-$(basename $t).log" | tail -1); $(grep 'test result' "$OUT/sanitize-$tool-$(basename $t).log" | tail -1)"
       [ $rc = 0 ] || status=1

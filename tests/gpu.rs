@@ -29,25 +29,73 @@ fn sizes() -> Vec<usize> {
 }
 
 /// Sum fresh data of length n with every block size the kernel takes; poison outputs first.
-fn check_kernel<T: Checked>(gpu: &Gpu, kernel: &'static kernels::KernelSpec, n: usize, seed: u64) -> Result<(), Failed> {
-    let xs = T::random(n, seed);
+/// `shift` > 0 sums a view that starts that many elements into the buffer (misaligned for
+/// 16-byte loads).
+fn check_kernel<T: Checked>(gpu: &Gpu, kernel: &'static kernels::KernelSpec, n: usize, shift: usize, seed: u64) -> Result<(), Failed> {
+    let xs = T::random(n + shift, seed);
     let input = gpu.upload(&xs)?;
+    let view = input.slice(shift..);
+    let reference = T::reference(&xs[shift..]);
     for block in kernel.block_sizes() {
         let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
         reducer.poison_outputs(n)?;
-        let got = reducer.sum(&input.as_view())?;
-        T::check_sum(got, &xs).map_err(|e| format!("{} block {block}: {e}", kernel.name))?;
+        let got = reducer.sum(&view)?;
+        T::check(got, &reference).map_err(|e| format!("{} block {block}: {e}", kernel.name))?;
     }
     Ok(())
 }
 
+/// A GPU trial for a kernel: also ignored, with the reason, where the kernel needs CUDA
+/// headers that this machine lacks (unless REQUIRE_GPU=1, where it fails).
+fn kernel_trial(kernel: &'static kernels::KernelSpec, name: String, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
+    if kernel.needs_cuda_headers && !common::gpu_required() {
+        if let Err(why) = reduction::nvrtc::cuda_include_dir() {
+            return Trial::ignorable_test(name, move || Ok(libtest_mimic::Completion::ignored_with(why.to_string())));
+        }
+    }
+    gpu_trial(name, body)
+}
+
 fn correctness_trials<T: Checked>(trials: &mut Vec<Trial>) {
-    for kernel in kernels::correct() {
+    for kernel in kernels::correct().filter(|k| k.supports(T::DTYPE)) {
         for n in sizes() {
             let name = format!("{}::{}::n={n}", kernel.name, T::SUFFIX);
             let seed = trial_seed(&name);
-            trials.push(gpu_trial(name, move |gpu| check_kernel::<T>(gpu, kernel, n, seed)));
+            trials.push(kernel_trial(kernel, name, move |gpu| check_kernel::<T>(gpu, kernel, n, 0, seed)));
         }
+        // Kernels that load 16 bytes at a time must handle a view that starts anywhere.
+        if kernel.elements_per_thread >= 16 {
+            for n in [1usize, 2, 3, 5, 7, 9, 1000, (1 << 20) + 7] {
+                for shift in 1..=3 {
+                    let name = format!("{}::{}::shifted_by_{shift}::n={n}", kernel.name, T::SUFFIX);
+                    let seed = trial_seed(&name);
+                    trials.push(kernel_trial(kernel, name, move |gpu| check_kernel::<T>(gpu, kernel, n, shift, seed)));
+                }
+            }
+        }
+    }
+}
+
+/// Deterministic kernels give bitwise the same sum, run after run, on the same input.
+fn determinism_trials(trials: &mut Vec<Trial>) {
+    for kernel in kernels::correct().filter(|k| k.deterministic(reduction::Dtype::F32)) {
+        let name = format!("determinism::{}::f32_20_runs", kernel.name);
+        let seed = trial_seed(&name);
+        trials.push(kernel_trial(kernel, name, move |gpu| {
+            let n = (1 << 24) + 3;
+            let xs = f32::random(n, seed);
+            let input = gpu.upload(&xs)?;
+            let block = kernel.block_sizes().find(|&b| b >= 256).unwrap_or(kernel.max_block);
+            let mut reducer = Reducer::<f32>::new(gpu, kernel.name, block)?;
+            let first = reducer.sum(&input.as_view())?;
+            for run in 1..20 {
+                let again = reducer.sum(&input.as_view())?;
+                if again.to_bits() != first.to_bits() {
+                    return Err(format!("run {run} gave {again:e}, run 0 gave {first:e}").into());
+                }
+            }
+            Ok(())
+        }));
     }
 }
 
@@ -63,6 +111,10 @@ fn error_trials(trials: &mut Vec<Trial>) {
             }
         }
         Ok(())
+    }));
+    trials.push(gpu_trial("errors::element_type_without_an_entry_point", |gpu| match Reducer::<f64>::new(gpu, "reduce1", 256) {
+        Err(e @ Error::InvalidLength { .. }) if e.to_string().contains("no entry point for f64") => Ok(()),
+        other => Err(format!("expected a refusal of f64 for reduce1, got {:?}", other.err()).into()),
     }));
     trials.push(gpu_trial("errors::unknown_kernel_is_named", |gpu| match Reducer::<i32>::new(gpu, "reduce0", 256) {
         Err(Error::UnknownKernel(name)) if name == "reduce0" => Ok(()),
@@ -109,6 +161,10 @@ fn main() {
     })];
     correctness_trials::<i32>(&mut trials);
     correctness_trials::<f32>(&mut trials);
+    correctness_trials::<f64>(&mut trials);
+    correctness_trials::<half::f16>(&mut trials);
+    correctness_trials::<half::bf16>(&mut trials);
+    determinism_trials(&mut trials);
     error_trials(&mut trials);
     common::run(trials)
 }

@@ -14,7 +14,7 @@ fn main() {
     for (file, kernel) in kernels::files() {
         for arch in ARCHES {
             trials.push(nvrtc_trial(format!("compile::{arch}::{file}"), move || {
-                let compiled = nvrtc::compile_cubin(file, &kernel.full_source(), arch, &[])?;
+                let compiled = nvrtc::compile_cubin(file, &kernel.full_source(), arch, &kernel.compile_options()?)?;
                 // The CUBIN is an ELF image; an empty or foreign blob would load nowhere.
                 if !compiled.cubin.starts_with(b"\x7fELF") {
                     return Err(format!("{file}: NVRTC returned {} bytes that are not an ELF CUBIN", compiled.cubin.len()).into());
