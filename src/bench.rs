@@ -20,7 +20,8 @@ pub struct BenchConfig {
     pub sizes: Vec<usize>,
     pub kernels: Vec<&'static KernelSpec>,
     pub dtypes: Vec<Dtype>,
-    pub block: u32,
+    /// Threads per block for every kernel; `None`: each kernel's preferred block at each size.
+    pub block: Option<u32>,
     /// Sizes also measured with the input left in L2 (the same buffer every time), to show
     /// what the cache does; Harris's 2^22 ints fit in an H200's L2.
     pub resident_sizes: Vec<usize>,
@@ -43,7 +44,7 @@ impl BenchConfig {
             sizes: BenchConfig::default_sizes(),
             kernels: crate::kernels::all().iter().collect(),
             dtypes: Dtype::CLASSIC.to_vec(),
-            block: 256,
+            block: None,
             resident_sizes: vec![1 << 22],
             target_ms: 3.0,
             seed: 2007,
@@ -198,15 +199,15 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
 
     for kernel in config.kernels.iter().filter(|k| k.supports(T::DTYPE)) {
         let started = Instant::now();
-        let block = config.block.clamp(kernel.min_block, kernel.max_block);
-        let mut reducer = match Reducer::<T>::new(gpu, kernel.name, block) {
-            Err(e @ Error::NoCudaHeaders(_)) => {
+        if kernel.needs_cuda_headers {
+            if let Err(e) = crate::nvrtc::cuda_include_dir() {
                 note(bar, format!("skipped {}: {e}", kernel.name));
                 bar.inc((config.sizes.len() + config.resident_sizes.len()) as u64);
                 continue;
             }
-            other => other?,
-        };
+        }
+        // One reducer per block size used, made when first needed.
+        let mut reducers: Vec<Reducer<T>> = Vec::new();
         let measured: Vec<(usize, Cache)> = config.sizes.iter().map(|&n| (n, Cache::Rotated))
             .chain(config.resident_sizes.iter().map(|&n| (n, Cache::Resident)))
             .collect();
@@ -218,6 +219,14 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
                     kernel.name, T::SUFFIX, crate::error::human_bytes(n * std::mem::size_of::<T>())));
                 continue;
             }
+            let block = config.block.unwrap_or_else(|| kernel.preferred_block(n)).clamp(kernel.min_block, kernel.max_block);
+            let reducer = match reducers.iter().position(|r| r.block() == block) {
+                Some(i) => &mut reducers[i],
+                None => {
+                    reducers.push(Reducer::<T>::new(gpu, kernel.name, block)?);
+                    reducers.last_mut().unwrap()
+                }
+            };
             // Correct before fast: poisoned outputs, a fresh input, the reference.
             reducer.poison_outputs(n)?;
             let got = reducer.sum(&pool.view(n, 0, cache))?;

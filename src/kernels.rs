@@ -224,6 +224,15 @@ impl KernelSpec {
         block as u64 * self.elements_per_thread as u64
     }
 
+    /// The block size the benchmark uses at `n` when none is asked for: 256 for Harris's
+    /// kernels (his table compares like with like); for the 16-byte kernels, 1024 threads once
+    /// the input is large enough to keep every SM busy with them, 256 below (fewer, smaller
+    /// blocks finish a small input sooner). Measured on the H200; see the modern chapters.
+    pub fn preferred_block(&self, n: usize) -> u32 {
+        let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
+        block.clamp(self.min_block, self.max_block)
+    }
+
     /// Whether two runs on the same input give bitwise the same sum.
     pub fn deterministic(&self, dtype: Dtype) -> bool {
         self.shape != Shape::AtomicAdd || dtype == Dtype::I32

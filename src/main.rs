@@ -14,7 +14,7 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   reduction info
   reduction sum   --kernel NAME [--block 256] [--n 1048576] [--dtype f32|i32|f64|f16|bf16] [--runs 1] [--seed 1]
-  reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32] [--block 256]
+  reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32,...] [--block B]
                   [--out plots/data] [--quick]
   reduction bench --plot-only           redraw every chart and table from plots/data, no GPU
 
@@ -164,7 +164,7 @@ fn run_bench(args: &[String]) -> Outcome {
     if let Some(list) = opts.get("dtype") {
         config.dtypes = list.split(',').map(|d| Dtype::parse(d).ok_or(format!("unknown dtype {d:?}"))).collect::<Result<_, _>>()?;
     }
-    config.block = opts.number("block", config.block as usize)? as u32;
+    config.block = opts.get("block").map(parse_size).transpose()?.map(|b| b as u32);
     config.seed = opts.number("seed", config.seed as usize)? as u64;
     let out_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data"));
 

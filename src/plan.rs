@@ -25,6 +25,8 @@ pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32
         let tiles = remaining.div_ceil(kernel.tile(block));
         let grid = match kernel.grid {
             GridRule::OneBlockPerTile => tiles,
+            // One block loops over any number of partial sums: the second pass is one block.
+            GridRule::ResidentBlocks if !passes.is_empty() => 1,
             GridRule::ResidentBlocks => tiles.min(resident_blocks.max(1) as u64),
         };
         if grid > MAX_GRID {
@@ -83,6 +85,8 @@ mod tests {
     fn resident_grid_is_capped_by_the_gpu_and_finishes_in_two_launches() {
         // 132 SMs x 2 resident blocks: the first pass never exceeds 264 blocks.
         assert_eq!(grids("reduce7", 1 << 30, 256, 264), vec![264, 1]);
+        // However many partial sums, one block finishes them.
+        assert_eq!(grids("reduce7", 1 << 30, 256, 132 * 8), vec![1056, 1]);
         // A small input uses fewer blocks than the GPU holds.
         assert_eq!(grids("reduce7", 1000, 256, 264), vec![2, 1]);
     }
