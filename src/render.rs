@@ -32,11 +32,11 @@ pub fn book_gpu<'a>(data_dir: &Path, data: &'a [(Machine, Vec<Row>)]) -> Option<
 pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     let data_dir = root.join("plots/data");
     let data = load_all(&data_dir)?;
+    let book = book_gpu(&data_dir, &data)
+        .ok_or_else(|| io_error(&data_dir, "no results file (*.csv) to draw from; `reduction bench` writes one"))?;
     let mut written = Vec::new();
-    if let Some(book) = book_gpu(&data_dir, &data) {
-        written.extend(crate::tables::write_all(book, &root.join("book/generated"))?);
-        written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
-    }
+    written.extend(crate::tables::write_all(book, &root.join("book/generated"))?);
+    written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
     written.extend(crate::diagrams::draw_all(&root.join("plots/diagrams"))?);
     Ok(written)
 }

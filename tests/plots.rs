@@ -1,0 +1,324 @@
+//! The charts and diagrams: drawn from the committed H200 measurements and from a two-GPU
+//! fixture, every SVG is well-formed XML that names its GPU and every series it should show; the
+//! pictures committed under `plots/` are exactly what the committed data draws; bad data is an
+//! error, never a panic. None of this needs a GPU.
+
+mod common;
+
+use libtest_mimic::{Failed, Trial};
+use reduction::render::{book_gpu, load_all, render_all};
+use reduction::results::{read_csv, write_csv, Cache, Machine, Row};
+use reduction::Error;
+use std::path::{Path, PathBuf};
+
+const CHARTS: [&str; 4] = ["time.svg", "bandwidth.svg", "speedup.svg", "gpus.svg"];
+/// Each diagram, and the kernel whose addressing it draws.
+const DIAGRAMS: [(&str, &str); 3] =
+    [("interleaved_divergent.svg", "reduce1"), ("interleaved_strided.svg", "reduce2"), ("sequential.svg", "reduce3")];
+
+fn root() -> PathBuf {
+    // Under cargo the manifest dir; in the GPU bundle, the directory it is run from.
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if manifest.join("book.toml").exists() { manifest } else { PathBuf::from(".") }
+}
+
+fn fixture_dir() -> PathBuf {
+    root().join("tests/fixtures/plots")
+}
+
+/// A scratch project root with `plots/data/`, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Result<Scratch, Failed> {
+        let dir = std::env::temp_dir().join(format!("reduction-plots-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("plots/data"))?;
+        Ok(Scratch(dir))
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        self.0.join("plots/data")
+    }
+
+    /// Copy every file of `from` (the CSVs and book-gpu.txt) into this root's data dir.
+    fn with_data_of(self, from: &Path) -> Result<Scratch, Failed> {
+        for entry in std::fs::read_dir(from)?.flatten() {
+            if entry.path().is_file() {
+                std::fs::copy(entry.path(), self.data_dir().join(entry.file_name()))?;
+            }
+        }
+        Ok(self)
+    }
+
+    fn render(&self) -> Result<Vec<PathBuf>, Failed> {
+        render_all(&self.0).map_err(|e| format!("render_all failed: {e}").into())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The text of every `<text>` element, after checking the file parses as an `<svg>` document.
+fn svg_texts(path: &Path) -> Result<Vec<String>, Failed> {
+    let xml = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc = roxmltree::Document::parse(&xml).map_err(|e| format!("{} is not well-formed XML: {e}", path.display()))?;
+    if doc.root_element().tag_name().name() != "svg" {
+        return Err(format!("{}: the root element is not <svg>", path.display()).into());
+    }
+    Ok(doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.descendants().filter(|d| d.is_text()).filter_map(|d| d.text()).collect::<String>().trim().to_string())
+        .collect())
+}
+
+/// Every label in `wanted` must be the start of some text in `path`.
+fn expect_labels(path: &Path, wanted: &[String]) -> Result<(), Failed> {
+    let texts = svg_texts(path)?;
+    let missing: Vec<&String> = wanted.iter().filter(|w| !texts.iter().any(|t| t.starts_with(w.as_str()))).collect();
+    if missing.is_empty() { Ok(()) } else { Err(format!("{} does not show {missing:?}", path.display()).into()) }
+}
+
+fn contains_text(path: &Path, wanted: &str) -> Result<(), Failed> {
+    if svg_texts(path)?.iter().any(|t| t.contains(wanted)) {
+        Ok(())
+    } else {
+        Err(format!("{} does not mention {wanted:?}", path.display()).into())
+    }
+}
+
+fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Render a copy of `data_dir` and check each picture against the rows it was drawn from.
+fn check_render(name: &str, data_dir: &Path, book_override: Option<&str>) -> Result<(), Failed> {
+    let scratch = Scratch::new(name)?.with_data_of(data_dir)?;
+    if let Some(slug) = book_override {
+        std::fs::write(scratch.data_dir().join("book-gpu.txt"), format!("{slug}\n"))?;
+    }
+    let written = scratch.render()?;
+    let data = load_all(&scratch.data_dir())?;
+    let (machine, rows) = book_gpu(&scratch.data_dir(), &data).ok_or("no book GPU")?;
+    if book_override.is_some_and(|slug| reduction::results::slug(&machine.gpu) != slug) {
+        return Err(format!("the book shows {}, not {book_override:?}", machine.gpu).into());
+    }
+    let plots = scratch.0.join("plots");
+    for file in CHARTS {
+        let path = plots.join(file);
+        if !written.contains(&path) {
+            return Err(format!("{file} was not drawn (drew {written:?})").into());
+        }
+        contains_text(&path, &machine.gpu)?;
+    }
+    check_sweeps(&plots, machine, rows)?;
+    check_speedup(&plots.join("speedup.svg"), rows)?;
+    let best_per_gpu: Vec<String> = data.iter().map(|(m, _)| format!("{}: ", m.gpu)).collect();
+    expect_labels(&plots.join("gpus.svg"), &best_per_gpu)?;
+    for (file, kernel) in DIAGRAMS {
+        let path = plots.join("diagrams").join(file);
+        if !written.contains(&path) {
+            return Err(format!("{file} was not drawn").into());
+        }
+        contains_text(&path, &format!("({kernel})"))?;
+    }
+    Ok(())
+}
+
+/// time.svg and bandwidth.svg: one labelled series per kernel measured on f32 with rotated
+/// inputs, the copy, and the peak floor exactly when the peak is known.
+fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Failed> {
+    let swept = rows.iter().filter(|r| r.dtype == "f32" && r.cache == Cache::Rotated);
+    let kernels = distinct(swept.clone().filter(|r| r.status != "ceiling").map(|r| r.kernel.as_str()));
+    if kernels.is_empty() {
+        return Err("the data has no f32 rotated kernel rows; this check would prove nothing".into());
+    }
+    let mut labels: Vec<String> = kernels.iter().map(|k| format!("{k}: ")).collect();
+    let has_copy = swept.clone().any(|r| r.status == "ceiling");
+    if has_copy {
+        labels.push("copy floor".into());
+    }
+    expect_labels(&plots.join("time.svg"), &labels)?;
+    let peak_drawn = svg_texts(&plots.join("time.svg"))?.iter().any(|t| t.starts_with("peak floor"));
+    if peak_drawn != machine.peak_gbps.is_some() {
+        return Err(format!("time.svg: peak floor drawn = {peak_drawn}, but the peak is {:?}", machine.peak_gbps).into());
+    }
+    labels.retain(|l| l != "copy floor");
+    if has_copy {
+        labels.push("copy: ".into());
+    }
+    expect_labels(&plots.join("bandwidth.svg"), &labels)
+}
+
+/// speedup.svg: every correct kernel measured on 2^22 ints names its group, each cache mode
+/// measured there has its legend entry, and no historical kernel (the racy reduce5_volatile)
+/// is among them.
+fn check_speedup(path: &Path, rows: &[Row]) -> Result<(), Failed> {
+    let at_harris_size = |r: &&Row| r.dtype == "i32" && r.n == 1 << 22;
+    let harris: Vec<&Row> = rows.iter().filter(at_harris_size).filter(|r| r.status == "correct").collect();
+    let mut labels = distinct(harris.iter().map(|r| r.kernel.as_str()));
+    labels.extend(distinct(harris.iter().map(|r| r.cache.name())));
+    expect_labels(path, &labels)?;
+    let texts = svg_texts(path)?;
+    let historical = rows.iter().filter(at_harris_size).filter(|r| r.status == "historical");
+    match historical.map(|r| r.kernel.as_str()).find(|k| texts.iter().any(|t| t == k)) {
+        Some(kernel) => Err(format!("speedup.svg shows {kernel}, which is historical; Harris's table uses the correct form").into()),
+        None => Ok(()),
+    }
+}
+
+/// Every picture under plots/ equals a fresh render of plots/data, and none is left over.
+fn committed_pictures_are_current() -> Result<(), Failed> {
+    let committed = root().join("plots");
+    let scratch = Scratch::new("committed")?.with_data_of(&committed.join("data"))?;
+    let written = scratch.render()?;
+    let fresh = scratch.0.join("plots");
+    let mut stale = Vec::new();
+    for path in written.iter().filter(|p| p.extension().is_some_and(|e| e == "svg")) {
+        let relative = path.strip_prefix(&fresh).map_err(|_| format!("{} drawn outside plots/", path.display()))?;
+        match std::fs::read_to_string(committed.join(relative)) {
+            Ok(old) if same_picture(&old, &std::fs::read_to_string(path)?) => {}
+            Ok(_) => stale.push(format!("plots/{} differs", relative.display())),
+            Err(_) => stale.push(format!("plots/{} is missing", relative.display())),
+        }
+    }
+    for dir in [committed.clone(), committed.join("diagrams")] {
+        for entry in std::fs::read_dir(&dir)?.flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(&committed).unwrap_or(&path).to_path_buf();
+            if path.extension().is_some_and(|e| e == "svg") && !written.contains(&fresh.join(&relative)) {
+                stale.push(format!("plots/{} is not drawn from the data any more", relative.display()));
+            }
+        }
+    }
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}; run `cargo run -- bench --plot-only` and commit plots/", stale.join("; ")).into())
+    }
+}
+
+/// The same bytes, or — where another platform's `ln` and `powf` round a pixel the other way, or
+/// git turned line ends into CRLF — the same elements and texts, with attribute numbers (pixel
+/// positions) within one of each other. Every label is text and compared exactly, so a changed
+/// measurement still shows as a difference.
+fn same_picture(committed: &str, fresh: &str) -> bool {
+    if committed == fresh {
+        return true;
+    }
+    let (Ok(a), Ok(b)) = (roxmltree::Document::parse(committed), roxmltree::Document::parse(fresh)) else {
+        return false;
+    };
+    let (a, b): (Vec<_>, Vec<_>) = (a.descendants().collect(), b.descendants().collect());
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|(x, y)| {
+            x.tag_name() == y.tag_name()
+                && x.text().map(str::trim) == y.text().map(str::trim)
+                && x.attributes().len() == y.attributes().len()
+                && x.attributes().zip(y.attributes()).all(|(p, q)| p.name() == q.name() && within_a_pixel(p.value(), q.value()))
+        })
+}
+
+fn within_a_pixel(a: &str, b: &str) -> bool {
+    let (a, b) = (tokens(a), tokens(b));
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|(x, y)| match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(x), Ok(y)) => (x - y).abs() <= 1.0,
+            _ => x == y,
+        })
+}
+
+/// Runs of digits (with sign and point) and runs of everything else.
+fn tokens(text: &str) -> Vec<&str> {
+    let numeric = |c: char| c.is_ascii_digit() || c == '.' || c == '-';
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices().skip(1) {
+        let prev = text[..i].chars().next_back().unwrap_or(c);
+        if numeric(c) != numeric(prev) {
+            out.push(&text[start..i]);
+            start = i;
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+fn same_bytes_twice() -> Result<(), Failed> {
+    let first = Scratch::new("twice-a")?.with_data_of(&fixture_dir())?;
+    let second = Scratch::new("twice-b")?.with_data_of(&fixture_dir())?;
+    let (a, b) = (first.render()?, second.render()?);
+    for (x, y) in a.iter().zip(&b) {
+        if std::fs::read(x)? != std::fs::read(y)? {
+            return Err(format!("{} is not the same from the same data", x.display()).into());
+        }
+    }
+    Ok(())
+}
+
+/// `render_all` on `scratch` must fail with an `Error::Io` whose path contains `path_part`.
+fn expect_io_error(scratch: &Scratch, path_part: &str) -> Result<(), Failed> {
+    match render_all(&scratch.0) {
+        Err(Error::Io { path, message }) if path.contains(path_part) => {
+            eprintln!("refused as expected: {path}: {message}");
+            Ok(())
+        }
+        Err(other) => Err(format!("expected an I/O error naming {path_part}, got: {other}").into()),
+        Ok(written) => Err(format!("expected an error, but drew {written:?}").into()),
+    }
+}
+
+fn fixture_text(file: &str) -> Result<String, Failed> {
+    Ok(std::fs::read_to_string(fixture_dir().join(file))?)
+}
+
+fn main() {
+    let mut trials = vec![
+        Trial::test("render::committed_h200_data", || check_render("h200", &root().join("plots/data"), None)),
+        Trial::test("render::fixture_two_gpus_book_alpha_with_a_missing_size", || {
+            check_render("alpha", &fixture_dir(), Some("fixture-gpu-alpha"))
+        }),
+        Trial::test("render::fixture_two_gpus_book_beta_with_unknown_peak", || {
+            check_render("beta", &fixture_dir(), Some("fixture-gpu-beta"))
+        }),
+        Trial::test("render::committed_pictures_equal_a_fresh_render", committed_pictures_are_current),
+        Trial::test("render::same_data_same_bytes", same_bytes_twice),
+        Trial::test("render::a_moved_point_or_label_is_a_different_picture", || {
+            let svg = "<svg>\n<text x=\"10\" y=\"20\">\nreduce7: 1.56×\n</text>\n<circle cx=\"100\" cy=\"200\"/>\n</svg>\n";
+            let nudged = svg.replace("cx=\"100\"", "cx=\"101\"").replace('\n', "\r\n");
+            let moved = svg.replace("cy=\"200\"", "cy=\"203\"");
+            let relabelled = svg.replace("1.56", "1.57");
+            let checks = [(&nudged, true), (&moved, false), (&relabelled, false)];
+            match checks.iter().find(|(other, same)| same_picture(svg, other) != *same) {
+                None => Ok(()),
+                Some((other, same)) => Err(format!("same_picture({svg:?}, {other:?}) should be {same}").into()),
+            }
+        }),
+    ];
+    trials.push(Trial::test("errors::malformed_csv", || {
+        let scratch = Scratch::new("malformed")?;
+        let broken = fixture_text("fixture-gpu-alpha.csv")?.replacen(",f32,1048576,", ",f32,many,", 1);
+        std::fs::write(scratch.data_dir().join("broken.csv"), broken)?;
+        expect_io_error(&scratch, "broken.csv")
+    }));
+    trials.push(Trial::test("errors::empty_data_dir", || expect_io_error(&Scratch::new("empty")?, "plots/data")));
+    trials.push(Trial::test("errors::zero_time_cannot_be_drawn", || {
+        let scratch = Scratch::new("zero")?;
+        let (machine, mut rows) = read_csv(&fixture_dir().join("fixture-gpu-alpha.csv"))?;
+        let row = rows.iter_mut().find(|r| r.kernel == "reduce1" && r.dtype == "f32").ok_or("no reduce1 f32 row")?;
+        row.median_us = 0.0;
+        write_csv(&scratch.data_dir().join("zero.csv"), &machine, &rows)?;
+        expect_io_error(&scratch, "time.svg")
+    }));
+    common::run(trials)
+}
