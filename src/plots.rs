@@ -29,8 +29,10 @@ type Drawn<T = ()> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>
 pub fn draw_all(data: &[(Machine, Vec<Row>)], book: &(Machine, Vec<Row>), plots_dir: &Path) -> Result<Vec<PathBuf>> {
     let all_gpus = if data.is_empty() { std::slice::from_ref(book) } else { data };
     let figures = [
-        ("time.svg", Figure::Lines(time_chart(book))),
-        ("bandwidth.svg", Figure::Lines(bandwidth_chart(book))),
+        ("time.svg", Figure::Lines(time_chart(book, Part::Harris))),
+        ("bandwidth.svg", Figure::Lines(bandwidth_chart(book, Part::Harris))),
+        ("time_modern.svg", Figure::Lines(time_chart(book, Part::Modern))),
+        ("bandwidth_modern.svg", Figure::Lines(bandwidth_chart(book, Part::Modern))),
         ("speedup.svg", Figure::Bars(speedup_chart(book))),
         ("gpus.svg", Figure::Lines(gpus_chart(all_gpus))),
     ];
@@ -168,8 +170,34 @@ struct LineChart {
 }
 
 /// The rows the charts against N use: one element type, inputs rotated past L2.
-fn swept(rows: &[Row]) -> Vec<&Row> {
-    rows.iter().filter(|r| r.dtype == SWEEP_DTYPE && r.cache == Cache::Rotated).collect()
+/// Which kernels a chart shows: Harris's seven, or kernel 7 and everything after it with the
+/// library peer (one chart of all of them would have too many lines to read). The copy is in
+/// both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Harris,
+    Modern,
+}
+
+impl Part {
+    fn shows(self, row: &Row) -> bool {
+        match self {
+            _ if is_copy(row) => true,
+            Part::Harris => (1..=7).contains(&row.chapter) && row.status != "peer",
+            Part::Modern => row.chapter >= 7 || row.status == "peer",
+        }
+    }
+
+    fn caption(self) -> &'static str {
+        match self {
+            Part::Harris => "Harris's kernels",
+            Part::Modern => "modern kernels",
+        }
+    }
+}
+
+fn swept(rows: &[Row], part: Part) -> Vec<&Row> {
+    rows.iter().filter(|r| r.dtype == SWEEP_DTYPE && r.cache == Cache::Rotated && part.shows(r)).collect()
 }
 
 /// One series per kernel of `rows` (historical ones dashed), valued by `value`. Looks follow
@@ -199,22 +227,22 @@ fn copy_rows<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
 }
 
 /// Harris's "performance comparison" for this GPU: time per sum, with the two floors under it.
-fn time_chart((machine, all): &(Machine, Vec<Row>)) -> LineChart {
-    let rows = swept(all);
+fn time_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
+    let rows = swept(all, part);
     let kernels: Vec<&Row> = rows.iter().copied().filter(|r| !is_copy(r)).collect();
     let mut series = kernel_series(all, &kernels, |r| r.median_us);
     let copies = copy_rows(&rows);
     if !copies.is_empty() {
         // Reading N values at the copy's measured bandwidth: as fast as this GPU moves them.
         let floor = points(&copies, |r| read_bytes(r) / (r.gbps() * 1e9) * 1e6);
-        series.push(Series { label: "copy floor: N values read at the copy's bandwidth".into(), points: floor, look: COPY_LOOK });
+        series.push(Series { label: "copy pace: N values at the copy kernel's bandwidth".into(), points: floor, look: COPY_LOOK });
     }
     if let Some(peak) = peak_gbps(machine) {
         let floor = dedup_x(points(&rows, |r| read_bytes(r) / (peak * 1e9) * 1e6));
         series.push(Series { label: format!("peak floor: N values read at {peak:.0} GB/s (theoretical)"), points: floor, look: PEAK_LOOK });
     }
     LineChart {
-        title: format!("Time per sum vs N, {} ({SWEEP_DTYPE}, inputs rotated past L2)", machine.gpu),
+        title: format!("Time per sum vs N, {}: {} ({SWEEP_DTYPE}, inputs rotated past L2)", machine.gpu, part.caption()),
         y_desc: "median time per sum (µs)".into(),
         y_axis: Axis::Log,
         y_reach: 0.0,
@@ -231,8 +259,8 @@ fn dedup_x(mut points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 
 /// Achieved bandwidth of every kernel and of the copy, as a share of the theoretical peak (or
 /// in GB/s where the peak is unknown).
-fn bandwidth_chart((machine, all): &(Machine, Vec<Row>)) -> LineChart {
-    let rows = swept(all);
+fn bandwidth_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
+    let rows = swept(all, part);
     let peak = peak_gbps(machine);
     let (scale, y_reach, y_desc) = match peak {
         Some(p) => (100.0 / p, 100.0, format!("achieved bandwidth (% of the {p:.0} GB/s peak)")),
@@ -244,7 +272,7 @@ fn bandwidth_chart((machine, all): &(Machine, Vec<Row>)) -> LineChart {
         series.push(Series { label: format!("copy: {}", first.title), points: points(&copies, |r| r.gbps() * scale), look: COPY_LOOK });
     }
     LineChart {
-        title: format!("Bandwidth vs N, {} ({SWEEP_DTYPE}, inputs rotated past L2)", machine.gpu),
+        title: format!("Bandwidth vs N, {}: {} ({SWEEP_DTYPE}, inputs rotated past L2)", machine.gpu, part.caption()),
         y_desc,
         y_axis: Axis::Linear,
         y_reach,
@@ -259,7 +287,7 @@ fn gpus_chart(data: &[(Machine, Vec<Row>)]) -> LineChart {
         .iter()
         .enumerate()
         .filter_map(|(i, (machine, rows))| {
-            let rows = swept(rows);
+            let rows: Vec<&Row> = rows.iter().filter(|r| r.dtype == SWEEP_DTYPE && r.cache == Cache::Rotated).collect();
             let correct = rows.iter().copied().filter(|r| r.status == "correct");
             let best = correct.max_by(|a, b| a.gbps().total_cmp(&b.gbps()))?;
             let mine: Vec<&Row> = rows.iter().copied().filter(|r| r.kernel == best.kernel).collect();
@@ -663,8 +691,8 @@ mod tests {
     fn copy_floor_is_the_read_half_of_the_copy_at_its_bandwidth() {
         // A copy of 2^20 values in 10 µs moves 8 MiB; reading 4 MiB at that rate takes 5 µs.
         let rows = vec![row("copy", 0, "ceiling", 1 << 20, Cache::Rotated, 10.0), row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0)];
-        let chart = time_chart(&(machine(None), rows));
-        let floor = chart.series.iter().find(|s| s.label.starts_with("copy floor")).unwrap();
+        let chart = time_chart(&(machine(None), rows), Part::Harris);
+        let floor = chart.series.iter().find(|s| s.label.starts_with("copy pace")).unwrap();
         assert_eq!(floor.points.len(), 1);
         assert!((floor.points[0].1 - 5.0).abs() < 1e-9, "{:?}", floor.points);
         assert!(!chart.series.iter().any(|s| s.label.starts_with("peak floor")), "no peak, no peak line");
@@ -688,7 +716,7 @@ mod tests {
             row("reduce5_volatile", 5, "historical", 1024, Cache::Rotated, 3.0),
             row("reduce3", 3, "correct", 1024, Cache::Resident, 1.0), // not rotated: left out
         ];
-        let chart = time_chart(&(machine(None), rows));
+        let chart = time_chart(&(machine(None), rows), Part::Harris);
         let labels: Vec<&str> = chart.series.iter().map(|s| s.label.split(':').next().unwrap()).collect();
         assert_eq!(labels, ["reduce1", "reduce5", "reduce5_volatile"]);
         assert_eq!(chart.series[0].points, vec![(1024.0, 5.0), (2048.0, 9.0)], "sorted by N");
@@ -729,7 +757,7 @@ mod tests {
     #[test]
     fn a_zero_time_is_refused_not_drawn() {
         let rows = vec![row("reduce1", 1, "correct", 1024, Cache::Rotated, 0.0)];
-        let err = Figure::Lines(time_chart(&(machine(None), rows))).render().unwrap_err();
+        let err = Figure::Lines(time_chart(&(machine(None), rows), Part::Harris)).render().unwrap_err();
         assert!(err.contains("reduce1") && err.contains("1024"), "{err}");
     }
 

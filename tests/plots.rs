@@ -11,7 +11,7 @@ use reduction::results::{read_csv, write_csv, Cache, Machine, Row};
 use reduction::Error;
 use std::path::{Path, PathBuf};
 
-const CHARTS: [&str; 4] = ["time.svg", "bandwidth.svg", "speedup.svg", "gpus.svg"];
+const CHARTS: [&str; 6] = ["time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg"];
 /// Each diagram, and the kernel whose addressing it draws.
 const DIAGRAMS: [(&str, &str); 3] =
     [("interleaved_divergent.svg", "reduce1"), ("interleaved_strided.svg", "reduce2"), ("sequential.svg", "reduce3")];
@@ -135,29 +135,36 @@ fn check_render(name: &str, data_dir: &Path, book_override: Option<&str>) -> Res
     Ok(())
 }
 
-/// time.svg and bandwidth.svg: one labelled series per kernel measured on f32 with rotated
-/// inputs, the copy, and the peak floor exactly when the peak is known.
+/// time.svg and bandwidth.svg (Harris's kernels, chapters 1–7) and their `_modern` versions
+/// (chapter 7 on, and the library peer): one labelled series per kernel measured on f32 with
+/// rotated inputs, the copy, and the peak floor exactly when the peak is known.
 fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Failed> {
-    let swept = rows.iter().filter(|r| r.dtype == "f32" && r.cache == Cache::Rotated);
-    let kernels = distinct(swept.clone().filter(|r| r.status != "ceiling").map(|r| r.kernel.as_str()));
-    if kernels.is_empty() {
-        return Err("the data has no f32 rotated kernel rows; this check would prove nothing".into());
+    let harris = |r: &Row| (1..=7).contains(&r.chapter) && r.status != "peer";
+    let modern = |r: &Row| r.chapter >= 7 || r.status == "peer";
+    for (suffix, shows) in [("", &harris as &dyn Fn(&Row) -> bool), ("_modern", &modern)] {
+        let swept = rows.iter().filter(|r| r.dtype == "f32" && r.cache == Cache::Rotated);
+        let kernels = distinct(swept.clone().filter(|r| r.status != "ceiling" && shows(r)).map(|r| r.kernel.as_str()));
+        if kernels.is_empty() {
+            return Err(format!("the data has no f32 rotated kernel rows for time{suffix}.svg; this check would prove nothing").into());
+        }
+        let (time, bandwidth) = (plots.join(format!("time{suffix}.svg")), plots.join(format!("bandwidth{suffix}.svg")));
+        let mut labels: Vec<String> = kernels.iter().map(|k| format!("{k}: ")).collect();
+        let has_copy = swept.clone().any(|r| r.status == "ceiling");
+        if has_copy {
+            labels.push("copy pace".into());
+        }
+        expect_labels(&time, &labels)?;
+        let peak_drawn = svg_texts(&time)?.iter().any(|t| t.starts_with("peak floor"));
+        if peak_drawn != machine.peak_gbps.is_some() {
+            return Err(format!("time{suffix}.svg: peak floor drawn = {peak_drawn}, but the peak is {:?}", machine.peak_gbps).into());
+        }
+        labels.retain(|l| l != "copy pace");
+        if has_copy {
+            labels.push("copy: ".into());
+        }
+        expect_labels(&bandwidth, &labels)?;
     }
-    let mut labels: Vec<String> = kernels.iter().map(|k| format!("{k}: ")).collect();
-    let has_copy = swept.clone().any(|r| r.status == "ceiling");
-    if has_copy {
-        labels.push("copy floor".into());
-    }
-    expect_labels(&plots.join("time.svg"), &labels)?;
-    let peak_drawn = svg_texts(&plots.join("time.svg"))?.iter().any(|t| t.starts_with("peak floor"));
-    if peak_drawn != machine.peak_gbps.is_some() {
-        return Err(format!("time.svg: peak floor drawn = {peak_drawn}, but the peak is {:?}", machine.peak_gbps).into());
-    }
-    labels.retain(|l| l != "copy floor");
-    if has_copy {
-        labels.push("copy: ".into());
-    }
-    expect_labels(&plots.join("bandwidth.svg"), &labels)
+    Ok(())
 }
 
 /// speedup.svg: every correct kernel measured on 2^22 ints names its group, each cache mode
