@@ -7,7 +7,8 @@ use crate::error::{io_error, Result};
 use crate::results::{read_csv, Machine, Row};
 use std::path::{Path, PathBuf};
 
-/// Every results file under `plots/data/`, sorted by name.
+/// Every results file under `plots/data/`, sorted by name; files from the same GPU (the
+/// benchmark's and `plots/peers.py`'s) are merged, the first file's header kept.
 pub fn load_all(data_dir: &Path) -> Result<Vec<(Machine, Vec<Row>)>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir)
         .map_err(|e| io_error(data_dir, e))?
@@ -15,8 +16,17 @@ pub fn load_all(data_dir: &Path) -> Result<Vec<(Machine, Vec<Row>)>> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "csv"))
         .collect();
-    files.sort();
-    files.iter().map(|f| read_csv(f)).collect()
+    // The benchmark's own file first, so that its header (with the theoretical peak) is kept.
+    files.sort_by_key(|f| (f.to_string_lossy().ends_with("-peers.csv"), f.clone()));
+    let mut merged: Vec<(Machine, Vec<Row>)> = Vec::new();
+    for file in &files {
+        let (machine, rows) = read_csv(file)?;
+        match merged.iter_mut().find(|(m, _)| m.gpu == machine.gpu) {
+            Some((_, existing)) => existing.extend(rows),
+            None => merged.push((machine, rows)),
+        }
+    }
+    Ok(merged)
 }
 
 /// The GPU whose results the book shows: the one named in `plots/data/book-gpu.txt` (the
