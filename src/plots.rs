@@ -701,7 +701,7 @@ mod tests {
     #[test]
     fn peak_floor_reads_n_values_at_the_peak() {
         let rows = vec![row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0)];
-        let chart = time_chart(&(machine(Some(4000.0)), rows));
+        let chart = time_chart(&(machine(Some(4000.0)), rows), Part::Harris);
         let peak = chart.series.iter().find(|s| s.label.starts_with("peak floor")).unwrap();
         let expected_us = (4 << 20) as f64 / 4000e9 * 1e6;
         assert!((peak.points[0].1 - expected_us).abs() < 1e-9);
@@ -747,10 +747,10 @@ mod tests {
     #[test]
     fn bandwidth_is_a_percentage_of_the_peak_when_known() {
         let rows = vec![row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 2.0)];
-        let with_peak = bandwidth_chart(&(machine(Some(4194.304)), rows.clone()));
+        let with_peak = bandwidth_chart(&(machine(Some(4194.304)), rows.clone()), Part::Harris);
         let gbps = rows[0].gbps();
         assert!((with_peak.series[0].points[0].1 - 100.0 * gbps / 4194.304).abs() < 1e-9);
-        let without = bandwidth_chart(&(machine(None), rows));
+        let without = bandwidth_chart(&(machine(None), rows), Part::Harris);
         assert!((without.series[0].points[0].1 - gbps).abs() < 1e-9);
     }
 
