@@ -3,12 +3,16 @@
 //!   reduction info                          what the GPU is
 //!   reduction sum --kernel reduce3 ...      one kernel, checked against the reference
 //!   reduction bench [options]               measure every kernel, write plots/data/<gpu>.csv
+//!   reduction mistake NAME ...              one of the chapter's mistakes, in this process
+//!   reduction mistakes [options]            every mistake, each in a child process under a deadline
 
 use reduction::bench::{self, BenchConfig};
 use reduction::data::Checked;
 use reduction::results::{self, Machine, Row};
 use reduction::{kernels, Dtype, Gpu, Reducer};
-use std::path::PathBuf;
+use reduction::guard::{self, Class, Deadline, Observation};
+use reduction::mistakes::{self, Recorded, Records, RunOptions};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
@@ -17,15 +21,29 @@ const USAGE: &str = "usage:
   reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32,...] [--block B]
                   [--out plots/data] [--quick]
   reduction bench --plot-only           redraw every chart and table from plots/data, no GPU
+  reduction mistake NAME [--n 1048613] [--runs 20] [--seed 2007]
+                                        run one mistake in this process (what compute-sanitizer wraps)
+  reduction mistakes [--only NAME,...] [--n N] [--runs R] [--seed S] [--deadline 5] [--startup 60]
+                     [--record plots/data/mistakes/]
+                                        run every mistake in a child process under a deadline
+  reduction mistakes --list             the mistakes, and what each is expected to do
+  reduction mistakes --table-only       redraw the chapter's mistakes tables from plots/data, no GPU
 
 kernels: see `reduction info`. Sizes may be written 2^k.";
 
 fn main() -> ExitCode {
+    // A child process of `reduction mistakes`: run the mistake its environment names, report,
+    // and exit, before anything else (and without ever returning to the code below).
+    if let Some(code) = mistakes::run_child_if_asked() {
+        std::process::exit(code);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.first().map(String::as_str) {
         Some("info") => info(),
         Some("sum") => sum(&args[1..]),
         Some("bench") => run_bench(&args[1..]),
+        Some("mistake") => mistake(&args[1..]),
+        Some("mistakes") => run_mistakes(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -245,5 +263,119 @@ fn print_summary(machine: &Machine, rows: &[Row]) {
             let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
             println!("{n:>12}  {:<16} {:>11.2} {:>9.1} {pct:>7} {copy:>11}", best.kernel, best.median_us, best.gbps());
         }
+    }
+}
+
+/// The run options of `mistake` and `mistakes`: the defaults, or the flags.
+fn mistake_options(opts: &Options) -> Result<RunOptions, String> {
+    let defaults = RunOptions::default();
+    let options = RunOptions {
+        n: opts.number("n", defaults.n)?,
+        runs: opts.number("runs", defaults.runs)?,
+        seed: opts.number("seed", defaults.seed as usize)? as u64,
+    };
+    options.check()?;
+    Ok(options)
+}
+
+/// `reduction mistake NAME`: one mistake in this process, no guard. For compute-sanitizer,
+/// which must see the kernel run in the process it wraps.
+fn mistake(args: &[String]) -> Outcome {
+    let name = args.first().filter(|a| !a.starts_with("--")).ok_or("name a mistake: `reduction mistake NAME` (`reduction mistakes --list` shows them)")?;
+    let m = mistakes::find(name).ok_or_else(|| mistakes::unknown(name))?;
+    let opts = Options::parse(&args[1..], &["n", "runs", "seed"], &["allow-hang"])?;
+    let options = mistake_options(&opts)?;
+    if m.asserted == Some(Class::Hang) && !opts.flag("allow-hang") {
+        return Err(format!(
+            "{} hangs by design, and nothing here would stop it: run it under the guard \
+             (`reduction mistakes --only {}`), or pass --allow-hang and kill it yourself",
+            m.name, m.name
+        )
+        .into());
+    }
+    let gpu = Gpu::open()?;
+    let started = std::time::Instant::now();
+    let report = mistakes::run_in_process(&gpu, m, &options, || {})?;
+    let observed = Observation { report, startup: None, run_time: started.elapsed(), stderr_tail: String::new() };
+    println!("mistake {} ({}): {}", m.number, m.name, mistakes::what_it_did(m, &Recorded::new(m, &observed)));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `reduction mistakes`: every mistake (or `--only` some) in a child process of this program
+/// under a deadline, a table of what each did, and a check that this process's own GPU context
+/// still works. Fails when a mistake did not do what the book says it does.
+fn run_mistakes(args: &[String]) -> Outcome {
+    let opts = Options::parse(args, &["n", "runs", "seed", "deadline", "startup", "only", "record"], &["table-only", "list"])?;
+    if opts.flag("list") {
+        for m in mistakes::all() {
+            let expected = m.asserted.map(|c| c.name()).unwrap_or("(recorded only)");
+            println!("{:>2}  {:<26} {:<16} {}; caught by {}", m.number, m.name, expected, m.title.replace('`', ""), m.caught_by.replace('`', ""));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if opts.flag("table-only") {
+        for path in mistakes::write_mistakes_table(Path::new("plots/data"), Path::new("book/generated"))? {
+            println!("drew {}", path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut deadline = Deadline::from_env()?;
+    if let Some(d) = opts.get("deadline") {
+        deadline.run = guard::parse_seconds(d).map_err(|why| format!("--deadline {d:?}: {why}"))?;
+    }
+    if let Some(d) = opts.get("startup") {
+        deadline.startup = guard::parse_seconds(d).map_err(|why| format!("--startup {d:?}: {why}"))?;
+    }
+    let options = mistake_options(&opts)?;
+    let mut selected = mistakes::run_order();
+    if let Some(list) = opts.get("only") {
+        let wanted: Vec<&str> = list.split(',').map(str::trim).collect();
+        if let Some(bad) = wanted.iter().find(|w| mistakes::find(w).is_none()) {
+            return Err(mistakes::unknown(bad).into());
+        }
+        selected.retain(|m| wanted.contains(&m.name));
+    }
+    let record = opts.get("record").map(PathBuf::from).or_else(|| std::env::var_os(mistakes::RECORD_ENV).map(PathBuf::from));
+
+    // This process's own context: for the record's header and the last check. No broken
+    // kernel is ever loaded into it; each mistake runs in a child process of its own.
+    let gpu = Gpu::open()?;
+    let exe = std::env::current_exe()?;
+    println!("{}", gpu.info().name);
+    println!("{} mistakes, each in a child process: {} runs of n = {}, deadline {:.1} s after start-up ({:.0} s to start)\n",
+        selected.len(), options.runs, options.n, deadline.run.as_secs_f64(), deadline.startup.as_secs_f64());
+    println!("{:>2}  {:<26} {:<13} what it did", "#", "mistake", "outcome");
+    let (mut rows, mut unexpected) = (Vec::new(), Vec::new());
+    for m in selected {
+        let observed = mistakes::run_guarded(&exe, m, &options, deadline)?;
+        let recorded = Recorded::new(m, &observed);
+        println!("{:>2}  {:<26} {:<13} {}", m.number, m.name, recorded.outcome.name(), mistakes::what_it_did(m, &recorded));
+        if let Err(why) = m.verdict(&observed, deadline) {
+            println!("    UNEXPECTED: {why}");
+            unexpected.push(m.name);
+        }
+        rows.push(recorded);
+    }
+    rows.sort_by_key(|r| r.number);
+    if let Some(target) = record {
+        let path = mistakes::record_path(&target, &gpu.info().name);
+        let command = format!("reduction mistakes {}", args.join(" ")).trim().to_string();
+        mistakes::write_records(&path, &Records { header: mistakes::header(&gpu, &options, deadline, &command), rows })?;
+        println!("\nrecorded in {}", path.display());
+    }
+
+    let xs = <i32 as Checked>::random((1 << 20) + 37, 11);
+    let parent = Reducer::<i32>::new(&gpu, "reduce3", 256).and_then(|mut r| r.sum_host(&xs));
+    match parent.map_err(|e| e.to_string()).and_then(|got| i32::check_sum(got, &xs)) {
+        Ok(()) => println!("\nthis process's own GPU context still sums correctly"),
+        Err(why) => {
+            println!("\nthis process's own GPU context no longer sums: {why}");
+            unexpected.push("(the parent process)");
+        }
+    }
+    if unexpected.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(format!("not what the book says: {}", unexpected.join(", ")).into())
     }
 }

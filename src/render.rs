@@ -48,5 +48,6 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.extend(crate::tables::write_all(book, &root.join("book/generated"))?);
     written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
     written.extend(crate::diagrams::draw_all(&root.join("plots/diagrams"))?);
+    written.extend(crate::mistakes::write_mistakes_table(&data_dir, &root.join("book/generated"))?);
     Ok(written)
 }

@@ -3,7 +3,7 @@
 # test binaries, the four compute-sanitizer tools, and the benchmark. Build the bundle first on
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
-#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests bench sanitize (default: all)
+#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench sanitize (default: all)
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
 # whole of $OUT is also packed into that file after every stage, so that a run cut short by a
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
-stages=${*:-smoke tests bench sanitize}
+stages=${*:-smoke tests mistakes bench sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
 status=0
@@ -29,6 +29,30 @@ if has tests; then
   echo "=== tests (REQUIRE_GPU=1)"
   timeout 300 bash $B/run.sh > "$OUT/tests.log" 2>&1 || status=1
   grep -E "^=== |test result|FAILED|panicked|bundle result" "$OUT/tests.log" | head -40
+  pack
+fi
+
+if has mistakes; then
+  # The common-mistakes chapter: every broken kernel in a child process under a deadline (the
+  # test binary re-executes itself; a hang is killed), what each did recorded for the book, and
+  # the compute-sanitizer reports the chapter shows. Copy back:
+  #   $OUT/mistakes/<gpu>.csv      -> plots/data/mistakes/<gpu>.csv
+  #   $OUT/sanitizer/*.log         -> plots/data/sanitizer/
+  echo "=== mistakes (each in a child process under a deadline)"
+  mkdir -p "$OUT/mistakes" "$OUT/sanitizer"
+  REQUIRE_GPU=1 MISTAKES_RECORD="$OUT/mistakes/" timeout 600 $B/tests/test-mistakes > "$OUT/mistakes-tests.log" 2>&1 || status=1
+  grep -E "^observed:|^test gpu::|test result" "$OUT/mistakes-tests.log"
+  timeout 600 $B/bin/reduction mistakes > "$OUT/mistakes-cli.txt" 2>&1 || status=1
+  cat "$OUT/mistakes-cli.txt"
+  pack
+  # In this process, no guard: compute-sanitizer must see the kernels of the process it wraps.
+  timeout 300 compute-sanitizer --tool synccheck --print-limit 3 --show-backtrace no $B/bin/reduction mistake sync_in_branch --n 10000 --runs 1 > "$OUT/sanitizer/synccheck-sync_in_branch.log" 2>&1
+  echo "synccheck sync_in_branch: exit $?"
+  timeout 300 compute-sanitizer --tool racecheck --print-limit 3 --show-backtrace no $B/bin/reduction mistake warp_volatile_no_syncwarp --n 10000 --runs 1 > "$OUT/sanitizer/racecheck-warp_volatile_no_syncwarp.log" 2>&1
+  echo "racecheck warp_volatile_no_syncwarp: exit $?"
+  timeout 300 compute-sanitizer --tool memcheck --print-limit 3 --show-backtrace no $B/bin/reduction mistake second_load_unchecked --n 10000 --runs 1 > "$OUT/sanitizer/memcheck-second_load_unchecked.log" 2>&1
+  echo "memcheck second_load_unchecked: exit $?"
+  grep -HE "ERROR SUMMARY|RACECHECK SUMMARY|^mistake" "$OUT"/sanitizer/*.log
   pack
 fi
 

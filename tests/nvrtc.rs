@@ -11,7 +11,9 @@ const ARCHES: &[&str] = &["sm_80", "sm_90"];
 
 fn main() {
     let mut trials = Vec::new();
-    for (file, kernel) in kernels::files() {
+    // The correct kernels, and the broken ones of the mistakes chapter: a broken kernel must
+    // still compile, cleanly, or it shows nothing.
+    for (file, kernel) in kernels::files().into_iter().chain(reduction::mistakes::kernel_files()) {
         for arch in ARCHES {
             trials.push(nvrtc_trial(format!("compile::{arch}::{file}"), move || {
                 let compiled = nvrtc::compile_cubin(file, &kernel.full_source(), arch, &kernel.compile_options()?)?;
