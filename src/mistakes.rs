@@ -125,7 +125,7 @@ pub struct Mistake {
 static MISTAKES: &[Mistake] = &[
     Mistake {
         number: 1, name: "sync_in_branch", title: "`__syncthreads()` inside `if (tid < s)`",
-        caught_by: "compute-sanitizer synccheck", sanitizer: Some("synccheck"), asserted: None,
+        caught_by: "reading the code against the rule (synccheck is the tool for barriers: its verdict is below)", sanitizer: Some("synccheck"), asserted: None,
         kind: Kind::Passes { kernel: "sync_in_branch", block: 256, shared: SharedMemory::OnePerThread },
     },
     Mistake {

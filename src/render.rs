@@ -49,5 +49,6 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
     written.extend(crate::diagrams::draw_all(&root.join("plots/diagrams"))?);
     written.extend(crate::mistakes::write_mistakes_table(&data_dir, &root.join("book/generated"))?);
+    written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     Ok(written)
 }

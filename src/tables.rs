@@ -214,6 +214,44 @@ fn best_table(m: &Machine, rows: &[Row]) -> String {
     s
 }
 
+/// One sentence per compute-sanitizer log under `log_dir` (`plots/data/sanitizer/`), written to
+/// `out_dir/<log name>.md`: which tool ran, and what its summary line counted, so that prose
+/// about a sanitizer's verdict comes from its output.
+pub fn write_sanitizer_summaries(log_dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>> {
+    let Ok(entries) = std::fs::read_dir(log_dir) else { return Ok(Vec::new()) };
+    let mut logs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "log")).collect();
+    logs.sort();
+    std::fs::create_dir_all(out_dir).map_err(|e| io_error(out_dir, e))?;
+    let mut written = Vec::new();
+    for log in logs {
+        let text = std::fs::read_to_string(&log).map_err(|e| io_error(&log, e))?;
+        let path = out_dir.join(format!("{}.md", log.file_stem().unwrap().to_string_lossy()));
+        let name = log.file_stem().unwrap().to_string_lossy().to_string();
+        std::fs::write(&path, sanitizer_sentence(&format!("{name}\n{text}"))).map_err(|e| io_error(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// "compute-sanitizer's racecheck reported 3 hazards displayed (0 errors, 10 warnings)." The
+/// tool is the first one named in the text (the log's file name comes first).
+fn sanitizer_sentence(log: &str) -> String {
+    let tool = ["memcheck", "racecheck", "synccheck", "initcheck"]
+        .into_iter()
+        .filter_map(|t| log.find(t).map(|at| (at, t)))
+        .min()
+        .map_or("the sanitizer", |(_, t)| t);
+    let summary = log
+        .lines()
+        .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
+        .find(|s| !s.contains("not printed"));
+    match summary {
+        Some(summary) => format!("On the GPU this book was last measured on, compute-sanitizer's {tool} reported **{summary}**.\n"),
+        None if log.contains("not yet run") => "compute-sanitizer has not been run on this kernel yet; the log below says how.\n".to_string(),
+        None => format!("The {tool} log below has no summary line: the run did not finish.\n"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +281,17 @@ mod tests {
         assert!(table.contains("| 2.00× | 64.00× |"), "{table}");
         let split = speedup_split(&rows);
         assert!(split.contains("| 2^22 ints, rotated | 16.00× | 4.00× | 64.00× |"), "{split}");
+    }
+
+    #[test]
+    fn sanitizer_sentences_quote_the_summary_line() {
+        let race = "# compute-sanitizer --tool racecheck ...\n========= RACECHECK SUMMARY: 4 hazards displayed (0 errors, 10 warnings)\n";
+        assert!(sanitizer_sentence(race).contains("racecheck reported **4 hazards displayed (0 errors, 10 warnings)**"));
+        let sync = "========= COMPUTE-SANITIZER\nmistake 1 ...\n========= ERROR SUMMARY: 0 errors\n";
+        assert!(sanitizer_sentence(&format!("# --tool synccheck\n{sync}")).contains("synccheck reported **0 errors**"));
+        let mem = "========= ERROR SUMMARY: 209 errors\n========= ERROR SUMMARY: 206 errors were not printed.\n";
+        assert!(sanitizer_sentence(mem).contains("**209 errors**"));
+        assert!(sanitizer_sentence("killed\n").contains("did not finish"));
     }
 
     #[test]
