@@ -18,6 +18,7 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   reduction info
   reduction sum   --kernel NAME [--block 256] [--n 1048576] [--dtype f32|i32|f64|f16|bf16] [--runs 1] [--seed 1]
+                  [--same-input]        sum one input --runs times and count the distinct results
   reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32,...] [--block B]
                   [--out plots/data] [--quick]
   reduction bench --plot-only           redraw every chart and table from plots/data, no GPU
@@ -128,7 +129,8 @@ fn info() -> Outcome {
 }
 
 fn sum(args: &[String]) -> Outcome {
-    let opts = Options::parse(args, &["kernel", "block", "n", "dtype", "runs", "seed"], &[])?;
+    let opts = Options::parse(args, &["kernel", "block", "n", "dtype", "runs", "seed"], &["same-input"])?;
+    let same_input = opts.flag("same-input");
     let kernel = opts.get("kernel").ok_or("--kernel is required")?;
     let block = opts.number("block", 256)? as u32;
     let n = opts.number("n", 1 << 20)?;
@@ -137,21 +139,24 @@ fn sum(args: &[String]) -> Outcome {
     let dtype = Dtype::parse(opts.get("dtype").unwrap_or("f32")).ok_or("--dtype must be f32, i32, f64, f16 or bf16")?;
     let gpu = Gpu::open()?;
     let wrong = match dtype {
-        Dtype::F32 => sum_runs::<f32>(&gpu, kernel, block, n, runs, seed)?,
-        Dtype::I32 => sum_runs::<i32>(&gpu, kernel, block, n, runs, seed)?,
-        Dtype::F64 => sum_runs::<f64>(&gpu, kernel, block, n, runs, seed)?,
-        Dtype::F16 => sum_runs::<half::f16>(&gpu, kernel, block, n, runs, seed)?,
-        Dtype::BF16 => sum_runs::<half::bf16>(&gpu, kernel, block, n, runs, seed)?,
+        Dtype::F32 => sum_runs::<f32>(&gpu, kernel, block, n, runs, seed, same_input)?,
+        Dtype::I32 => sum_runs::<i32>(&gpu, kernel, block, n, runs, seed, same_input)?,
+        Dtype::F64 => sum_runs::<f64>(&gpu, kernel, block, n, runs, seed, same_input)?,
+        Dtype::F16 => sum_runs::<half::f16>(&gpu, kernel, block, n, runs, seed, same_input)?,
+        Dtype::BF16 => sum_runs::<half::bf16>(&gpu, kernel, block, n, runs, seed, same_input)?,
     };
     println!("{kernel} {} n={n} block={block}: {wrong} of {runs} runs wrong", dtype.name());
     Ok(if wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
-fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usize, seed: u64) -> Result<usize, Box<dyn std::error::Error>> {
+/// Sum `runs` fresh inputs (or, with `same_input`, one input `runs` times, counting the distinct
+/// results: a deterministic kernel gives one) and return how many sums were wrong.
+fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usize, seed: u64, same_input: bool) -> Result<usize, Box<dyn std::error::Error>> {
     let mut reducer = Reducer::<T>::new(gpu, kernel, block)?;
     let mut wrong = 0;
+    let mut distinct: Vec<String> = Vec::new();
     for run in 0..runs {
-        let xs = T::random(n, seed + run as u64);
+        let xs = T::random(n, if same_input { seed } else { seed + run as u64 });
         let input = gpu.upload(&xs)?;
         reducer.poison_outputs(n)?;
         let got = reducer.sum(&input.as_view())?;
@@ -159,6 +164,13 @@ fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usi
             wrong += 1;
             println!("run {run}: WRONG: {why}");
         }
+        let shown = format!("{got:?}");
+        if !distinct.contains(&shown) {
+            distinct.push(shown);
+        }
+    }
+    if same_input {
+        println!("{kernel} {} n={n} block={block}: {} distinct result(s) from {runs} runs on one input: {}", T::SUFFIX, distinct.len(), distinct.join(", "));
     }
     Ok(wrong)
 }

@@ -49,6 +49,14 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
     written.extend(crate::diagrams::draw_all(&root.join("plots/diagrams"))?);
     written.extend(crate::mistakes::write_mistakes_table(&data_dir, &root.join("book/generated"))?);
+    // Other element types, measured separately (`bench --dtype f64,f16,bf16 --out plots/data/types`).
+    let types = data_dir.join("types").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
+    if types.is_file() {
+        let (machine, rows) = read_csv(&types)?;
+        let path = root.join("book/generated/types.md");
+        std::fs::write(&path, crate::tables::types_table(&machine, &rows)).map_err(|e| io_error(&path, e))?;
+        written.push(path);
+    }
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     Ok(written)
 }

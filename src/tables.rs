@@ -50,6 +50,10 @@ pub fn write_all(book: &(Machine, Vec<Row>), out_dir: &Path) -> Result<Vec<PathB
     for (k, (kernel, _)) in CHANGES.iter().enumerate() {
         files.push((format!("kernel{}.md", k + 1), chapter_table(machine, rows, kernel)));
     }
+    for (kernel, previous) in MODERN_STEPS {
+        files.push((format!("{kernel}.md"), modern_step_table(machine, rows, kernel, previous)));
+    }
+    files.push(("modern.md".into(), modern_table(machine, rows)));
     files.push(("best.md".into(), best_table(machine, rows)));
     files.push(("kernel5_historical.md".into(), historical_kernel5(rows)));
 
@@ -144,6 +148,75 @@ fn speedup_split(rows: &[Row]) -> String {
             (Some(a), Some(c)) => writeln!(s, "| 2^{} ints, {} | {a:.2}× | {c:.2}× | {:.2}× |", n.trailing_zeros(), cache.name(), a * c).unwrap(),
             _ => writeln!(s, "| 2^{} ints, {} | not measured | | |", n.trailing_zeros(), cache.name()).unwrap(),
         }
+    }
+    s
+}
+
+/// Each modern kernel and the kernel its chapter improves on.
+const MODERN_STEPS: [(&str, &str); 8] = [
+    ("reduce8_last_warp", "reduce7"),
+    ("reduce8", "reduce8_last_warp"),
+    ("reduce9", "reduce8"),
+    ("reduce10_atomic", "reduce9"),
+    ("reduce10_last_block", "reduce9"),
+    ("reduce11", "reduce9"),
+    ("reduce11_grid", "reduce10_last_block"),
+    ("reduce12", "reduce9"),
+];
+
+/// The sizes the modern chapters compare at: where launch latency rules, the middle, and where
+/// bandwidth rules.
+const MODERN_SIZES: [usize; 5] = [1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30];
+
+/// A kernel's time next to the kernel its chapter improves on, f32 and i32, inputs rotated.
+fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previous: &str) -> String {
+    let mut s = String::new();
+    writeln!(s, "| input | {kernel} (µs) | GB/s | % of peak | {previous} (µs) | speed-up |\n|---|--:|--:|--:|--:|--:|").unwrap();
+    for dtype in ["f32", "i32"] {
+        for n in MODERN_SIZES {
+            let Some(r) = find(rows, kernel, dtype, n, Cache::Rotated) else { continue };
+            let before = find(rows, previous, dtype, n, Cache::Rotated)
+                .map(|p| format!("{:.2} | {:.2}× |", p.median_us, p.median_us / r.median_us))
+                .unwrap_or_else(|| " | |".into());
+            writeln!(s, "| 2^{} {dtype} | {:.2} | {:.1} | {} | {before}", n.trailing_zeros(), r.median_us, r.gbps(), pct_of_peak(m, r)).unwrap();
+        }
+    }
+    s
+}
+
+/// Every kernel from kernel 7 on, and the library peers, at the modern sizes (f32, rotated):
+/// time and, in brackets, the fraction of the theoretical peak.
+fn modern_table(m: &Machine, rows: &[Row]) -> String {
+    let mut kernels: Vec<(&str, &str, bool)> = Vec::new();
+    for r in rows.iter().filter(|r| r.dtype == "f32" && (r.chapter >= 7 || r.status == "peer")) {
+        if !kernels.iter().any(|(k, ..)| *k == r.kernel) {
+            kernels.push((&r.kernel, &r.title, r.status == "peer"));
+        }
+    }
+    kernels.sort_by_key(|(_, _, peer)| *peer); // the book's kernels first, then the libraries
+    let mut s = String::new();
+    let sizes: Vec<String> = MODERN_SIZES.iter().map(|n| format!("2^{}", n.trailing_zeros())).collect();
+    writeln!(s, "| kernel | {} |", sizes.join(" | ")).unwrap();
+    writeln!(s, "|---|{}", "--:|".repeat(MODERN_SIZES.len())).unwrap();
+    for (kernel, title, _) in kernels {
+        let cells: Vec<String> = MODERN_SIZES.iter().map(|&n| match find(rows, kernel, "f32", n, Cache::Rotated) {
+            Some(r) => format!("{:.2} µs ({})", r.median_us, pct_of_peak(m, r).replace(" %", "%")),
+            None => "–".into(),
+        }).collect();
+        writeln!(s, "| `{kernel}`: {title} | {} |", cells.join(" | ")).unwrap();
+    }
+    s
+}
+
+/// Half, single and double precision through the 16-byte kernels: the same number of values
+/// is a different number of bytes, and the bytes decide the time.
+pub fn types_table(m: &Machine, rows: &[Row]) -> String {
+    let mut s = String::new();
+    writeln!(s, "| kernel | type | n | time (µs) | GB/s | % of peak |\n|---|---|--:|--:|--:|--:|").unwrap();
+    let mut sorted: Vec<&Row> = rows.iter().filter(|r| r.cache == Cache::Rotated && r.n >= 1 << 28 && r.status == "correct").collect();
+    sorted.sort_by(|a, b| (&a.kernel, a.n, &a.dtype).cmp(&(&b.kernel, b.n, &b.dtype)));
+    for r in sorted {
+        writeln!(s, "| `{}` | {} | 2^{} | {:.2} | {:.1} | {} |", r.kernel, r.dtype, r.n.trailing_zeros(), r.median_us, r.gbps(), pct_of_peak(m, r)).unwrap();
     }
     s
 }
