@@ -118,6 +118,7 @@ impl<T: Element> Reducer<T> {
         }))
     }
 
+    // ANCHOR: passes
     fn launch_passes(&self, passes: &[Pass], input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2]) -> Result<()> {
         let [first, second] = scratch;
         let a = first.as_mut().expect("ensure_scratch sized it");
@@ -149,6 +150,7 @@ impl<T: Element> Reducer<T> {
         }
         Ok(())
     }
+    // ANCHOR_END: passes
 
     fn launch_single_pass(&mut self, pass: Pass, input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2]) -> Result<()> {
         let [result, partials] = scratch;
