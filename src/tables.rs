@@ -318,10 +318,14 @@ fn sanitizer_sentence(log: &str) -> String {
         .lines()
         .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
         .find(|s| !s.contains("not printed"));
+    let tests = log.lines().find_map(|l| l.strip_prefix("test result: ok. ")).and_then(|rest| rest.split(" passed").next().map(str::to_string));
+    let under = tests.map(|n| format!(" ({n} tests ran under it and passed)")).unwrap_or_default();
     match summary {
-        Some(summary) => format!("On the GPU this book was last measured on, compute-sanitizer's {tool} reported **{summary}**.\n"),
-        None if log.contains("not yet run") => "compute-sanitizer has not been run on this kernel yet; the log below says how.\n".to_string(),
-        None => format!("The {tool} log below has no summary line: the run did not finish.\n"),
+        Some(summary) => format!("On the GPU this book was last measured on, compute-sanitizer's {tool} reported **{summary}**{under}.\n"),
+        None => match log.lines().find_map(|l| l.strip_prefix("# not yet run: ")) {
+            Some(command) => format!("compute-sanitizer's {tool} has not been run here yet (`{command}`).\n"),
+            None => format!("The {tool} log has no summary line: the run did not finish.\n"),
+        },
     }
 }
 
@@ -365,6 +369,9 @@ mod tests {
         let mem = "========= ERROR SUMMARY: 209 errors\n========= ERROR SUMMARY: 206 errors were not printed.\n";
         assert!(sanitizer_sentence(mem).contains("**209 errors**"));
         assert!(sanitizer_sentence("killed\n").contains("did not finish"));
+        let suite = "memcheck\ntest result: ok. 2225 passed; 0 failed\n========= ERROR SUMMARY: 0 errors\n";
+        assert!(sanitizer_sentence(suite).contains("**0 errors** (2225 tests ran under it and passed)"));
+        assert!(sanitizer_sentence("initcheck\n# not yet run: compute-sanitizer --tool initcheck x\n").contains("has not been run here yet (`compute-sanitizer --tool initcheck x`)"));
     }
 
     #[test]
