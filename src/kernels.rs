@@ -38,6 +38,8 @@ pub enum Shape {
 pub enum Shared {
     /// One accumulator per thread (the shared-memory trees of kernels 1–7).
     PerThread,
+    /// One per thread and one padding word per 32 (kernel 2 without bank conflicts).
+    PerThreadPadded,
     /// None: the kernel declares what it needs (one word per warp) statically.
     Static,
 }
@@ -108,6 +110,7 @@ const K9: (&str, &str) = kernel_file!("09_vectorized.cu");
 const K10: (&str, &str) = kernel_file!("10_single_pass.cu");
 const K11: (&str, &str) = kernel_file!("11_cooperative_groups.cu");
 const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
+const K14: (&str, &str) = kernel_file!("14_accuracy.cu");
 
 const fn spec(
     name: &'static str,
@@ -140,6 +143,7 @@ const fn modern(name: &'static str, chapter: u32, title: &'static str, file: (&'
 static KERNELS: &[KernelSpec] = &[
     spec("reduce1", 1, "interleaved, divergent", K1, 32, false, 1, GridRule::OneBlockPerTile),
     spec("reduce2", 2, "interleaved, strided index", K2, 32, false, 1, GridRule::OneBlockPerTile),
+    KernelSpec { shared: Shared::PerThreadPadded, ..spec("reduce2_padded", 2, "strided index, padded shared array", K2, 32, false, 1, GridRule::OneBlockPerTile) },
     spec("reduce3", 3, "sequential addressing", K3, 32, false, 1, GridRule::OneBlockPerTile),
     spec("reduce4", 4, "first add during load", K4, 32, false, 2, GridRule::OneBlockPerTile),
     KernelSpec {
@@ -157,6 +161,7 @@ static KERNELS: &[KernelSpec] = &[
     KernelSpec { needs_cuda_headers: true, ..modern("reduce11", 11, "cooperative groups: cg::reduce", K11, 16, Shape::MultiPass) },
     KernelSpec { needs_cuda_headers: true, ..modern("reduce11_grid", 11, "cooperative groups: grid.sync", K11, 16, Shape::GridSync) },
     KernelSpec { min_block: 64, block_in_entry_name: true, needs_cuda_headers: true, ..modern("reduce12", 12, "cub::BlockReduce", K12, 16, Shape::MultiPass) },
+    KernelSpec { dtypes: &[Dtype::F32], ..modern("reduce_kahan", 14, "compensated (Kahan-Neumaier) sums", K14, 1, Shape::MultiPass) },
 ];
 
 /// The copy kernel that measures the bandwidth ceiling (not a reduction: never in [`all`]).
@@ -269,6 +274,7 @@ impl KernelSpec {
     pub fn shared_bytes(&self, block: u32, element_bytes: usize) -> usize {
         match self.shared {
             Shared::PerThread => block as usize * element_bytes,
+            Shared::PerThreadPadded => (block as usize + block as usize / 32) * element_bytes,
             Shared::Static => 0,
         }
     }
@@ -325,7 +331,7 @@ mod tests {
         for (i, k) in all().iter().enumerate() {
             assert!(all()[..i].iter().all(|other| other.name != k.name), "duplicate {}", k.name);
             // Entry points come from INSTANTIATE(...) macros, so look for the macro argument.
-            assert!(k.source.contains("INSTANTIATE") || k.source.contains("FOR_EACH_DTYPE("),
+            assert!(k.source.contains("INSTANTIATE") || k.source.contains("FOR_EACH_DTYPE(") || k.source.contains("ENTRY_IN_OUT_N("),
                 "{} instantiates nothing", k.file);
             assert!(k.source.contains(k.name), "{} does not mention {}", k.file, k.name);
         }

@@ -13,6 +13,7 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
+pub mod accuracy;
 pub mod bench;
 pub mod data;
 pub mod diagrams;

@@ -22,6 +22,8 @@ const USAGE: &str = "usage:
   reduction bench [--sizes 2^10,2^20,...] [--kernels reduce1,...] [--dtype f32,i32,...] [--block B]
                   [--out plots/data] [--quick]
   reduction bench --plot-only           redraw every chart and table from plots/data, no GPU
+  reduction accuracy [--max 2^30] [--seeds 3] [--out plots/data]
+                                        relative error of f32/f16/bf16 sums by every method
   reduction mistake NAME [--n 1048613] [--runs 20] [--seed 2007]
                                         run one mistake in this process (what compute-sanitizer wraps)
   reduction mistakes [--only NAME,...] [--n N] [--runs R] [--seed S] [--deadline 5] [--startup 60]
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Some("info") => info(),
         Some("sum") => sum(&args[1..]),
         Some("bench") => run_bench(&args[1..]),
+        Some("accuracy") => run_accuracy(&args[1..]),
         Some("mistake") => mistake(&args[1..]),
         Some("mistakes") => run_mistakes(&args[1..]),
         Some("-h" | "--help" | "help") => {
@@ -224,6 +227,26 @@ fn run_bench(args: &[String]) -> Outcome {
     if opts.get("out").is_none() {
         // The book now shows this GPU: its tables and charts are redrawn from the new data.
         std::fs::write(out_dir.join("book-gpu.txt"), format!("{slug}\n"))?;
+        return render();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_accuracy(args: &[String]) -> Outcome {
+    let opts = Options::parse(args, &["max", "seeds", "out"], &[])?;
+    let max = opts.number("max", 1 << 30)?;
+    let seeds = opts.number("seeds", 3)? as u64;
+    let sizes: Vec<usize> = (10..=30).step_by(2).map(|k| 1usize << k).filter(|&n| n <= max).collect();
+    let gpu = Gpu::open()?;
+    eprintln!("{}", gpu.info());
+    let rows = reduction::accuracy::run(&gpu, &sizes, seeds)?;
+    let data_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data"));
+    let path = reduction::accuracy::book_file(&data_dir, &gpu.info().name);
+    let machine = Machine { gpu: gpu.info().name.clone(), date: results::today(), command: bench_command(args).replace("bench", "accuracy"), ..Default::default() };
+    reduction::accuracy::write_csv(&path, &machine, &rows)?;
+    println!("{}", reduction::accuracy::table(&machine.gpu, &rows));
+    println!("{} measurements written to {}", rows.len(), path.display());
+    if opts.get("out").is_none() {
         return render();
     }
     Ok(ExitCode::SUCCESS)

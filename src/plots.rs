@@ -40,6 +40,47 @@ pub fn draw_all(data: &[(Machine, Vec<Row>)], book: &(Machine, Vec<Row>), plots_
     figures.iter().map(|(name, figure)| write_svg(&plots_dir.join(name), figure.render())).collect()
 }
 
+/// The accuracy chart: each method's median relative error against N, log-log, with the two
+/// textbook bounds for f32 dashed. Errors of exactly zero cannot be drawn on a log axis and are
+/// left out (the chapter's table shows them).
+pub(crate) fn draw_accuracy(path: &Path, gpu: &str, medians: &[(&str, &str, Vec<(usize, f64)>)]) -> Result<PathBuf> {
+    let mut series: Vec<Series> = medians
+        .iter()
+        .enumerate()
+        .map(|(i, (method, _, points))| Series {
+            label: (*method).to_string(),
+            points: points.iter().filter(|(_, e)| *e > 0.0).map(|&(n, e)| (n as f64, e)).collect(),
+            look: nth_look(i, false),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let sizes: Vec<f64> = medians.iter().flat_map(|(_, _, p)| p.iter().map(|&(n, _)| n as f64)).collect();
+    let (lo, hi) = sizes.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &n| (lo.min(n), hi.max(n)));
+    if hi > 0.0 {
+        let u = crate::data::F32_UNIT_ROUNDOFF;
+        let line = |f: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> {
+            let mut n = lo;
+            let mut out = Vec::new();
+            while n <= hi {
+                out.push((n, f(n)));
+                n *= 4.0;
+            }
+            out
+        };
+        series.push(Series { label: "bound, any order: (n − 1)·u".into(), points: line(&|n| (n - 1.0) * u), look: PEAK_LOOK });
+        series.push(Series { label: "bound, balanced tree: log2(n)·u".into(), points: line(&|n| n.log2() * u), look: Look { marker: Marker::Plus, ..PEAK_LOOK } });
+    }
+    let chart = LineChart {
+        title: format!("Relative error of a sum of positive values vs N, {gpu}"),
+        y_desc: "relative error |sum − exact| / exact".into(),
+        y_axis: Axis::Log,
+        y_reach: 0.0,
+        series,
+        if_empty: "no accuracy measurements".into(),
+    };
+    write_svg(path, Figure::Lines(chart).render())
+}
+
 /// Write one rendered SVG, or turn the reason it could not be drawn into an error on its path.
 fn write_svg(path: &Path, svg: std::result::Result<String, String>) -> Result<PathBuf> {
     let svg = svg.map_err(|why| io_error(path, why))?;

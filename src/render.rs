@@ -57,6 +57,24 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
         std::fs::write(&path, crate::tables::types_table(&machine, &rows)).map_err(|e| io_error(&path, e))?;
         written.push(path);
     }
+    // Bank conflicts counted by ncu (`tests/gpu-host.sh ncu`), where they were.
+    let table = crate::tables::bank_conflicts_table(&data_dir.join("bank-conflicts"), &book.1)
+        .unwrap_or_else(|| "*Not yet measured on this GPU: `OUT=results bash tests/gpu-host.sh ncu`, then copy `results/bank-conflicts/` to `plots/data/`.*\n".into());
+    let path = root.join("book/generated/bank_conflicts.md");
+    std::fs::write(&path, table).map_err(|e| io_error(&path, e))?;
+    written.push(path);
+    // The accuracy experiment (`reduction accuracy`), where it has run on the book's GPU.
+    let accuracy = crate::accuracy::book_file(&data_dir, &book.0.gpu);
+    let path = root.join("book/generated/accuracy.md");
+    if accuracy.is_file() {
+        let (gpu, rows) = crate::accuracy::read_csv(&accuracy)?;
+        std::fs::write(&path, crate::accuracy::table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
+        written.push(crate::plots::draw_accuracy(&root.join("plots/accuracy.svg"), &gpu, &crate::accuracy::medians(&rows))?);
+    } else {
+        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
+        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
+    }
+    written.push(path);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     Ok(written)
 }

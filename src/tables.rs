@@ -329,6 +329,43 @@ fn sanitizer_sentence(log: &str) -> String {
     }
 }
 
+/// The ncu metrics the bank-conflicts section reads, with what each counts.
+pub const BANK_METRICS: [(&str, &str); 4] = [
+    ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "bank conflicts, shared loads"),
+    ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "bank conflicts, shared stores"),
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "wavefronts, shared loads"),
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "wavefronts, shared stores"),
+];
+
+/// The value of `metric` in an `ncu --csv` report (the last quoted field of its line), if any.
+pub fn ncu_metric(report: &str, metric: &str) -> Option<f64> {
+    let line = report.lines().find(|l| l.contains(&format!("\"{metric}\"")))?;
+    let value = line.trim().trim_end_matches('"').rsplit("\",\"").next()?;
+    value.replace(',', "").parse().ok()
+}
+
+/// Kernel 2, kernel 2 padded and kernel 3: the bank conflicts ncu counted in one launch of each
+/// (logs under `plots/data/bank-conflicts/`), and their benchmark times.
+pub fn bank_conflicts_table(log_dir: &Path, rows: &[Row]) -> Option<String> {
+    let kernels = ["reduce2", "reduce2_padded", "reduce3"];
+    let reports: Vec<(&str, String)> = kernels
+        .iter()
+        .filter_map(|k| std::fs::read_to_string(log_dir.join(format!("{k}.log"))).ok().map(|t| (*k, t)))
+        .collect();
+    if reports.is_empty() {
+        return None;
+    }
+    let mut s = String::new();
+    let head: Vec<&str> = BANK_METRICS.iter().map(|(_, what)| *what).collect();
+    writeln!(s, "| kernel | {} | 2^22 i32, rotated (µs) | 2^25 i32, rotated (µs) |\n|---|{}--:|--:|", head.join(" | "), "--:|".repeat(head.len())).unwrap();
+    for (kernel, report) in &reports {
+        let counts: Vec<String> = BANK_METRICS.iter().map(|(m, _)| ncu_metric(report, m).map_or("–".into(), |v| format!("{v:.0}"))).collect();
+        let time = |n: usize| find(rows, kernel, "i32", n, Cache::Rotated).map_or("–".into(), |r| format!("{:.2}", r.median_us));
+        writeln!(s, "| `{kernel}` | {} | {} | {} |", counts.join(" | "), time(1 << 22), time(1 << 25)).unwrap();
+    }
+    Some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,6 +409,16 @@ mod tests {
         let suite = "memcheck\ntest result: ok. 2225 passed; 0 failed\n========= ERROR SUMMARY: 0 errors\n";
         assert!(sanitizer_sentence(suite).contains("**0 errors** (2225 tests ran under it and passed)"));
         assert!(sanitizer_sentence("initcheck\n# not yet run: compute-sanitizer --tool initcheck x\n").contains("has not been run here yet (`compute-sanitizer --tool initcheck x`)"));
+    }
+
+    #[test]
+    fn ncu_csv_values_are_read_by_metric_name() {
+        let report = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+            \"0\",\"reduce2_i32\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum\",\"\",\"1,234,567\"\n\
+            \"0\",\"reduce2_i32\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum\",\"\",\"0\"\n";
+        assert_eq!(ncu_metric(report, BANK_METRICS[0].0), Some(1_234_567.0));
+        assert_eq!(ncu_metric(report, BANK_METRICS[1].0), Some(0.0));
+        assert_eq!(ncu_metric(report, BANK_METRICS[2].0), None);
     }
 
     #[test]

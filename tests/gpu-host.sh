@@ -3,7 +3,7 @@
 # test binaries, the four compute-sanitizer tools, and the benchmark. Build the bundle first on
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
-#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench sanitize (default: all)
+#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench ncu atomic accuracy sanitize (default: all)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
-stages=${*:-smoke tests mistakes bench sanitize}
+stages=${*:-smoke tests mistakes bench ncu atomic accuracy sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
 status=0
@@ -77,6 +77,39 @@ if has sanitize; then
   timeout 120 compute-sanitizer --tool racecheck --print-limit 4 $B/bin/reduction sum --kernel reduce5_volatile --n 100000 --block 256 \
     > "$OUT/racecheck-reduce5_volatile.log" 2>&1
   echo "exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-reduce5_volatile.log" | tail -1)"
+  pack
+fi
+
+if has ncu; then
+  # Shared-memory bank conflicts of kernel 2, kernel 2 padded and kernel 3, counted by Nsight
+  # Compute on the first launch of each (2^22 i32). Copy $OUT/bank-conflicts/ to plots/data/.
+  echo "=== ncu: bank conflicts"
+  mkdir -p "$OUT/bank-conflicts"
+  metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+  for k in reduce2 reduce2_padded reduce3; do
+    timeout 120 ncu --clock-control none --csv --metrics $metrics --launch-count 1 --kernel-name regex:"^${k}_i32" \
+      $B/bin/reduction sum --kernel $k --n 2^22 --dtype i32 --block 256 > "$OUT/bank-conflicts/$k.log" 2>&1
+    echo "$k: exit $?; $(grep -c bank_conflicts "$OUT/bank-conflicts/$k.log") conflict metrics read"
+  done
+  pack
+fi
+
+if has atomic; then
+  # One input summed 20 times: how many distinct results each single-pass kernel gives.
+  echo "=== determinism of the single-pass kernels"
+  { echo "# reduction sum --same-input --n 2^24 --runs 20 --block 256   ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F))"
+    for case in "reduce10_atomic f32" "reduce10_atomic i32" "reduce10_last_block f32"; do
+      set -- $case
+      $B/bin/reduction sum --kernel $1 --dtype $2 --n 2^24 --runs 20 --same-input --block 256 | grep distinct
+    done; } > "$OUT/atomic-determinism.log" 2>&1
+  cat "$OUT/atomic-determinism.log"
+  pack
+fi
+
+if has accuracy; then
+  echo "=== accuracy"
+  timeout 300 $B/bin/reduction accuracy --out "$OUT" > "$OUT/accuracy.txt" 2> "$OUT/accuracy.log" || status=1
+  cat "$OUT/accuracy.txt"
   pack
 fi
 
