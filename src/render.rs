@@ -73,6 +73,7 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     } else {
         let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
         std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
+        written.push(crate::plots::draw_accuracy(&root.join("plots/accuracy.svg"), &book.0.gpu, &[])?);
     }
     written.push(path);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
