@@ -65,7 +65,8 @@ if has sanitize; then
   for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
     echo "=== compute-sanitizer --tool $tool"
     for t in $B/tests/test-gpu $B/tests/test-snippets; do
-      for filter in ${FILTERS:-""}; do
+      for filter in ${FILTERS:-all}; do
+        [ "$filter" = all ] && filter=""
         [ -n "$filter" ] && [ "$(basename $t)" = test-snippets ] && continue
         log="$OUT/sanitize-$tool-$(basename $t)${filter:+-$filter}.log"
         # f32, i32 and f16 cover every code path the other element types share; the determinism
