@@ -13,6 +13,7 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
+pub mod allreduce;
 pub mod bench;
 pub mod data;
 pub mod diagrams;
@@ -22,6 +23,8 @@ pub mod gpu;
 pub mod guard;
 pub mod kernels;
 pub mod mistakes;
+pub mod multigpu;
+pub mod nccl;
 pub mod nvrtc;
 pub mod plan;
 pub mod plots;
