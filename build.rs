@@ -16,6 +16,8 @@ struct Snippet {
     line: usize,
     code: String,
     gpu: bool,
+    /// Marked `nccl` as well: needs NCCL (and, being `gpu`, a GPU).
+    nccl: bool,
     no_run: bool,
     ignore: bool,
 }
@@ -25,6 +27,7 @@ fn main() {
     println!("cargo:rerun-if-changed=book");
     println!("cargo:rerun-if-env-changed=REQUIRE_GPU");
     println!("cargo:rerun-if-env-changed=CUDA_VISIBLE_DEVICES");
+    println!("cargo:rerun-if-env-changed=LD_LIBRARY_PATH");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
 
     let mut chapters = Vec::new();
@@ -34,8 +37,10 @@ fn main() {
     let snippets: Vec<Snippet> = chapters.iter().flat_map(|c| extract_snippets(c)).collect();
     write_portable_snippets(&snippets, &out_dir.join("snippets.rs"));
 
-    let gpu = if env::var("REQUIRE_GPU").is_ok_and(|v| v == "1") { Ok(()) } else { probe_gpu() };
-    write_skeptic_tests(&chapters, &out_dir, gpu);
+    let required = env::var("REQUIRE_GPU").is_ok_and(|v| v == "1");
+    let gpu = if required { Ok(()) } else { probe_gpu() };
+    let nccl = if required { Ok(()) } else { probe_nccl() };
+    write_skeptic_tests(&chapters, &out_dir, gpu, nccl);
 }
 
 fn collect_markdown(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -79,7 +84,8 @@ fn extract_snippets(chapter: &Path) -> Vec<Snippet> {
                     chapter: chapter.to_path_buf(),
                     line: start,
                     code,
-                    gpu: words.contains(&"gpu"),
+                    gpu: words.contains(&"gpu") || words.contains(&"nccl"),
+                    nccl: words.contains(&"nccl"),
                     no_run: words.contains(&"no_run"),
                     ignore: words.contains(&"ignore"),
                 });
@@ -112,11 +118,12 @@ fn write_portable_snippets(snippets: &[Snippet], out: &Path) {
         writeln!(s, "#[allow(unused, clippy::all)]\nmod {module} {{\n{body}\n}}\n").unwrap();
         writeln!(
             table,
-            "    Snippet {{ name: {:?}, chapter: {:?}, line: {}, gpu: {}, no_run: {}, ignore: {}, main: || crate::SnippetResult::into_result({module}::main()) }},",
+            "    Snippet {{ name: {:?}, chapter: {:?}, line: {}, gpu: {}, nccl: {}, no_run: {}, ignore: {}, main: || crate::SnippetResult::into_result({module}::main()) }},",
             format!("{stem}::line_{}", snippet.line),
             snippet.chapter.display().to_string(),
             snippet.line,
             snippet.gpu,
+            snippet.nccl,
             snippet.no_run,
             snippet.ignore,
         )
@@ -127,27 +134,29 @@ fn write_portable_snippets(snippets: &[Snippet], out: &Path) {
     write_if_changed(out, &s);
 }
 
-fn write_skeptic_tests(chapters: &[PathBuf], out_dir: &Path, gpu: Result<(), String>) {
+fn write_skeptic_tests(chapters: &[PathBuf], out_dir: &Path, gpu: Result<(), String>, nccl: Result<(), String>) {
     // Skeptic reads markdown files; give it copies in which GPU snippets are marked `ignore`
-    // when this machine has no GPU, so they are reported ignored rather than failed or passed.
+    // when this machine has no GPU (and NCCL snippets when it has no NCCL), so they are
+    // reported ignored rather than failed or passed.
     let copies = out_dir.join("skeptic-book");
     let mut copied = Vec::new();
+    let needs = |words: &[&str]| (gpu.is_err() && (words.contains(&"gpu") || words.contains(&"nccl"))) || (nccl.is_err() && words.contains(&"nccl"));
     for chapter in chapters {
         let text = fs::read_to_string(chapter).unwrap();
-        let text = match &gpu {
-            Ok(()) => text,
-            Err(_) => text
-                .lines()
+        let text = if gpu.is_ok() && nccl.is_ok() {
+            text
+        } else {
+            text.lines()
                 .map(|l| {
                     let t = l.trim_start();
-                    if t.starts_with("```rust") && info_words(t.trim_start_matches('`')).contains(&"gpu") {
+                    if t.starts_with("```rust") && needs(&info_words(t.trim_start_matches('`'))) {
                         format!("{l},ignore")
                     } else {
                         l.to_string()
                     }
                 })
                 .collect::<Vec<_>>()
-                .join("\n"),
+                .join("\n")
         };
         // Skeptic names tests after the file; a leading digit would not make an identifier.
         let relative = chapter.strip_prefix("book").unwrap();
@@ -158,10 +167,26 @@ fn write_skeptic_tests(chapters: &[PathBuf], out_dir: &Path, gpu: Result<(), Str
     }
     skeptic::generate_doc_tests(&copied);
     let generated = out_dir.join("skeptic-tests.rs");
-    if let (Err(why), Ok(tests)) = (&gpu, fs::read_to_string(&generated)) {
-        let reason = format!("#[ignore = \"needs a CUDA GPU, and none was found when this test was built: {}\"]", why.replace('"', "'"));
-        write_if_changed(&generated, &tests.replace("#[ignore]", &reason));
+    // No snippet of the book is marked `ignore` itself, so every ignore is one of ours.
+    let reason = match (&gpu, &nccl) {
+        (Err(why), _) => Some(format!("needs a CUDA GPU, and none was found when this test was built: {why}")),
+        (Ok(()), Err(why)) => Some(format!("needs NCCL, and it could not be loaded when this test was built: {why}")),
+        _ => None,
+    };
+    if let (Some(reason), Ok(tests)) = (reason, fs::read_to_string(&generated)) {
+        write_if_changed(&generated, &tests.replace("#[ignore]", &format!("#[ignore = \"{}\"]", reason.replace('"', "'"))));
     }
+}
+
+/// Can NCCL be loaded here? The names src/nccl.rs tries, in its order.
+fn probe_nccl() -> Result<(), String> {
+    for name in ["libnccl.so.2", "libnccl.so"] {
+        // SAFETY: loading NCCL runs only its own initialisers; nothing of it is called.
+        if unsafe { libloading::Library::new(name) }.is_ok() {
+            return Ok(());
+        }
+    }
+    Err("neither libnccl.so.2 nor libnccl.so is on the loader path".into())
 }
 
 /// Is there a CUDA GPU on this machine? Asks the driver directly (cuInit, cuDeviceGetCount).

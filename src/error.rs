@@ -24,6 +24,10 @@ pub enum Error {
     Compile { file: String, log: String },
     /// A CUDA driver call failed; `during` names the step.
     Cuda { during: String, message: String },
+    /// NCCL, the collective library the multi-GPU sum uses, could not be loaded.
+    NoNccl(String),
+    /// An NCCL call failed, or a rank did not finish; `during` names the step.
+    Nccl { during: String, message: String },
     /// Reading or writing a results, chart or table file failed, or its contents are malformed.
     Io { path: String, message: String },
 }
@@ -55,6 +59,8 @@ impl fmt::Display for Error {
             ),
             Error::Compile { file, log } => write!(f, "NVRTC could not compile {file}:\n{log}"),
             Error::Cuda { during, message } => write!(f, "CUDA error while {during}: {message}"),
+            Error::NoNccl(why) => write!(f, "NCCL (the NVIDIA collective communication library) is not available: {why}"),
+            Error::Nccl { during, message } => write!(f, "NCCL error while {during}: {message}"),
             Error::Io { path, message } => write!(f, "{path}: {message}"),
         }
     }

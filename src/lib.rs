@@ -14,6 +14,7 @@
 //! ```
 
 pub mod accuracy;
+pub mod allreduce;
 pub mod bench;
 pub mod data;
 pub mod diagrams;
@@ -23,6 +24,8 @@ pub mod gpu;
 pub mod guard;
 pub mod kernels;
 pub mod mistakes;
+pub mod multigpu;
+pub mod nccl;
 pub mod nvrtc;
 pub mod plan;
 pub mod plots;

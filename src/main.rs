@@ -5,6 +5,7 @@
 //!   reduction bench [options]               measure every kernel, write plots/data/<gpu>.csv
 //!   reduction mistake NAME ...              one of the chapter's mistakes, in this process
 //!   reduction mistakes [options]            every mistake, each in a child process under a deadline
+//!   reduction multigpu sum|allreduce|info   across every visible GPU, with NCCL
 
 use reduction::bench::{self, BenchConfig};
 use reduction::data::Checked;
@@ -31,10 +32,27 @@ const USAGE: &str = "usage:
                                         run every mistake in a child process under a deadline
   reduction mistakes --list             the mistakes, and what each is expected to do
   reduction mistakes --table-only       redraw the chapter's mistakes tables from plots/data, no GPU
+  reduction multigpu info               the GPUs, NCCL, and the multicast setting
+  reduction multigpu sum [--per-gpu 2^28 | --n N] [--dtype i32|f32] [--input pattern|random]
+                         [--kernel reduce10_last_block] [--block B] [--gpus K] [--seed S]
+                                        shard, sum on each GPU, add across GPUs with NCCL, check
+  reduction multigpu allreduce [--min 8] [--max 1GiB] [--gpus K] [--repeats 15] [--out plots/data/nccl]
+                                        NCCL all-reduce bandwidth per message size (nccl-tests style)
 
 kernels: see `reduction info`. Sizes may be written 2^k.";
 
 fn main() -> ExitCode {
+    // First, while this process has one thread: NCCL must never turn NVLink multicast on (see
+    // reduction::nccl::keep_multicast_off), and it reads the setting when it starts.
+    if let reduction::nccl::Multicast::AlreadySet(v) = reduction::nccl::keep_multicast_off() {
+        if v != "0" {
+            eprintln!(
+                "warning: {}={v} was set by the caller and is left alone: NCCL may use NVLink multicast, \
+                 which can take a shared machine's GPUs out of service; unset it or set it to 0",
+                reduction::nccl::NVLS_VAR
+            );
+        }
+    }
     // A child process of `reduction mistakes`: run the mistake its environment names, report,
     // and exit, before anything else (and without ever returning to the code below).
     if let Some(code) = mistakes::run_child_if_asked() {
@@ -48,6 +66,7 @@ fn main() -> ExitCode {
         Some("accuracy") => run_accuracy(&args[1..]),
         Some("mistake") => mistake(&args[1..]),
         Some("mistakes") => run_mistakes(&args[1..]),
+        Some("multigpu") => multigpu(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -415,4 +434,114 @@ fn run_mistakes(args: &[String]) -> Outcome {
     } else {
         Err(format!("not what the book says: {}", unexpected.join(", ")).into())
     }
+}
+
+/// `1073741824`, `2^30`, `1e9`, or with a unit: `8B`, `64KiB`, `1GiB` (powers of 1024).
+fn parse_bytes(s: &str) -> Result<usize, String> {
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10), ("B", 0)] {
+        if let Some(number) = s.strip_suffix(unit) {
+            let value = parse_size(number.trim()).map_err(|_| format!("{s:?} is not a size in bytes (write 8B, 64KiB, 1GiB or 2^30)"))?;
+            return value.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"));
+        }
+    }
+    parse_size(s)
+}
+
+/// `reduction multigpu ...`: the sum across GPUs and the all-reduce benchmark.
+fn multigpu(args: &[String]) -> Outcome {
+    let what = args.first().map(String::as_str).unwrap_or("");
+    let rest = args.get(1..).unwrap_or(&[]);
+    match what {
+        "info" => multigpu_info(rest),
+        "sum" => multigpu_sum(rest),
+        "allreduce" => multigpu_allreduce(rest),
+        _ => Err(format!("`reduction multigpu` needs one of: info, sum, allreduce\n{USAGE}").into()),
+    }
+}
+
+fn multigpu_info(args: &[String]) -> Outcome {
+    Options::parse(args, &[], &[])?;
+    println!("{}", reduction::nccl::multicast_setting());
+    match reduction::nccl::library() {
+        Ok(nccl) => println!("NCCL {} (loaded as {})", nccl.version_string(), nccl.name()),
+        Err(e) => println!("{e}"),
+    }
+    let ranks = reduction::multigpu::Ranks::open(None)?;
+    println!("{} visible: {}", ranks.visible(), ranks.describe());
+    for gpu in ranks.gpus() {
+        println!("{}", gpu.info());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn multigpu_sum(args: &[String]) -> Outcome {
+    use reduction::multigpu::{self, Input, Ranks, SumOptions};
+    let opts = Options::parse(args, &["n", "per-gpu", "dtype", "input", "kernel", "block", "gpus", "seed", "timeout"], &[])?;
+    let ranks = Ranks::open(opts.get("gpus").map(parse_size).transpose()?)?;
+    let n = match (opts.get("n"), opts.get("per-gpu")) {
+        (Some(_), Some(_)) => return Err("give --n (the total) or --per-gpu, not both".into()),
+        (Some(n), None) => parse_size(n)?,
+        (None, per_gpu) => parse_size(per_gpu.unwrap_or("2^28"))?.checked_mul(ranks.len()).ok_or("--per-gpu times the GPU count overflows")?,
+    };
+    let dtype = opts.get("dtype").unwrap_or("i32");
+    let input = match opts.get("input").unwrap_or(if dtype == "i32" { "pattern" } else { "random" }) {
+        "pattern" => Input::Pattern,
+        "random" => Input::Random { seed: opts.number("seed", 1)? as u64 },
+        other => return Err(format!("--input must be pattern or random, not {other:?}").into()),
+    };
+    let mut options = SumOptions::default();
+    if let Some(kernel) = opts.get("kernel") {
+        options.kernel = kernel.to_string();
+    }
+    options.block = opts.get("block").map(parse_size).transpose()?.map(|b| b as u32);
+    if let Some(t) = opts.get("timeout") {
+        options.nccl_timeout = guard::parse_seconds(t).map_err(|why| format!("--timeout {t:?}: {why}"))?;
+    }
+    let report = match dtype {
+        "i32" => multigpu::sum::<i32>(&ranks, n, input, &options)?,
+        "f32" => multigpu::sum::<f32>(&ranks, n, input, &options)?,
+        other => return Err(format!("--dtype must be i32 or f32, not {other:?}").into()),
+    };
+    print!("{}", report.summary());
+    Ok(if report.check().is_ok() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+fn multigpu_allreduce(args: &[String]) -> Outcome {
+    use reduction::allreduce::{self, AllReduceConfig};
+    let opts = Options::parse(args, &["min", "max", "gpus", "repeats", "target-ms", "out", "timeout"], &[])?;
+    let mut config = AllReduceConfig::default();
+    if let Some(v) = opts.get("min") {
+        config.min_bytes = parse_bytes(v)?;
+    }
+    if let Some(v) = opts.get("max") {
+        config.max_bytes = parse_bytes(v)?;
+    }
+    config.repeats = opts.number("repeats", config.repeats)?;
+    if let Some(v) = opts.get("target-ms") {
+        config.target_ms = v.parse().map_err(|_| format!("--target-ms {v:?} is not a number"))?;
+    }
+    if let Some(t) = opts.get("timeout") {
+        config.nccl_timeout = guard::parse_seconds(t).map_err(|why| format!("--timeout {t:?}: {why}"))?;
+    }
+    let ranks = reduction::multigpu::Ranks::open(opts.get("gpus").map(parse_size).transpose()?)?;
+    let started = std::time::Instant::now();
+    let (mut header, rows) = allreduce::run(&ranks, &config)?;
+    header.command = bench_command(args).replacen("reduction bench", "reduction multigpu allreduce", 1);
+    let out_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data/nccl"));
+    let path = out_dir.join(header.file_name());
+    allreduce::write_csv(&path, &header, &rows)?;
+    println!("{} sizes in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
+    // How the GPUs are connected, for the chapter's table (the link decides the bandwidth).
+    match std::process::Command::new("nvidia-smi").args(["topo", "-m"]).output() {
+        Ok(out) if out.status.success() => {
+            let topo = path.with_file_name(format!("{}-topo.txt", header.file_name().trim_end_matches(".csv")));
+            std::fs::write(&topo, &out.stdout)?;
+            println!("topology (nvidia-smi topo -m) written to {}", topo.display());
+        }
+        _ => println!("nvidia-smi topo -m did not run: the topology is not recorded"),
+    }
+    if opts.get("out").is_none() {
+        return render();
+    }
+    Ok(ExitCode::SUCCESS)
 }

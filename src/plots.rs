@@ -77,7 +77,45 @@ pub(crate) fn draw_accuracy(path: &Path, gpu: &str, medians: &[(&str, &str, Vec<
         y_reach: 0.0,
         series,
         if_empty: "no accuracy measurements".into(),
+        x_axis: XAxis::Elements,
     };
+    write_svg(path, Figure::Lines(chart).render())
+}
+
+/// One line of a chart against message size: `group` picks the colour, so that two measures of
+/// one run (bus and algorithm bandwidth) share it, the second `dashed`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BytesSeries {
+    pub label: String,
+    /// (bytes, value), in increasing bytes; values above zero.
+    pub points: Vec<(f64, f64)>,
+    pub group: usize,
+    pub dashed: bool,
+}
+
+/// Draw a log-log chart of `series` against message size into `path` (the all-reduce
+/// benchmark's), with the look of every other chart of the book.
+pub(crate) fn draw_bytes_chart(path: &Path, title: &str, y_desc: &str, series: &[BytesSeries], if_empty: &str) -> Result<PathBuf> {
+    let n = KERNEL_COLOURS.len();
+    let chart = LineChart {
+        title: title.to_string(),
+        y_desc: y_desc.to_string(),
+        y_axis: Axis::Log,
+        y_reach: 0.0,
+        series: series
+            .iter()
+            .map(|s| Series {
+                label: s.label.clone(),
+                points: s.points.clone(),
+                look: Look { colour: KERNEL_COLOURS[s.group % n], marker: KERNEL_MARKERS[(s.group + if s.dashed { 4 } else { 0 }) % n], dashed: s.dashed },
+            })
+            .collect(),
+        if_empty: if_empty.to_string(),
+        x_axis: XAxis::Bytes,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    }
     write_svg(path, Figure::Lines(chart).render())
 }
 
@@ -208,6 +246,33 @@ struct LineChart {
     series: Vec<Series>,
     /// Said in place of the chart when there is no series to draw.
     if_empty: String,
+    /// What the x axis counts.
+    x_axis: XAxis,
+}
+
+/// The quantity on a line chart's (logarithmic, base 2) x axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XAxis {
+    /// N, the elements summed: ticks `2^20`.
+    Elements,
+    /// A message size in bytes: ticks `1 MiB`.
+    Bytes,
+}
+
+impl XAxis {
+    fn desc(self) -> &'static str {
+        match self {
+            XAxis::Elements => "N (elements summed)",
+            XAxis::Bytes => "message size (bytes)",
+        }
+    }
+
+    fn label(self, v: f64) -> String {
+        match self {
+            XAxis::Elements => power_of_two(v),
+            XAxis::Bytes => bytes_label(v),
+        }
+    }
 }
 
 /// The rows the charts against N use: one element type, inputs rotated past L2.
@@ -289,6 +354,7 @@ fn time_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
         y_reach: 0.0,
         series,
         if_empty: format!("no {SWEEP_DTYPE} measurements with rotated inputs"),
+        x_axis: XAxis::Elements,
     }
 }
 
@@ -319,6 +385,7 @@ fn bandwidth_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChar
         y_reach,
         series,
         if_empty: format!("no {SWEEP_DTYPE} measurements with rotated inputs"),
+        x_axis: XAxis::Elements,
     }
 }
 
@@ -344,6 +411,7 @@ fn gpus_chart(data: &[(Machine, Vec<Row>)]) -> LineChart {
         y_reach: 0.0,
         series,
         if_empty: format!("no correct kernel measured on {SWEEP_DTYPE} with rotated inputs"),
+        x_axis: XAxis::Elements,
     }
 }
 
@@ -549,11 +617,11 @@ where
         .y_label_area_size(76)
         .build_cartesian_2d(x, y)?;
     ctx.configure_mesh()
-        .x_desc("N (elements summed)")
+        .x_desc(chart.x_axis.desc())
         .y_desc(chart.y_desc.as_str())
         .x_labels(12)
         .y_labels(12)
-        .x_label_formatter(&|v| power_of_two(*v))
+        .x_label_formatter(&|v| chart.x_axis.label(*v))
         .y_label_formatter(&|v| number(*v))
         .label_style((FONT, TICK_SIZE))
         .axis_desc_style((FONT, LABEL_SIZE))
@@ -579,6 +647,22 @@ where
 fn power_of_two(v: f64) -> String {
     let k = v.log2().round();
     if (2f64.powf(k) - v).abs() < 1e-9 * v { format!("2^{k}") } else { number(v) }
+}
+
+/// `8 B`, `64 KiB`, `1 GiB` at powers of two (where the log-2 axis puts its ticks).
+fn bytes_label(v: f64) -> String {
+    let k = v.log2().round();
+    if (2f64.powf(k) - v).abs() > 1e-9 * v || k < 0.0 {
+        return number(v);
+    }
+    let k = k as u32;
+    let (unit, shift) = match k {
+        0..=9 => ("B", 0),
+        10..=19 => ("KiB", 10),
+        20..=29 => ("MiB", 20),
+        _ => ("GiB", 30),
+    };
+    format!("{} {unit}", 1u64 << (k - shift))
 }
 
 /// Three significant digits at most, without trailing zeros: 1000, 250, 2.5, 0.125.
@@ -812,5 +896,9 @@ mod tests {
         assert_eq!(number(2.5), "2.5");
         assert_eq!(number(250.0), "250");
         assert_eq!(number(0.30000000000000004), "0.3");
+        assert_eq!(bytes_label(8.0), "8 B");
+        assert_eq!(bytes_label(65536.0), "64 KiB");
+        assert_eq!(bytes_label((1u64 << 30) as f64), "1 GiB");
+        assert_eq!(bytes_label(1000.0), "1000");
     }
 }

@@ -3,7 +3,8 @@
 # test binaries, the four compute-sanitizer tools, and the benchmark. Build the bundle first on
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
-#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench ncu atomic accuracy sanitize (default: all)
+#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench ncu atomic accuracy sanitize (default)
+#                                                   and multigpu (only when named: it needs 2+ GPUs)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
@@ -123,6 +124,29 @@ fi
 if has bench; then
   echo "=== bench"
   timeout 420 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  pack
+fi
+if has multigpu; then
+  # Across GPUs with NCCL: the multigpu tests (every visible GPU, REQUIRE_GPUS=2 by default so a
+  # host that shows one GPU fails instead of quietly running one rank), the multi-GPU sum at 2^31
+  # i32 per GPU, and the all-reduce sweep 8 B .. 1 GiB. Copy back:
+  #   $OUT/nccl/*   -> plots/data/nccl/   (then `cargo run -- bench --plot-only`)
+  # NVLink multicast (NVLS) stays off: on the shared 2-GPU host a program using multicast can
+  # take the GPUs out of service. The binaries set NCCL_NVLS_ENABLE=0 themselves when it is
+  # unset; it is exported here too, so that nothing this stage starts can turn it on.
+  echo "=== multigpu (NCCL)"
+  mkdir -p "$OUT/nccl"
+  export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+  nvidia-smi -L | tee "$OUT/multigpu-gpus.txt"
+  nvidia-smi topo -m > "$OUT/multigpu-topo.txt" 2>&1; cat "$OUT/multigpu-topo.txt"
+  REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-2} timeout 150 $B/tests/test-multigpu > "$OUT/multigpu-tests.log" 2>&1 || status=1
+  grep -E "^test |test result|^note|RIGHT|WRONG|^multi-GPU sum|rank [0-9] \(" "$OUT/multigpu-tests.log" | head -60
+  pack
+  timeout 60 $B/bin/reduction multigpu sum --per-gpu 2^31 2>&1 | tee "$OUT/multigpu-sum.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  timeout 75 $B/bin/reduction multigpu allreduce --max 1GiB --out "$OUT/nccl" 2>&1 | tee "$OUT/multigpu-allreduce.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  ls -l "$OUT/nccl"
   pack
 fi
 echo "gpu-host status: $status"

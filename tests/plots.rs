@@ -41,11 +41,17 @@ impl Scratch {
         self.0.join("plots/data")
     }
 
-    /// Copy every file of `from` (the CSVs and book-gpu.txt) into this root's data dir.
+    /// Copy every file of `from` (the CSVs and book-gpu.txt) into this root's data dir, and the
+    /// all-reduce results under `nccl/`, which draw a chart too.
     fn with_data_of(self, from: &Path) -> Result<Scratch, Failed> {
         for entry in std::fs::read_dir(from)?.flatten() {
             if entry.path().is_file() {
                 std::fs::copy(entry.path(), self.data_dir().join(entry.file_name()))?;
+            } else if entry.file_name() == "nccl" {
+                std::fs::create_dir_all(self.data_dir().join("nccl"))?;
+                for file in std::fs::read_dir(entry.path())?.flatten().filter(|f| f.path().is_file()) {
+                    std::fs::copy(file.path(), self.data_dir().join("nccl").join(file.file_name()))?;
+                }
             }
         }
         Ok(self)

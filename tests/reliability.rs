@@ -21,7 +21,7 @@ fn kernels_for(dtype: Dtype) -> Vec<&'static kernels::KernelSpec> {
 }
 
 /// `x_i = (i mod 1000) − 500`: an exact closed-form sum that stays inside `i32` for any length
-/// up to 2^32, and that a wrapped or truncated index would change.
+/// up to 4·10^9, and that a wrapped or truncated index would change.
 fn pattern_sum(n: u64) -> i64 {
     let cycles = (n / 1000) as i64;
     let rest = (n % 1000) as i64;

@@ -12,6 +12,8 @@ pub struct Snippet {
     pub chapter: &'static str,
     pub line: usize,
     pub gpu: bool,
+    /// Needs NCCL as well (the multi-GPU chapter): ignored with the reason where it is missing.
+    pub nccl: bool,
     pub no_run: bool,
     pub ignore: bool,
     pub main: fn() -> Result<(), String>,
@@ -37,6 +39,8 @@ impl<E: std::fmt::Debug> SnippetResult for Result<(), E> {
 include!(concat!(env!("OUT_DIR"), "/snippets.rs"));
 
 fn main() {
+    // Before any thread starts: NCCL must never turn NVLink multicast on (reduction::nccl).
+    reduction::nccl::keep_multicast_off();
     let trials = SNIPPETS
         .iter()
         .map(|s| {
@@ -44,6 +48,8 @@ fn main() {
             let trial = if s.no_run {
                 // Compiled into this binary, but not run: say so rather than pass.
                 Trial::ignorable_test(s.name, || Ok(Completion::ignored_with("no_run: compiled, not run")))
+            } else if s.nccl {
+                common::nccl_trial(s.name, move |_| run())
             } else if s.gpu {
                 common::gpu_trial(s.name, move |_| run())
             } else {

@@ -36,6 +36,20 @@ pub fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Res
     })
 }
 
+/// A trial that needs a GPU and NCCL (the multi-GPU sum): run where both are; ignored with the
+/// reason where either is missing; failed when `REQUIRE_GPU=1` and either is missing (a GPU
+/// host is expected to have NCCL).
+pub fn nccl_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
+    let _ = gpu();
+    Trial::ignorable_test(name, move || match (gpu(), reduction::nccl::available()) {
+        (Err(why), _) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
+        (Err(_), _) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
+        (Ok(_), Err(why)) if gpu_required() => Err(format!("REQUIRE_GPU=1 and there is a GPU, but {why}").into()),
+        (Ok(_), Err(why)) => Ok(Completion::ignored_with(format!("needs NCCL: {why}"))),
+        (Ok(gpu), Ok(())) => body(gpu).map(|()| Completion::Completed),
+    })
+}
+
 /// A trial that needs NVRTC but no GPU (compiling the kernels).
 pub fn nvrtc_trial(name: impl Into<String>, body: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
     Trial::ignorable_test(name, move || match reduction::nvrtc::available() {
