@@ -57,6 +57,8 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
         std::fs::write(&path, crate::tables::types_table(&machine, &rows)).map_err(|e| io_error(&path, e))?;
         written.push(path);
     }
+    // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
+    written.extend(crate::rows::render(&data_dir, &book.0, root)?);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     Ok(written)
 }

@@ -41,11 +41,18 @@ impl Scratch {
         self.0.join("plots/data")
     }
 
-    /// Copy every file of `from` (the CSVs and book-gpu.txt) into this root's data dir.
+    /// Copy every file of `from` (the CSVs and book-gpu.txt) into this root's data dir, and
+    /// the row sums' results of `from/rows/`, from which plots/rows.svg is drawn.
     fn with_data_of(self, from: &Path) -> Result<Scratch, Failed> {
         for entry in std::fs::read_dir(from)?.flatten() {
             if entry.path().is_file() {
                 std::fs::copy(entry.path(), self.data_dir().join(entry.file_name()))?;
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(from.join("rows")) {
+            std::fs::create_dir_all(self.data_dir().join("rows"))?;
+            for entry in entries.flatten().filter(|e| e.path().is_file()) {
+                std::fs::copy(entry.path(), self.data_dir().join("rows").join(entry.file_name()))?;
             }
         }
         Ok(self)
