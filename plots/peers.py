@@ -4,6 +4,10 @@ the way `reduction bench` measures the book's kernels, and write the results in 
 format, so that the charts carry them as peers.
 
     python3 plots/peers.py [--out plots/data] [--sizes 2^10,...,2^30]
+    python3 plots/peers.py --rows [--out plots/data/rows] [--shapes 4096x64,2^20x2^8,...]
+
+With --rows it measures row sums instead, torch.sum(x, dim=1) of M x N matrices at the shapes
+of `reduction rows-bench`, in the same format (n is the row length N, bytes the M*N*4 read).
 
 Needs PyTorch and/or CuPy with a CUDA GPU; a library that is missing is skipped with a message.
 Method, as in the Rust benchmark: each result is checked against a float64 sum of the same
@@ -26,6 +30,49 @@ MIN_REPEATS, MAX_REPEATS, MAX_OPS = 15, 51, 1000
 
 def parse_size(s):
     return 1 << int(s[2:]) if s.startswith("2^") else int(float(s))
+
+
+def row_shapes():
+    """The shapes of `reduction rows-bench` (src/rows.rs, default_shapes): 4096 x 64, then
+    M*N = 2^28 from 2^20 x 2^8 to 2^4 x 2^24."""
+    return [(4096, 64)] + [(1 << (28 - k), 1 << k) for k in range(8, 25)]
+
+
+def measure_rows(torch, shapes, pool, pool_len):
+    """torch.sum(x, dim=1) at each shape, checked row by row against float64, then timed."""
+    rows = []
+    for m, n in shapes:
+        total = m * n
+        if total > pool_len:
+            print(f"torch_sum_dim1 {m}x{n}: larger than the pool; skipped", file=sys.stderr)
+            continue
+        step = -(-total // 256) * 256
+        slots = (pool_len - total) // step + 1
+
+        def view(j, m=m, n=n, total=total, step=step, slots=slots):
+            o = (j % slots) * step
+            return pool[o:o + total].view(m, n)
+
+        x = view(0)
+        got = torch.sum(x, dim=1).double()
+        exact = x.double().sum(dim=1)
+        bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * x.double().abs().sum(dim=1)
+        wrong = int((~((got - exact).abs() <= bound)).sum())
+        if wrong:
+            print(f"torch_sum_dim1 {m}x{n}: {wrong} of {m} rows exceed the bound; not timed", file=sys.stderr)
+            continue
+        out = [None]
+
+        def enqueue(j, view=view):
+            out[0] = torch.sum(view(j), dim=1)
+
+        times, ops, method = time_graph(torch, enqueue, True)
+        median = statistics.median(times)
+        nbytes = 4 * total
+        rows.append(f"torch_sum_dim1,0,\"torch.sum(x, dim=1) (PyTorch)\",peer,f32,{n},0,rotated,{median:.3f},{times[0]:.3f},"
+                    f"{times[-1]:.3f},{nbytes / (median * 1e-6) / 1e9:.1f},{nbytes},{min(ops, slots) * nbytes},{len(times)},\"{method}\"")
+        print(f"torch_sum_dim1 {m:>8} x {n:<9} {median:10.2f} µs  {nbytes / median / 1e3:8.1f} GB/s  ({method})")
+    return rows
 
 
 def slug(name):
@@ -83,10 +130,16 @@ def time_graph(torch, enqueue, capture):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default="plots/data")
+    parser.add_argument("--out", default=None, help="default: plots/data, or plots/data/rows with --rows")
     parser.add_argument("--sizes", default=",".join(f"2^{k}" for k in range(10, 31)))
+    parser.add_argument("--rows", action="store_true", help="row sums, torch.sum(x, dim=1), instead of full sums")
+    parser.add_argument("--shapes", default=None, help="with --rows: MxN,... (default: those of reduction rows-bench)")
     args = parser.parse_args()
+    if args.out is None:
+        args.out = "plots/data/rows" if args.rows else "plots/data"
     sizes = [parse_size(s) for s in args.sizes.split(",")]
+    shapes = row_shapes() if args.shapes is None else [
+        tuple(parse_size(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
     try:
         import torch
     except ImportError:
@@ -94,15 +147,16 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("no CUDA GPU visible to PyTorch")
     os.environ.setdefault("CUPY_ACCELERATORS", "cub")
-    try:
-        import cupy
-    except ImportError:
-        cupy = None
-        print("CuPy not installed: its CUB sum is skipped", file=sys.stderr)
+    cupy = None
+    if not args.rows:
+        try:
+            import cupy
+        except ImportError:
+            print("CuPy not installed: its CUB sum is skipped", file=sys.stderr)
 
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
-    largest = max(sizes)
+    largest = max(m * n for m, n in shapes) if args.rows else max(sizes)
     pool_len = max(2 * largest, 8 * l2 // 4)
     gen = torch.Generator(device="cuda").manual_seed(2007)
     pool = torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1
@@ -113,12 +167,12 @@ def main():
         o = (j % slots) * stride
         return pool[o:o + n], slots
 
-    peers = [("torch_sum", "torch.sum (PyTorch)", lambda x: torch.sum(x), True)]
+    peers = [] if args.rows else [("torch_sum", "torch.sum (PyTorch)", lambda x: torch.sum(x), True)]
     if cupy is not None:
         # Not captured: CuPy launches on its own stream and allocates CUB's scratch per call.
         peers.append(("cupy_sum_cub", "cupy.sum (CUB)", lambda x: cupy.sum(cupy.from_dlpack(x)), False))
 
-    rows = []
+    rows = measure_rows(torch, shapes, pool, pool_len) if args.rows else []
     for name, title, fn, capture in peers:
         for n in sizes:
             x, slots = view(n, 0)
@@ -151,7 +205,7 @@ def main():
         f"# driver_cuda: {torch.version.cuda}",
         f"# nvrtc: torch {torch.__version__}" + (f", cupy {cupy.__version__}" if cupy is not None else ""),
         f"# date: {datetime.date.today().isoformat()}",
-        "# command: python3 plots/peers.py",
+        "# command: python3 plots/peers.py" + (" --rows" if args.rows else ""),
     ]
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{slug(props.name)}-peers.csv")

@@ -311,14 +311,14 @@ fn status_name(status: Status) -> &'static str {
 }
 
 /// Per-operation GPU times of one measurement.
-struct Timing {
+pub(crate) struct Timing {
     per_op_us: Vec<f64>,
-    ops_per_graph: usize,
+    pub(crate) ops_per_graph: usize,
 }
 
 impl Timing {
     #[allow(clippy::too_many_arguments)]
-    fn row(&self, kernel: &str, chapter: u32, title: &str, status: &str, dtype: &str, n: usize, block: u32, cache: Cache, bytes: usize, working_set_bytes: usize) -> Row {
+    pub(crate) fn row(&self, kernel: &str, chapter: u32, title: &str, status: &str, dtype: &str, n: usize, block: u32, cache: Cache, bytes: usize, working_set_bytes: usize) -> Row {
         let mut sorted = self.per_op_us.clone();
         sorted.sort_by(|a, b| a.total_cmp(b));
         let median = sorted[sorted.len() / 2];
@@ -346,7 +346,7 @@ impl Timing {
 /// graph and time replays of it with CUDA events: GPU time per operation, free of the host's
 /// launch overhead. One untimed replay first warms up; the graph size and the repeat count
 /// are chosen so that the measurement takes about `target_ms` of GPU time.
-fn time_graph(gpu: &Gpu, target_ms: f64, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<Timing> {
+pub(crate) fn time_graph(gpu: &Gpu, target_ms: f64, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<Timing> {
     let stream = gpu.stream();
     let start = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
     let end = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;

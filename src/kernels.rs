@@ -183,6 +183,27 @@ pub static COPY: KernelSpec = KernelSpec {
     needs_cuda_headers: false,
 };
 
+/// The row sums of chapter 13 (`f32` sums of each row of a matrix): three entry points with a
+/// signature of their own, launched by [`crate::rows::RowReducer`], which owns their launch
+/// rules; never by [`crate::Reducer`], so not in [`all`]. Registered for the compile checks.
+pub static ROWS: KernelSpec = KernelSpec {
+    name: "rows",
+    chapter: 13,
+    title: "row sums: a warp, a block or several blocks per row",
+    file: "13_rows.cu",
+    source: include_str!("../kernels/13_rows.cu"),
+    status: Status::Correct,
+    min_block: 32,
+    max_block: 1024,
+    block_in_entry_name: false,
+    elements_per_thread: 16,
+    grid: GridRule::ResidentBlocks,
+    shape: Shape::LastBlock,
+    shared: Shared::Static,
+    dtypes: &[Dtype::F32],
+    needs_cuda_headers: false,
+};
+
 /// Every registered kernel, in book order.
 pub fn all() -> &'static [KernelSpec] {
     KERNELS
@@ -201,7 +222,7 @@ pub fn find(name: &str) -> Result<&'static KernelSpec> {
 /// Every distinct kernel file, for the compile check.
 pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
     let mut seen: Vec<(&'static str, &'static KernelSpec)> = Vec::new();
-    for k in KERNELS.iter().chain([&COPY]) {
+    for k in KERNELS.iter().chain([&COPY, &ROWS]) {
         if !seen.iter().any(|(f, _)| *f == k.file) {
             seen.push((k.file, k));
         }

@@ -32,6 +32,7 @@ pub mod plots;
 pub mod render;
 pub mod reducer;
 pub mod results;
+pub mod rows;
 pub mod tables;
 
 pub use element::{Dtype, Element};

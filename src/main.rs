@@ -3,6 +3,8 @@
 //!   reduction info                          what the GPU is
 //!   reduction sum --kernel reduce3 ...      one kernel, checked against the reference
 //!   reduction bench [options]               measure every kernel, write plots/data/<gpu>.csv
+//!   reduction rows --m M --n N ...          the row sums of one matrix: which kernel, why, checked
+//!   reduction rows-bench [options]          measure the row sums, write plots/data/rows/<gpu>.csv
 //!   reduction mistake NAME ...              one of the chapter's mistakes, in this process
 //!   reduction mistakes [options]            every mistake, each in a child process under a deadline
 //!   reduction multigpu sum|allreduce|info   across every visible GPU, with NCCL
@@ -10,6 +12,7 @@
 use reduction::bench::{self, BenchConfig};
 use reduction::data::Checked;
 use reduction::results::{self, Machine, Row};
+use reduction::rows::{self, RowLayout, RowReducer, RowsBenchConfig, Strategy};
 use reduction::{kernels, Dtype, Gpu, Reducer};
 use reduction::guard::{self, Class, Deadline, Observation};
 use reduction::mistakes::{self, Recorded, Records, RunOptions};
@@ -25,6 +28,10 @@ const USAGE: &str = "usage:
   reduction bench --plot-only           redraw every chart and table from plots/data, no GPU
   reduction accuracy [--max 2^30] [--seeds 3] [--out plots/data]
                                         relative error of f32/f16/bf16 sums by every method
+  reduction rows  --m 4096 --n 768 [--stride S] [--strategy auto|warp|block|split] [--seed 1]
+                                        sum the rows of one random matrix: which kernel, why, every row checked
+  reduction rows-bench [--quick] [--shapes 4096x64,2^10x2^16,...] [--out plots/data/rows]
+                                        row sums at M·N = 2^28 and 4096 × 64: each strategy and the automatic choice
   reduction mistake NAME [--n 1048613] [--runs 20] [--seed 2007]
                                         run one mistake in this process (what compute-sanitizer wraps)
   reduction mistakes [--only NAME,...] [--n N] [--runs R] [--seed S] [--deadline 5] [--startup 60]
@@ -64,6 +71,8 @@ fn main() -> ExitCode {
         Some("sum") => sum(&args[1..]),
         Some("bench") => run_bench(&args[1..]),
         Some("accuracy") => run_accuracy(&args[1..]),
+        Some("rows") => rows_one(&args[1..]),
+        Some("rows-bench") => rows_bench(&args[1..]),
         Some("mistake") => mistake(&args[1..]),
         Some("mistakes") => run_mistakes(&args[1..]),
         Some("multigpu") => multigpu(&args[1..]),
@@ -224,21 +233,8 @@ fn run_bench(args: &[String]) -> Outcome {
     eprintln!("{}", gpu.info());
     let started = std::time::Instant::now();
     let rows = bench::run(&gpu, &config)?;
-    let info = gpu.info();
-    let machine = Machine {
-        gpu: info.name.clone(),
-        compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
-        sm_count: info.sm_count,
-        l2_bytes: info.l2_cache_bytes,
-        peak_gbps: info.peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
-        memory_clock_mhz: info.memory_clock_khz / 1000,
-        sm_clock_mhz: info.sm_clock_khz / 1000,
-        driver_cuda: format!("{}.{}", info.driver_cuda_version.0, info.driver_cuda_version.1),
-        nvrtc: reduction::nvrtc::version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into()),
-        date: results::today(),
-        command: bench_command(args),
-    };
-    let slug = results::slug(&info.name);
+    let machine = machine_of(&gpu, bench_command("bench", args));
+    let slug = results::slug(&gpu.info().name);
     let path = out_dir.join(format!("{slug}.csv"));
     results::write_csv(&path, &machine, &rows)?;
     print_summary(&machine, &rows);
@@ -261,7 +257,7 @@ fn run_accuracy(args: &[String]) -> Outcome {
     let rows = reduction::accuracy::run(&gpu, &sizes, seeds)?;
     let data_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data"));
     let path = reduction::accuracy::book_file(&data_dir, &gpu.info().name);
-    let machine = Machine { gpu: gpu.info().name.clone(), date: results::today(), command: bench_command(args).replace("bench", "accuracy"), ..Default::default() };
+    let machine = machine_of(&gpu, bench_command("accuracy", args));
     reduction::accuracy::write_csv(&path, &machine, &rows)?;
     println!("{}", reduction::accuracy::table(&machine.gpu, &rows));
     println!("{} measurements written to {}", rows.len(), path.display());
@@ -271,9 +267,27 @@ fn run_accuracy(args: &[String]) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The header of a results file: this GPU, today, and the command that measured.
+fn machine_of(gpu: &Gpu, command: String) -> Machine {
+    let info = gpu.info();
+    Machine {
+        gpu: info.name.clone(),
+        compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
+        sm_count: info.sm_count,
+        l2_bytes: info.l2_cache_bytes,
+        peak_gbps: info.peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
+        memory_clock_mhz: info.memory_clock_khz / 1000,
+        sm_clock_mhz: info.sm_clock_khz / 1000,
+        driver_cuda: format!("{}.{}", info.driver_cuda_version.0, info.driver_cuda_version.1),
+        nvrtc: reduction::nvrtc::version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into()),
+        date: results::today(),
+        command,
+    }
+}
+
 /// The command line as a reader would retype it: where the files went is left out.
-fn bench_command(args: &[String]) -> String {
-    let mut kept = vec!["reduction".to_string(), "bench".to_string()];
+fn bench_command(subcommand: &str, args: &[String]) -> String {
+    let mut kept = vec!["reduction".to_string(), subcommand.to_string()];
     let mut skip_next = false;
     for arg in args {
         if std::mem::take(&mut skip_next) {
@@ -286,6 +300,77 @@ fn bench_command(args: &[String]) -> String {
         kept.push(arg.clone());
     }
     kept.join(" ")
+}
+
+/// `reduction rows`: the row sums of one random matrix, with the launch, the reason for it, and
+/// every row checked against the reference.
+fn rows_one(args: &[String]) -> Outcome {
+    let opts = Options::parse(args, &["m", "n", "stride", "strategy", "seed"], &[])?;
+    let (m, n) = (opts.number("m", 4096)?, opts.number("n", 768)?);
+    let stride = opts.number("stride", n)?;
+    let seed = opts.number("seed", 1)? as u64;
+    let strategy = match opts.get("strategy").unwrap_or("auto") {
+        "auto" => None,
+        s => Some(Strategy::parse(s).ok_or(format!("--strategy must be auto, warp, block or split, not {s:?}"))?),
+    };
+    let layout = RowLayout::strided(m, n, stride);
+    let len = layout.required_len()?;
+    let gpu = Gpu::open()?;
+    let mut reducer = RowReducer::with_strategy(&gpu, strategy)?;
+    match reducer.plan(layout)? {
+        Some(launch) => println!("{layout}: {launch}"),
+        None => println!("{layout}: nothing to add, no launch"),
+    }
+    let xs: Vec<f32> = reduction::data::random_parallel(len, seed);
+    let sums = reducer.sum_host(&xs, layout)?;
+    rows::check_rows(&sums, &rows::row_references(&xs, layout))?;
+    println!("all {m} row sums are within the f32 error bound of their f64 reference; the first: {:?}", &sums[..m.min(4)]);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `reduction rows-bench`: every shape with each strategy and the automatic choice, written to
+/// plots/data/rows/<gpu>.csv (or --out), then the chapter's table and chart redrawn.
+fn rows_bench(args: &[String]) -> Outcome {
+    let opts = Options::parse(args, &["shapes", "out", "seed"], &["quick"])?;
+    let mut config = RowsBenchConfig::default();
+    if opts.flag("quick") {
+        config.shapes = rows::quick_shapes();
+        config.target_ms = 1.0;
+    }
+    if let Some(list) = opts.get("shapes") {
+        config.shapes = list.split(',').map(|shape| {
+            let (m, n) = shape.split_once('x').ok_or(format!("{shape:?} is not a shape (write MxN: 4096x64, 2^10x2^16)"))?;
+            Ok::<_, String>((parse_size(m)?, parse_size(n)?))
+        }).collect::<Result<_, _>>()?;
+    }
+    config.seed = opts.number("seed", config.seed as usize)? as u64;
+    let out_dir = opts.get("out").map(PathBuf::from).unwrap_or_else(|| rows::results_dir(Path::new("plots/data")));
+
+    let gpu = Gpu::open()?;
+    eprintln!("{}", gpu.info());
+    let started = std::time::Instant::now();
+    let measured = rows::bench(&gpu, &config)?;
+    let machine = machine_of(&gpu, bench_command("rows-bench", args));
+    let path = out_dir.join(format!("{}.csv", results::slug(&gpu.info().name)));
+    results::write_csv(&path, &machine, &measured)?;
+    println!("{}: row sums of M × N f32 matrices (µs per M sums; the fastest in bold)\n", machine.gpu);
+    println!("{}", rows::table(&machine, &measured));
+    println!("Why the host picks what it picks ({} SMs):", machine.sm_count);
+    let mut reasons: Vec<(Strategy, &str)> = Vec::new();
+    for &(m, n) in &config.shapes {
+        let choice = rows::choose(m, n, machine.sm_count);
+        if !reasons.contains(&choice) {
+            reasons.push(choice);
+        }
+    }
+    for (strategy, why) in reasons {
+        println!("  {:<5}  {why}", strategy.name());
+    }
+    println!("\n{} measurements in {:.0} s, written to {}", measured.len(), started.elapsed().as_secs_f64(), path.display());
+    if opts.get("out").is_none() {
+        return render();
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Redraw every chart and table from plots/data (no GPU needed).
@@ -526,7 +611,7 @@ fn multigpu_allreduce(args: &[String]) -> Outcome {
     let ranks = reduction::multigpu::Ranks::open(opts.get("gpus").map(parse_size).transpose()?)?;
     let started = std::time::Instant::now();
     let (mut header, rows) = allreduce::run(&ranks, &config)?;
-    header.command = bench_command(args).replacen("reduction bench", "reduction multigpu allreduce", 1);
+    header.command = bench_command("multigpu allreduce", args);
     let out_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data/nccl"));
     let path = out_dir.join(header.file_name());
     allreduce::write_csv(&path, &header, &rows)?;

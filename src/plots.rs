@@ -119,6 +119,18 @@ pub(crate) fn draw_bytes_chart(path: &Path, title: &str, y_desc: &str, series: &
     write_svg(path, Figure::Lines(chart).render())
 }
 
+/// Series given as `(label, (N, value) points, dashed)`.
+pub(crate) type PlainSeries = Vec<(String, Vec<(f64, f64)>, bool)>;
+
+/// A line chart against N for data that is not a full sum (the row sums of [`crate::rows`]),
+/// drawn by the same renderer as every chart here: one series per `(label, points, dashed)`,
+/// looks in list order, a log y axis.
+pub(crate) fn draw_line_chart(path: &Path, title: String, y_desc: String, series: PlainSeries) -> Result<PathBuf> {
+    let series = series.into_iter().enumerate().map(|(i, (label, points, dashed))| Series { label, points, look: nth_look(i, dashed) }).collect();
+    let chart = LineChart { title, y_desc, y_axis: Axis::Log, y_reach: 0.0, series, if_empty: "no measurements".into(), x_axis: XAxis::Elements };
+    write_svg(path, Figure::Lines(chart).render())
+}
+
 /// Write one rendered SVG, or turn the reason it could not be drawn into an error on its path.
 fn write_svg(path: &Path, svg: std::result::Result<String, String>) -> Result<PathBuf> {
     let svg = svg.map_err(|why| io_error(path, why))?;

@@ -76,6 +76,8 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
         written.push(crate::plots::draw_accuracy(&root.join("plots/accuracy.svg"), &book.0.gpu, &[])?);
     }
     written.push(path);
+    // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
+    written.extend(crate::rows::render(&data_dir, &book.0, root)?);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     // Across GPUs (`reduction multigpu allreduce`): plots/data/nccl/, or a "not yet measured" note.
     written.extend(crate::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);

@@ -3,7 +3,7 @@
 # test binaries, the four compute-sanitizer tools, and the benchmark. Build the bundle first on
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
-#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench ncu atomic accuracy sanitize (default)
+#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize (default)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
-stages=${*:-smoke tests mistakes bench ncu atomic accuracy sanitize}
+stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
 status=0
@@ -65,10 +65,10 @@ if has sanitize; then
   # them (for kernels added since the last full run); each filter gets its own log.
   for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
     echo "=== compute-sanitizer --tool $tool"
-    for t in $B/tests/test-gpu $B/tests/test-snippets; do
+    for t in $B/tests/test-gpu $B/tests/test-snippets $B/tests/test-rows; do
       for filter in ${FILTERS:-all}; do
         [ "$filter" = all ] && filter=""
-        [ -n "$filter" ] && [ "$(basename $t)" = test-snippets ] && continue
+        [ -n "$filter" ] && [ "$(basename $t)" != test-gpu ] && continue
         log="$OUT/sanitize-$tool-$(basename $t)${filter:+-$filter}.log"
         # f32, i32 and f16 cover every code path the other element types share; the determinism
         # trials (2^24 values, 20 runs) add nothing the sanitizers could see at small sizes.
@@ -149,5 +149,29 @@ if has multigpu; then
   ls -l "$OUT/nccl"
   pack
 fi
+
+if has rows; then
+  # Row sums (chapter 13): their tests, then their benchmark (each strategy and the automatic
+  # choice at M·N = 2^28, and 4096 × 64), then torch.sum(x, dim=1) where PyTorch is here. Copy
+  # back $OUT/rows/*.csv to plots/data/rows/, then `cargo run -- bench --plot-only` redraws
+  # book/generated/rows.md, book/generated/rows_chart.md and plots/rows.svg.
+  echo "=== rows (row sums: tests with REQUIRE_GPU=1, a smoke run, the benchmark)"
+  mkdir -p "$OUT/rows"
+  REQUIRE_GPU=1 timeout 180 $B/tests/test-rows > "$OUT/rows-tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result" "$OUT/rows-tests.log" | head -40
+  $B/bin/reduction rows --m 64 --n 1000003 || status=1
+  timeout 300 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
+  if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+    timeout 180 python3 plots/peers.py --rows --out "$OUT/rows" > "$OUT/rows-peers.log" 2>&1 \
+      || echo "plots/peers.py --rows failed (not counted against the run): $(tail -2 "$OUT/rows-peers.log")"
+    tail -1 "$OUT/rows-peers.log"
+  else
+    echo "PyTorch with CUDA is not importable here: torch.sum(x, dim=1) is not measured"
+  fi
+  ls -l "$OUT/rows"
+  pack
+fi
+
 echo "gpu-host status: $status"
 exit $status

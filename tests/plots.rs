@@ -16,6 +16,20 @@ const CHARTS: [&str; 6] = ["time.svg", "bandwidth.svg", "time_modern.svg", "band
 const DIAGRAMS: [(&str, &str); 3] =
     [("interleaved_divergent.svg", "reduce1"), ("interleaved_strided.svg", "reduce2"), ("sequential.svg", "reduce3")];
 
+/// Copy the files of `from` into `to`, folders included.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)?.flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
 fn root() -> PathBuf {
     // Under cargo the manifest dir; in the GPU bundle, the directory it is run from.
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -41,19 +55,10 @@ impl Scratch {
         self.0.join("plots/data")
     }
 
-    /// Copy every file of `from` (the CSVs and book-gpu.txt) into this root's data dir, and the
-    /// all-reduce results under `nccl/`, which draw a chart too.
+    /// Copy `from` (the CSVs, book-gpu.txt, and the subfolders of the other experiments: row
+    /// sums, all-reduce, accuracy, bank conflicts, ...) into this root's data dir.
     fn with_data_of(self, from: &Path) -> Result<Scratch, Failed> {
-        for entry in std::fs::read_dir(from)?.flatten() {
-            if entry.path().is_file() {
-                std::fs::copy(entry.path(), self.data_dir().join(entry.file_name()))?;
-            } else if entry.file_name() == "nccl" {
-                std::fs::create_dir_all(self.data_dir().join("nccl"))?;
-                for file in std::fs::read_dir(entry.path())?.flatten().filter(|f| f.path().is_file()) {
-                    std::fs::copy(file.path(), self.data_dir().join("nccl").join(file.file_name()))?;
-                }
-            }
-        }
+        copy_tree(from, &self.data_dir())?;
         Ok(self)
     }
 
