@@ -21,10 +21,11 @@ struct Compensated {
 };
 
 // Add x: the exact rounding error of sum + x (computed from whichever operand is larger) goes
-// into the carry.
+// into the carry. Once the sum is infinite or NaN there is no rounding error to catch (and
+// inf - inf would turn an infinite sum into NaN), so the carry is left alone.
 __device__ __forceinline__ Compensated add(Compensated a, float x) {
     const float t = a.sum + x;
-    a.carry += fabsf(a.sum) >= fabsf(x) ? (a.sum - t) + x : (x - t) + a.sum;
+    if (isfinite(t)) a.carry += fabsf(a.sum) >= fabsf(x) ? (a.sum - t) + x : (x - t) + a.sum;
     a.sum = t;
     return a;
 }
@@ -59,7 +60,7 @@ __device__ void reduce_kahan(const In* __restrict__ in, Acc* __restrict__ out, u
             Compensated other = {__shfl_down_sync(0xffffffffu, c.sum, offset), __shfl_down_sync(0xffffffffu, c.carry, offset)};
             c = merge(c, other);
         }
-        if (lane == 0) out[blockIdx.x] = c.sum + c.carry;
+        if (lane == 0) out[blockIdx.x] = isfinite(c.sum) ? c.sum + c.carry : c.sum;
     }
 }
 // ANCHOR_END: kahan

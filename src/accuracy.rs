@@ -243,7 +243,14 @@ pub fn table(gpu: &str, rows: &[Measurement]) -> String {
     let head: Vec<String> = shown.iter().map(|n| format!("n = 2^{}", n.trailing_zeros())).collect();
     writeln!(s, "| method | {} |\n|---|{}", head.join(" | "), "--:|".repeat(shown.len())).unwrap();
     for (method, what, points) in &medians {
-        let cells: Vec<String> = shown.iter().map(|n| points.iter().find(|(m, _)| m == n).map_or("–".into(), |(_, e)| format!("{e:.1e}"))).collect();
+        let cells: Vec<String> = shown
+            .iter()
+            .map(|n| match points.iter().find(|(m, _)| m == n) {
+                None => "–".into(),
+                Some((_, e)) if e.is_infinite() => "∞ (the sum overflowed)".into(),
+                Some((_, e)) => format!("{e:.1e}"),
+            })
+            .collect();
         writeln!(s, "| {what} (`{method}`) | {} |", cells.join(" | ")).unwrap();
     }
     let u = crate::data::F32_UNIT_ROUNDOFF;

@@ -132,6 +132,11 @@ impl Gpu {
         &self.inner.stream
     }
 
+    /// Make this GPU's context the current one of the calling thread.
+    pub fn bind_to_thread(&self) -> Result<()> {
+        self.inner.context.bind_to_thread().during("making the GPU's context current")
+    }
+
     /// Wait for everything queued so far, and surface any error a kernel raised.
     pub fn synchronize(&self) -> Result<()> {
         self.inner.stream.synchronize().during("waiting for the GPU")
@@ -144,6 +149,9 @@ impl Gpu {
 
     /// Load one entry point of `kernel`, compiling its file first if this process has not.
     pub fn function(&self, kernel: &KernelSpec, entry: &str) -> Result<CudaFunction> {
+        // Driver calls on the function that follow (the occupancy calculator) need this GPU's
+        // context current on the calling thread, which may be a new one.
+        self.bind_to_thread()?;
         let module = self.module(kernel)?;
         module.load_function(entry).map_err(|e| Error::Cuda {
             during: format!("loading entry point {entry} from {}", kernel.file),

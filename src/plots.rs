@@ -41,15 +41,16 @@ pub fn draw_all(data: &[(Machine, Vec<Row>)], book: &(Machine, Vec<Row>), plots_
 }
 
 /// The accuracy chart: each method's median relative error against N, log-log, with the two
-/// textbook bounds for f32 dashed. Errors of exactly zero cannot be drawn on a log axis and are
-/// left out (the chapter's table shows them).
+/// textbook bounds for f32 dashed. Errors of exactly zero, and the infinite errors of a sum that
+/// overflowed, cannot be drawn on a log axis and are left out (the chapter's table shows them).
 pub(crate) fn draw_accuracy(path: &Path, gpu: &str, medians: &[(&str, &str, Vec<(usize, f64)>)]) -> Result<PathBuf> {
     let mut series: Vec<Series> = medians
         .iter()
         .enumerate()
         .map(|(i, (method, _, points))| Series {
             label: (*method).to_string(),
-            points: points.iter().filter(|(_, e)| *e > 0.0).map(|&(n, e)| (n as f64, e)).collect(),
+            // Zero and infinite errors (an exact sum, an overflow) have no place on a log axis.
+            points: points.iter().filter(|(_, e)| *e > 0.0 && e.is_finite()).map(|&(n, e)| (n as f64, e)).collect(),
             look: nth_look(i, false),
         })
         .filter(|s| !s.points.is_empty())
