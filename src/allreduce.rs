@@ -461,10 +461,30 @@ pub fn table(header: &AllReduceHeader, rows: &[AllReduceRow], topology: Option<&
     }
     if let Some(topology) = topology {
         s += "\nHow the GPUs are connected (`nvidia-smi topo -m`, recorded with the run):\n\n```text\n";
-        s += topology.trim_end();
+        s += without_terminal_codes(topology).trim_end();
         s += "\n```\n";
     }
     s
+}
+
+/// `nvidia-smi` underlines its header with terminal escape codes (`ESC [ 4 m`); a page shows
+/// them as noise.
+fn without_terminal_codes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            // Skip to the end of the sequence: its final byte is a letter.
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `8 B`, `64 KiB`, `1 GiB`.
@@ -524,6 +544,11 @@ pub fn render(root: &Path, book_slug: Option<&str>) -> Result<Vec<PathBuf>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn terminal_codes_are_dropped_from_the_topology() {
+        assert_eq!(super::without_terminal_codes("\u{1b}[4mGPU0\tGPU1\u{1b}[0m\nGPU0"), "GPU0\tGPU1\nGPU0");
+    }
+
     use super::*;
 
     #[test]
