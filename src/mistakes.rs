@@ -20,6 +20,7 @@ use crate::gpu::Gpu;
 use crate::guard::{self, Class, Deadline, Observation, Outcome, Phase, Report};
 use crate::kernels::{GridRule, KernelSpec, Shape, Shared, Status};
 use crate::plan::{plan_passes, Pass, MAX_GRID};
+use crate::results::{quote, split_quoted};
 use crate::Reducer;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use std::fmt::Write as _;
@@ -854,29 +855,7 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn quote(s: &str) -> String {
-    if s.contains([',', '"']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
 
-fn split_quoted(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            (c, _) => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
-}
 
 // ---- what was observed, in words ----
 

@@ -187,11 +187,13 @@ pub fn parse_csv(text: &str) -> std::result::Result<(Machine, Vec<Row>), String>
     Ok((machine, rows))
 }
 
-fn quote(s: &str) -> String {
+/// A CSV field, quoted when it holds a comma or a quote.
+pub(crate) fn quote(s: &str) -> String {
     if s.contains(',') || s.contains('"') { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
-fn split_quoted(line: &str) -> Vec<String> {
+/// The fields of one CSV line, quotes undone.
+pub(crate) fn split_quoted(line: &str) -> Vec<String> {
     let mut fields = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
