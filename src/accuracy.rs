@@ -8,7 +8,7 @@ use crate::error::{io_error, During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels;
 use crate::results::Machine;
-use crate::Reducer;
+use crate::{Element, Reducer};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
@@ -93,7 +93,7 @@ pub fn pairwise(xs: &[f32]) -> f32 {
 
 /// Sum `xs` (already on the GPU as `input`) with a kernel that writes one partial sum per block
 /// in `Partial`, and add the partial sums on the host with `combine` (in the same type).
-fn per_block_then_host<In: crate::Element, Partial: crate::Element>(
+fn per_block_then_host<In: Element, Partial: Element>(
     gpu: &Gpu, entry: &str, input: &cudarc::driver::CudaSlice<In>, combine: impl Fn(&[Partial]) -> f64,
 ) -> Result<f64> {
     let n = input.len();
@@ -112,6 +112,28 @@ fn per_block_then_host<In: crate::Element, Partial: crate::Element>(
     Ok(combine(&gpu.download(&partials)?))
 }
 
+/// The sum of a device buffer by a registered kernel at its preferred block size, outputs
+/// poisoned first.
+fn sum_with<T: Element>(gpu: &Gpu, kernel: &str, input: &cudarc::driver::CudaSlice<T>) -> Result<f64> {
+    let n = input.len();
+    let mut reducer = Reducer::<T>::new(gpu, kernel, kernels::find(kernel)?.preferred_block(n))?;
+    reducer.poison_outputs(n)?;
+    Ok(reducer.sum(&input.as_view())?.to_f64())
+}
+
+/// `xs` rounded to a half type: (its exact sum, kernel 9's sum in f32, the sum kept in the half
+/// type by `entry`, whose per-block partial sums are added on the host with the same rounding).
+fn half_precision<H: Element>(gpu: &Gpu, xs: &[f32], to_half: fn(f32) -> H, entry: &str) -> Result<(f64, f64, f64)> {
+    let halves: Vec<H> = xs.iter().map(|&x| to_half(x)).collect();
+    let exact = exact_sum(&halves.iter().map(|x| x.to_f64()).collect::<Vec<_>>());
+    let input = gpu.upload(&halves)?;
+    let in_f32 = sum_with(gpu, "reduce9", &input)?;
+    let in_own = per_block_then_host::<H, f32>(gpu, entry, &input, |partials| {
+        partials.iter().fold(0.0f64, |s, &x| to_half(s as f32 + x).to_f64())
+    })?;
+    Ok((exact, in_f32, in_own))
+}
+
 /// Every method on one input of n positive values.
 pub fn measure_one(gpu: &Gpu, n: usize, seed: u64) -> Result<Vec<Measurement>> {
     let xs = positive_f32(n, seed);
@@ -125,43 +147,21 @@ pub fn measure_one(gpu: &Gpu, n: usize, seed: u64) -> Result<Vec<Measurement>> {
     record("cpu_pairwise", "f32", pairwise(&xs) as f64, exact);
 
     let input = gpu.upload(&xs)?;
-    let gpu_sum = |kernel: &str| -> Result<f64> {
-        let spec = kernels::find(kernel)?;
-        let mut reducer = Reducer::<f32>::new(gpu, kernel, spec.preferred_block(n))?;
-        reducer.poison_outputs(n)?;
-        Ok(reducer.sum(&input.as_view())? as f64)
-    };
-    record("gpu_tree", "f32", gpu_sum("reduce3")?, exact);
-    record("gpu_cascaded", "f32", gpu_sum("reduce9")?, exact);
-    record("gpu_kahan", "f32", gpu_sum("reduce_kahan")?, exact);
+    record("gpu_tree", "f32", sum_with(gpu, "reduce3", &input)?, exact);
+    record("gpu_cascaded", "f32", sum_with(gpu, "reduce9", &input)?, exact);
+    record("gpu_kahan", "f32", sum_with(gpu, "reduce_kahan", &input)?, exact);
     let f64_sum = per_block_then_host::<f32, f64>(gpu, "reduce_f64acc", &input, |p| p.iter().sum())?;
     record("gpu_f64_accumulator", "f32", f64_sum, exact);
     drop(input);
 
     // Half precision: the same values rounded to f16 and to bf16; the exact sum is that of the
     // rounded values.
-    let halves: Vec<f16> = xs.iter().map(|&x| f16::from_f32(x)).collect();
-    let exact16 = exact_sum(&halves.iter().map(|x| x.to_f64()).collect::<Vec<_>>());
-    let input16 = gpu.upload(&halves)?;
-    let mut in_f32 = Reducer::<f16>::new(gpu, "reduce9", kernels::find("reduce9")?.preferred_block(n))?;
-    in_f32.poison_outputs(n)?;
-    record("gpu_f16_in_f32", "f16", in_f32.sum(&input16.as_view())? as f64, exact16);
-    let own = per_block_then_host::<f16, f32>(gpu, "reduce_f16acc", &input16, |p| {
-        p.iter().fold(f16::ZERO, |s, &x| f16::from_f32(s.to_f32() + x)).to_f64()
-    })?;
-    record("gpu_f16_in_f16", "f16", own, exact16);
-    drop(input16);
-
-    let brains: Vec<bf16> = xs.iter().map(|&x| bf16::from_f32(x)).collect();
-    let exact_b = exact_sum(&brains.iter().map(|x| x.to_f64()).collect::<Vec<_>>());
-    let input_b = gpu.upload(&brains)?;
-    let mut in_f32 = Reducer::<bf16>::new(gpu, "reduce9", kernels::find("reduce9")?.preferred_block(n))?;
-    in_f32.poison_outputs(n)?;
-    record("gpu_bf16_in_f32", "bf16", in_f32.sum(&input_b.as_view())? as f64, exact_b);
-    let own = per_block_then_host::<bf16, f32>(gpu, "reduce_bf16acc", &input_b, |p| {
-        p.iter().fold(bf16::ZERO, |s, &x| bf16::from_f32(s.to_f32() + x)).to_f64()
-    })?;
-    record("gpu_bf16_in_bf16", "bf16", own, exact_b);
+    let (exact16, in_f32, in_own) = half_precision(gpu, &xs, f16::from_f32, "reduce_f16acc")?;
+    record("gpu_f16_in_f32", "f16", in_f32, exact16);
+    record("gpu_f16_in_f16", "f16", in_own, exact16);
+    let (exact_b, in_f32, in_own) = half_precision(gpu, &xs, bf16::from_f32, "reduce_bf16acc")?;
+    record("gpu_bf16_in_f32", "bf16", in_f32, exact_b);
+    record("gpu_bf16_in_bf16", "bf16", in_own, exact_b);
     Ok(out)
 }
 
