@@ -1,6 +1,8 @@
 //! One error type for everything the library can refuse or fail at. Every variant says what
 //! went wrong in words a reader can act on; nothing in the library panics on bad input.
 
+use crate::element::Dtype;
+use crate::limits::Memory;
 use std::fmt;
 
 /// Everything that can go wrong between a request and a sum.
@@ -18,6 +20,11 @@ pub enum Error {
     InvalidBlockSize { kernel: String, block: u32, reason: String },
     /// The kernel cannot take an input this long (for example a grid that would not fit).
     InvalidLength { kernel: String, n: usize, reason: String },
+    /// The kernel has no entry point for this element type (`reduce_kahan` takes f32 only).
+    UnsupportedDtype { kernel: String, dtype: Dtype, supported: Vec<Dtype> },
+    /// An input that would not fit in host or device memory, refused before anything is
+    /// allocated (see [`crate::limits`]). `bytes` is wide enough for any size asked for.
+    TooLarge { what: String, bytes: u128, memory: Memory, available_bytes: u128 },
     /// A device allocation that does not fit in the GPU's free memory.
     OutOfMemory { requested_bytes: usize, free_bytes: usize },
     /// NVRTC rejected a kernel source; `log` is the compiler's own output.
@@ -51,6 +58,21 @@ impl fmt::Display for Error {
             Error::InvalidLength { kernel, n, reason } => {
                 write!(f, "kernel {kernel} cannot reduce {n} elements: {reason}")
             }
+            Error::UnsupportedDtype { kernel, dtype, supported } => {
+                let names: Vec<&str> = supported.iter().map(|d| d.name()).collect();
+                let takes = match names.as_slice() {
+                    [] => "no element type".to_string(),
+                    [one] => format!("{one} only"),
+                    [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+                };
+                write!(f, "{kernel} takes {takes} (asked for {})", dtype.name())
+            }
+            Error::TooLarge { what, bytes, memory, available_bytes } => write!(
+                f,
+                "{what} ({}) will not fit in {memory} ({}); nothing was allocated",
+                human_bytes_wide(*bytes),
+                human_bytes_wide(*available_bytes)
+            ),
             Error::OutOfMemory { requested_bytes, free_bytes } => write!(
                 f,
                 "device allocation of {} does not fit: {} free on the GPU",
@@ -84,9 +106,21 @@ pub fn io_error(path: &std::path::Path, e: impl fmt::Display) -> Error {
     Error::Io { path: path.display().to_string(), message: e.to_string() }
 }
 
+impl Error {
+    /// `kernel` has no entry point for `dtype`.
+    pub fn unsupported_dtype(kernel: &crate::kernels::KernelSpec, dtype: Dtype) -> Error {
+        Error::UnsupportedDtype { kernel: kernel.name.to_string(), dtype, supported: kernel.dtypes.to_vec() }
+    }
+}
+
 /// 1536 -> "1.5 KiB"; used in messages and tables.
 pub fn human_bytes(bytes: usize) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    human_bytes_wide(bytes as u128)
+}
+
+/// [`human_bytes`] for sizes past what a `usize` holds (2^62 f64 values are 32 EiB).
+pub fn human_bytes_wide(bytes: u128) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
     while value >= 1024.0 && unit + 1 < UNITS.len() {
@@ -106,6 +140,8 @@ mod tests {
         assert_eq!(human_bytes(1023), "1023 B");
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(human_bytes(4 << 40), "4.0 TiB");
+        assert_eq!(human_bytes_wide(1 << 65), "32.0 EiB");
     }
 
     #[test]
@@ -115,5 +151,21 @@ mod tests {
         assert!(Error::NoGpu("no device".into()).to_string().starts_with("no CUDA GPU found: "));
         let oom = Error::OutOfMemory { requested_bytes: 2 << 30, free_bytes: 1 << 30 };
         assert_eq!(oom.to_string(), "device allocation of 2.0 GiB does not fit: 1.0 GiB free on the GPU");
+    }
+
+    #[test]
+    fn an_unsupported_element_type_is_named_not_called_a_length() {
+        let e = Error::UnsupportedDtype { kernel: "reduce_kahan".into(), dtype: Dtype::I32, supported: vec![Dtype::F32] };
+        assert_eq!(e.to_string(), "reduce_kahan takes f32 only (asked for i32)");
+        let e = Error::UnsupportedDtype { kernel: "reduce1".into(), dtype: Dtype::F64, supported: vec![Dtype::F32, Dtype::I32] };
+        assert_eq!(e.to_string(), "reduce1 takes f32 or i32 (asked for f64)");
+        let e = Error::UnsupportedDtype { kernel: "reduce9".into(), dtype: Dtype::F64, supported: vec![Dtype::F32, Dtype::I32, Dtype::F16] };
+        assert_eq!(e.to_string(), "reduce9 takes f32, i32 or f16 (asked for f64)");
+        // Built from the registry: the kernel's own list.
+        let kahan = crate::kernels::find("reduce_kahan").unwrap();
+        match Error::unsupported_dtype(kahan, Dtype::I32) {
+            Error::UnsupportedDtype { supported, .. } => assert_eq!(supported, kahan.dtypes.to_vec()),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -23,6 +23,7 @@ pub mod error;
 pub mod gpu;
 pub mod guard;
 pub mod kernels;
+pub mod limits;
 pub mod mistakes;
 pub mod multigpu;
 pub mod nccl;

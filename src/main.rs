@@ -13,7 +13,8 @@ use reduction::bench::{self, BenchConfig};
 use reduction::data::Checked;
 use reduction::results::{self, Machine, Row};
 use reduction::rows::{self, RowLayout, RowReducer, RowsBenchConfig, Strategy};
-use reduction::{kernels, Dtype, Gpu, Reducer};
+use reduction::limits::{count_in_words as words, Need};
+use reduction::{kernels, Dtype, Error, Gpu, Reducer};
 use reduction::guard::{self, Class, Deadline, Observation};
 use reduction::mistakes::{self, Recorded, Records, RunOptions};
 use std::path::{Path, PathBuf};
@@ -129,6 +130,11 @@ impl Options {
     fn number(&self, name: &str, default: usize) -> Result<usize, String> {
         self.get(name).map(parse_size).unwrap_or(Ok(default))
     }
+
+    /// `--block`, if given: a size that also fits in a `u32` (the kernel checks the rest).
+    fn block(&self) -> Result<Option<u32>, String> {
+        self.get("block").map(|b| parse_size(b).and_then(|v| u32::try_from(v).map_err(|_| format!("--block {b} is far more threads than a block holds")))).transpose()
+    }
 }
 
 /// `1048576`, `2^20` or `1e6`.
@@ -163,12 +169,21 @@ fn sum(args: &[String]) -> Outcome {
     let opts = Options::parse(args, &["kernel", "block", "n", "dtype", "runs", "seed"], &["same-input"])?;
     let same_input = opts.flag("same-input");
     let kernel = opts.get("kernel").ok_or("--kernel is required")?;
-    let block = opts.number("block", 256)? as u32;
+    let block = opts.block()?.unwrap_or(256);
     let n = opts.number("n", 1 << 20)?;
     let runs = opts.number("runs", 1)?;
     let seed = opts.number("seed", 1)? as u64;
     let dtype = Dtype::parse(opts.get("dtype").unwrap_or("f32")).ok_or("--dtype must be f32, i32, f64, f16 or bf16")?;
+    // Everything that can be refused without a GPU is refused before one is opened.
+    let spec = kernels::find(kernel)?;
+    if !spec.supports(dtype) {
+        return Err(Error::unsupported_dtype(spec, dtype).into());
+    }
+    // The input is made on the host, then copied to the GPU.
+    let input = Need::values(n, dtype);
+    input.check_host()?;
     let gpu = Gpu::open()?;
+    input.check_device(&gpu)?;
     let wrong = match dtype {
         Dtype::F32 => sum_runs::<f32>(&gpu, kernel, block, n, runs, seed, same_input)?,
         Dtype::I32 => sum_runs::<i32>(&gpu, kernel, block, n, runs, seed, same_input)?,
@@ -225,11 +240,20 @@ fn run_bench(args: &[String]) -> Outcome {
     if let Some(list) = opts.get("dtype") {
         config.dtypes = list.split(',').map(|d| Dtype::parse(d).ok_or(format!("unknown dtype {d:?}"))).collect::<Result<_, _>>()?;
     }
-    config.block = opts.get("block").map(parse_size).transpose()?.map(|b| b as u32);
+    config.block = opts.block()?;
     config.seed = opts.number("seed", config.seed as usize)? as u64;
     let out_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data"));
+    // Sizes asked for must fit, on the host (the pool's copy for the references) and on the
+    // GPU. The default sweep is the program's own choice: what does not fit there is skipped.
+    let largest = opts.get("sizes").map(|_| bench_need(&config)).transpose()?.flatten();
+    if let Some(need) = &largest {
+        need.check_host()?;
+    }
 
     let gpu = Gpu::open()?;
+    if let Some(need) = &largest {
+        need.check_device(&gpu)?;
+    }
     eprintln!("{}", gpu.info());
     let started = std::time::Instant::now();
     let rows = bench::run(&gpu, &config)?;
@@ -247,12 +271,23 @@ fn run_bench(args: &[String]) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The largest input `config` asks for, in its widest element type.
+fn bench_need(config: &BenchConfig) -> Result<Option<Need>, String> {
+    // The first of the widest, so that the message names the type asked for first.
+    let widest = config.dtypes.iter().copied().min_by_key(|d| std::cmp::Reverse(d.size_bytes())).ok_or("--dtype names no element type")?;
+    Ok(config.sizes.iter().copied().max().map(|n| Need::values(n, widest)))
+}
+
 fn run_accuracy(args: &[String]) -> Outcome {
     let opts = Options::parse(args, &["max", "seeds", "out"], &[])?;
     let max = opts.number("max", 1 << 30)?;
     let seeds = opts.number("seeds", 3)? as u64;
     let sizes: Vec<usize> = (10..=30).step_by(2).map(|k| 1usize << k).filter(|&n| n <= max).collect();
+    // The largest size, as f32 values and their f64 copy on the host, and as f32 on the GPU.
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    Need::elements(format!("{} f32 values and their f64 copy", words(largest)), largest, 12).check_host()?;
     let gpu = Gpu::open()?;
+    Need::values(largest, Dtype::F32).check_device(&gpu)?;
     eprintln!("{}", gpu.info());
     let rows = reduction::accuracy::run(&gpu, &sizes, seeds)?;
     let data_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data"));
@@ -315,7 +350,14 @@ fn rows_one(args: &[String]) -> Outcome {
     };
     let layout = RowLayout::strided(m, n, stride);
     let len = layout.required_len()?;
+    // The matrix on the host and on the GPU; on the host also each row's sum and reference.
+    let matrix = match stride == n {
+        true => format!("a {} × {} f32 matrix", words(m), words(n)),
+        false => format!("a {} × {} f32 matrix (row stride {})", words(m), words(n), words(stride)),
+    };
+    Need { what: format!("{matrix} with its row sums"), bytes: len as u128 * 4 + m as u128 * 12 }.check_host()?;
     let gpu = Gpu::open()?;
+    Need { what: format!("{matrix} with its row sums"), bytes: len as u128 * 4 + m as u128 * 4 }.check_device(&gpu)?;
     let mut reducer = RowReducer::with_strategy(&gpu, strategy)?;
     match reducer.plan(layout)? {
         Some(launch) => println!("{layout}: {launch}"),
@@ -345,8 +387,23 @@ fn rows_bench(args: &[String]) -> Outcome {
     }
     config.seed = opts.number("seed", config.seed as usize)? as u64;
     let out_dir = opts.get("out").map(PathBuf::from).unwrap_or_else(|| rows::results_dir(Path::new("plots/data")));
+    // The largest matrix must fit on the host (the pool's copy) and on the GPU.
+    let mut largest: Option<(usize, usize, usize)> = None;
+    for &(m, n) in &config.shapes {
+        let values = m.checked_mul(n).ok_or(format!("{} × {} is more values than a 64-bit index holds", words(m), words(n)))?;
+        if largest.map_or(true, |(_, _, v)| values > v) {
+            largest = Some((m, n, values));
+        }
+    }
+    let largest = largest.map(|(m, n, values)| Need::elements(format!("a {} × {} f32 matrix", words(m), words(n)), values, 4));
+    if let Some(need) = &largest {
+        need.check_host()?;
+    }
 
     let gpu = Gpu::open()?;
+    if let Some(need) = &largest {
+        need.check_device(&gpu)?;
+    }
     eprintln!("{}", gpu.info());
     let started = std::time::Instant::now();
     let measured = rows::bench(&gpu, &config)?;
@@ -416,7 +473,13 @@ fn mistake_options(opts: &Options) -> Result<RunOptions, String> {
         seed: opts.number("seed", defaults.seed as usize)? as u64,
     };
     options.check()?;
+    mistake_input(&options).check_host().map_err(|e| e.to_string())?;
     Ok(options)
+}
+
+/// One run's input of a mistake: n 4-byte values (i32 or f32), on the host and on the GPU.
+fn mistake_input(options: &RunOptions) -> Need {
+    Need::elements(format!("{} 4-byte values", words(options.n)), options.n, 4)
 }
 
 /// `reduction mistake NAME`: one mistake in this process, no guard. For compute-sanitizer,
@@ -435,6 +498,7 @@ fn mistake(args: &[String]) -> Outcome {
         .into());
     }
     let gpu = Gpu::open()?;
+    mistake_input(&options).check_device(&gpu)?;
     let started = std::time::Instant::now();
     let report = mistakes::run_in_process(&gpu, m, &options, || {})?;
     let observed = Observation { report, startup: None, run_time: started.elapsed(), stderr_tail: String::new() };
@@ -481,6 +545,8 @@ fn run_mistakes(args: &[String]) -> Outcome {
     // This process's own context: for the record's header and the last check. No broken
     // kernel is ever loaded into it; each mistake runs in a child process of its own.
     let gpu = Gpu::open()?;
+    // Each child opens the same GPU; this process holds almost nothing on it meanwhile.
+    mistake_input(&options).check_device(&gpu)?;
     let exe = std::env::current_exe()?;
     println!("{}", gpu.info().name);
     println!("{} mistakes, each in a child process: {} runs of n = {}, deadline {:.1} s after start-up ({:.0} s to start)\n",
@@ -562,13 +628,23 @@ fn multigpu_info(args: &[String]) -> Outcome {
 fn multigpu_sum(args: &[String]) -> Outcome {
     use reduction::multigpu::{self, Input, Ranks, SumOptions};
     let opts = Options::parse(args, &["n", "per-gpu", "dtype", "input", "kernel", "block", "gpus", "seed", "timeout"], &[])?;
+    let dtype = opts.get("dtype").unwrap_or("i32");
+    let element = match Dtype::parse(dtype) {
+        Some(d @ (Dtype::I32 | Dtype::F32)) => d,
+        _ => return Err(format!("--dtype must be i32 or f32, not {dtype:?}").into()),
+    };
     let ranks = Ranks::open(opts.get("gpus").map(parse_size).transpose()?)?;
     let n = match (opts.get("n"), opts.get("per-gpu")) {
         (Some(_), Some(_)) => return Err("give --n (the total) or --per-gpu, not both".into()),
         (Some(n), None) => parse_size(n)?,
         (None, per_gpu) => parse_size(per_gpu.unwrap_or("2^28"))?.checked_mul(ranks.len()).ok_or("--per-gpu times the GPU count overflows")?,
     };
-    let dtype = opts.get("dtype").unwrap_or("i32");
+    // The largest shard must fit on every GPU (the host only ever holds one chunk per GPU).
+    let shard = n.div_ceil(ranks.len());
+    let need = Need::elements(format!("a shard of {} {dtype} values", words(shard)), shard, element.size_bytes());
+    for gpu in ranks.gpus() {
+        need.check_device(gpu)?;
+    }
     let input = match opts.get("input").unwrap_or(if dtype == "i32" { "pattern" } else { "random" }) {
         "pattern" => Input::Pattern,
         "random" => Input::Random { seed: opts.number("seed", 1)? as u64 },
@@ -578,7 +654,7 @@ fn multigpu_sum(args: &[String]) -> Outcome {
     if let Some(kernel) = opts.get("kernel") {
         options.kernel = kernel.to_string();
     }
-    options.block = opts.get("block").map(parse_size).transpose()?.map(|b| b as u32);
+    options.block = opts.block()?;
     if let Some(t) = opts.get("timeout") {
         options.nccl_timeout = guard::parse_seconds(t).map_err(|why| format!("--timeout {t:?}: {why}"))?;
     }
@@ -601,6 +677,12 @@ fn multigpu_allreduce(args: &[String]) -> Outcome {
     if let Some(v) = opts.get("max") {
         config.max_bytes = parse_bytes(v)?;
     }
+    // Doubling from --min to --max must not overflow; no GPU holds 2^62 bytes anyway.
+    for (name, bytes) in [("--min", config.min_bytes), ("--max", config.max_bytes)] {
+        if bytes > 1 << 62 {
+            return Err(format!("{name} {} is more than any GPU holds", reduction::error::human_bytes(bytes)).into());
+        }
+    }
     config.repeats = opts.number("repeats", config.repeats)?;
     if let Some(v) = opts.get("target-ms") {
         config.target_ms = v.parse().map_err(|_| format!("--target-ms {v:?} is not a number"))?;
@@ -609,6 +691,13 @@ fn multigpu_allreduce(args: &[String]) -> Outcome {
         config.nccl_timeout = guard::parse_seconds(t).map_err(|why| format!("--timeout {t:?}: {why}"))?;
     }
     let ranks = reduction::multigpu::Ranks::open(opts.get("gpus").map(parse_size).transpose()?)?;
+    // Each GPU holds a send and a receive buffer of the largest message.
+    if let Some(&largest) = allreduce::sizes(config.min_bytes, config.max_bytes).last() {
+        let need = Need { what: format!("two all-reduce buffers of {}", reduction::error::human_bytes(largest)), bytes: 2 * largest as u128 };
+        for gpu in ranks.gpus() {
+            need.check_device(gpu)?;
+        }
+    }
     let started = std::time::Instant::now();
     let (mut header, rows) = allreduce::run(&ranks, &config)?;
     header.command = bench_command("multigpu allreduce", args);

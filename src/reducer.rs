@@ -35,11 +35,7 @@ impl<T: Element> Reducer<T> {
     pub fn new(gpu: &Gpu, kernel_name: &str, block: u32) -> Result<Self> {
         let kernel = crate::kernels::find(kernel_name)?;
         if !kernel.supports(T::DTYPE) {
-            return Err(Error::InvalidLength {
-                kernel: kernel.name.to_string(),
-                n: 0,
-                reason: format!("it has no entry point for {} (it takes {:?})", T::SUFFIX, kernel.dtypes.iter().map(|d| d.name()).collect::<Vec<_>>()),
-            });
+            return Err(Error::unsupported_dtype(kernel, T::DTYPE));
         }
         let info = gpu.info();
         let acc_bytes = std::mem::size_of::<Acc<T>>();

@@ -1,0 +1,85 @@
+//! Bad input on the command line: each is refused with a message that names what is wrong, and
+//! a non-zero exit, before anything is allocated or launched. None of this needs a GPU: the
+//! refusals come before one is opened, so they are the same with or without one.
+
+use std::process::Command;
+
+/// Run `reduction ARGS`; (exit code, stdout, stderr).
+fn reduction(args: &str) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_reduction"))
+        .args(args.split_whitespace())
+        .output()
+        .expect("the reduction binary runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// Assert that `args` fails with exit code 1 and exactly the one-line error `expected`.
+fn refused(args: &str, expected: &str) {
+    let (code, stdout, stderr) = reduction(args);
+    assert_eq!(stderr.trim_end(), format!("error: {expected}"), "reduction {args}");
+    assert_eq!(code, Some(1), "reduction {args}: {stderr}");
+    assert!(stdout.is_empty(), "reduction {args} printed {stdout:?}");
+}
+
+/// The host memory these tests assume is smaller than 4 TiB (true of every machine this runs on;
+/// where it is not, the size tests would only test the GPU side, so they say so and stop).
+fn host_smaller_than_4_tib() -> bool {
+    let small = reduction::limits::host_available_bytes().is_some_and(|b| b < 4 << 40);
+    if !small {
+        eprintln!("this host has 4 TiB or more available (or does not say): the host-memory refusals are not tested here");
+    }
+    small
+}
+
+#[test]
+fn a_sum_too_large_for_the_host_is_refused_before_anything_is_allocated() {
+    if !host_smaller_than_4_tib() {
+        return;
+    }
+    let (code, stdout, stderr) = reduction("sum --kernel reduce9 --n 2^40");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    let line = stderr.trim_end();
+    assert!(
+        line.starts_with("error: 2^40 f32 values (4.0 TiB) will not fit in this machine's available memory (")
+            && line.ends_with("); nothing was allocated"),
+        "{line}"
+    );
+    // In the element type asked for, and past what a usize of bytes can count.
+    let (_, _, stderr) = reduction("sum --kernel reduce9 --dtype f64 --n 2^62");
+    assert!(stderr.starts_with("error: 2^62 f64 values (32.0 EiB) will not fit in "), "{stderr}");
+}
+
+#[test]
+fn every_command_that_takes_a_size_refuses_one_that_does_not_fit() {
+    if !host_smaller_than_4_tib() {
+        return;
+    }
+    for (args, what) in [
+        ("bench --sizes 2^10,2^40", "2^40 f32 values (4.0 TiB)"),
+        ("bench --sizes 2^40 --dtype i32,f64", "2^40 f64 values (8.0 TiB)"),
+        ("rows --m 2^20 --n 2^20", "a 2^20 × 2^20 f32 matrix with its row sums (4.0 TiB)"),
+        ("rows --m 2^10 --n 2^10 --stride 2^30", "a 2^10 × 2^10 f32 matrix (row stride 2^30) with its row sums (4.0 TiB)"),
+        ("rows-bench --shapes 4096x64,2^20x2^20", "a 2^20 × 2^20 f32 matrix (4.0 TiB)"),
+    ] {
+        let (code, stdout, stderr) = reduction(args);
+        assert_eq!(code, Some(1), "reduction {args}: {stderr}");
+        assert!(stdout.is_empty(), "reduction {args} printed {stdout:?}");
+        assert!(stderr.starts_with(&format!("error: {what} will not fit in this machine's available memory")), "reduction {args}: {stderr}");
+    }
+    refused("rows-bench --shapes 2^30x2^34", "2^30 × 2^34 is more values than a 64-bit index holds");
+}
+
+#[test]
+fn an_element_type_the_kernel_lacks_is_named_as_such() {
+    refused("sum --kernel reduce_kahan --dtype i32", "reduce_kahan takes f32 only (asked for i32)");
+    refused("sum --kernel reduce1 --dtype f64", "reduce1 takes f32 or i32 (asked for f64)");
+    // Before the size: the type is wrong whatever the size.
+    refused("sum --kernel reduce_kahan --dtype i32 --n 2^40", "reduce_kahan takes f32 only (asked for i32)");
+}
+
+#[test]
+fn sizes_that_cannot_be_a_block_or_a_message_are_refused() {
+    refused("sum --kernel reduce9 --block 2^33", "--block 2^33 is far more threads than a block holds");
+    refused("multigpu allreduce --max 8e18", "--max 6.9 EiB is more than any GPU holds");
+}
