@@ -1,6 +1,7 @@
 //! The benchmark: every registered kernel, both element types, a sweep of sizes, each result
 //! checked before it is timed, timed as CUDA graphs of back-to-back sums with CUDA events,
-//! inputs rotated through a pool larger than L2, the copy ceiling measured in the same run.
+//! inputs rotated through a pool larger than L2, and in the same run the two yardsticks: the
+//! read-only kernel (the ceiling of a sum) and the copy kernel (a pace).
 
 use crate::data::{random_parallel_for, Checked, Reference};
 use crate::element::Dtype;
@@ -67,7 +68,9 @@ const MAX_REPEATS: usize = 51;
 pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let kernel_runs: usize = config.dtypes.iter().map(|d| config.kernels.iter().filter(|k| k.supports(*d)).count()).sum();
-    let total = kernel_runs * (config.sizes.len() + config.resident_sizes.len()) + config.dtypes.len() * config.sizes.len();
+    let measured_sizes = config.sizes.len() + config.resident_sizes.len();
+    // Each kernel at every size; the copy at the rotated sizes; the read-only kernel at all.
+    let total = kernel_runs * measured_sizes + config.dtypes.len() * (config.sizes.len() + measured_sizes);
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}").unwrap().progress_chars("=> "));
     for &dtype in &config.dtypes {
@@ -168,7 +171,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
         r
     };
 
-    // The ceiling: a copy kernel reads and writes every byte once.
+    // The pace of a streaming kernel: a copy reads and writes every byte once.
     let copy_max = config.sizes.iter().copied().filter(|&n| n <= pool.len()).max().unwrap_or(0);
     if copy_max > 0 {
         let copy = gpu.function(&crate::kernels::COPY, "copy_u32")?;
@@ -188,7 +191,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
                     unsafe { launch.launch(launch_config) }.during("launching the copy kernel").map(|_| ())
                 })?;
                 let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
-                rows.push(timing.row("copy", 0, crate::kernels::COPY.title, "ceiling", T::SUFFIX, n, 256, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
+                rows.push(timing.row(crate::results::COPY_KERNEL, 0, crate::kernels::COPY.title, "pace", T::SUFFIX, n, 256, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
             }
             bar.inc(1);
         }
@@ -196,6 +199,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             rows.extend(cublas_peer(gpu, config, &pool, bar, &mut reference)?);
         }
     }
+    rows.extend(read_only_ceiling(gpu, config, &pool, bar, &mut reference)?);
 
     for kernel in config.kernels.iter().filter(|k| k.supports(T::DTYPE)) {
         let started = Instant::now();
@@ -243,6 +247,60 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             rows.push(timing.row(kernel.name, kernel.chapter, kernel.title, status_name(kernel.status), T::SUFFIX, n, block, cache, n * std::mem::size_of::<T>(), working_set));
         }
         note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
+    }
+    Ok(rows)
+}
+
+/// The ceiling of a sum, measured the way the kernels are: the read-only kernel
+/// (`kernels/read_only.cu`) reads every byte once with 16-byte loads and adds one value per
+/// block into a zeroed result, at every size, with the inputs rotated (and left in L2 at the
+/// resident sizes, to set beside the kernels measured there). Its sum is checked first; a wrong
+/// one is reported and not timed, so that the tables say "not measured" rather than compare
+/// with a kernel that does not read everything.
+fn read_only_ceiling<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar: &ProgressBar, reference: &mut dyn FnMut(usize) -> Reference) -> Result<Vec<Row>> {
+    let spec = &crate::kernels::READ_ONLY;
+    let mut rows = Vec::new();
+    let entry = format!("{}_{}", spec.name, T::SUFFIX);
+    let function = gpu.function(spec, &entry)?;
+    let mut result = gpu.alloc::<T::Acc>(1)?;
+    let block = spec.min_block;
+    // One tile per block: `elements_per_thread` counts 4-byte values, whatever T is.
+    let tile = (block * spec.elements_per_thread) as usize * 4 / std::mem::size_of::<T>();
+    let measured: Vec<(usize, Cache)> = config.sizes.iter().map(|&n| (n, Cache::Rotated))
+        .chain(config.resident_sizes.iter().map(|&n| (n, Cache::Resident)))
+        .collect();
+    for (n, cache) in measured {
+        bar.set_message(format!("{entry} n={n} {}", cache.name()));
+        bar.inc(1);
+        if n == 0 || n > pool.len() {
+            continue;
+        }
+        let launch_config = LaunchConfig { grid_dim: (n.div_ceil(tile) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        let sum_once = |j: usize, result: &mut CudaSlice<T::Acc>| -> Result<()> {
+            let stream = gpu.stream();
+            // The blocks add into the result, so it starts at zero (a memset node in the graph).
+            stream.memset_zeros(result).during("zeroing the read-only result")?;
+            let source = pool.view(n, j, cache);
+            let n64 = n as u64;
+            let mut launch = stream.launch_builder(&function);
+            launch.arg(&source).arg(result).arg(&n64);
+            // SAFETY: read_only_<T>(const In*, Acc*, u64): the source holds n values of T and
+            // starts on a 1 KiB boundary (pool offsets), as the 16-byte loads need; the result
+            // is one Acc, zeroed just before; the block is READ_ONLY_BLOCK, and the grid covers
+            // the n.div_ceil(tile) tiles, the last one ragged.
+            unsafe { launch.launch(launch_config) }.during("launching the read-only kernel").map(|_| ())
+        };
+        sum_once(0, &mut result)?;
+        let got = gpu.download(&result)?[0];
+        if let Err(why) = T::check(got, &reference(n)) {
+            note(bar, format!("{entry} n={n} gave a wrong sum ({why}); the read-only ceiling is not timed there"));
+            continue;
+        }
+        let mut enqueue = |j: usize| sum_once(j, &mut result);
+        let timing = time_graph(gpu, config.target_ms, &mut enqueue)?;
+        let working_set = pool.working_set(n, timing.ops_per_graph, cache);
+        let bytes = n * std::mem::size_of::<T>();
+        rows.push(timing.row(crate::results::READ_ONLY_KERNEL, 0, spec.title, "ceiling", T::SUFFIX, n, block, cache, bytes, working_set));
     }
     Ok(rows)
 }

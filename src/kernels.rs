@@ -183,6 +183,29 @@ pub static COPY: KernelSpec = KernelSpec {
     needs_cuda_headers: false,
 };
 
+/// The read-only kernel that measures the ceiling of a sum: every input byte read once with
+/// 16-byte loads, one value written per block (`kernels/read_only.cu`). Not a reduction the book
+/// teaches, so never in [`all`]; the benchmark launches it itself, next to the copy.
+pub static READ_ONLY: KernelSpec = KernelSpec {
+    name: "read_only",
+    chapter: 0,
+    title: "read-only sum (every byte read once)",
+    file: "read_only.cu",
+    source: include_str!("../kernels/read_only.cu"),
+    status: Status::Correct,
+    // READ_ONLY_BLOCK in the kernel: the tile is written for exactly this block.
+    min_block: 512,
+    max_block: 512,
+    block_in_entry_name: false,
+    // READ_ONLY_LOADS 16-byte loads of four 4-byte values per thread, one tile per block.
+    elements_per_thread: 32,
+    grid: GridRule::OneBlockPerTile,
+    shape: Shape::AtomicAdd,
+    shared: Shared::Static,
+    dtypes: &Dtype::ALL,
+    needs_cuda_headers: false,
+};
+
 /// The row sums of chapter 13 (`f32` sums of each row of a matrix): three entry points with a
 /// signature of their own, launched by [`crate::rows::RowReducer`], which owns their launch
 /// rules; never by [`crate::Reducer`], so not in [`all`]. Registered for the compile checks.
@@ -222,7 +245,7 @@ pub fn find(name: &str) -> Result<&'static KernelSpec> {
 /// Every distinct kernel file, for the compile check.
 pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
     let mut seen: Vec<(&'static str, &'static KernelSpec)> = Vec::new();
-    for k in KERNELS.iter().chain([&COPY, &ROWS]) {
+    for k in KERNELS.iter().chain([&COPY, &READ_ONLY, &ROWS]) {
         if !seen.iter().any(|(f, _)| *f == k.file) {
             seen.push((k.file, k));
         }

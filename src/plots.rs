@@ -192,8 +192,10 @@ struct Look {
     dashed: bool,
 }
 
-/// The measured copy, and what it implies for a reduction: the bound every kernel chases.
+/// The measured copy, and what it implies for a reduction: a pace to compare with.
 const COPY_LOOK: Look = Look { colour: BLACK, marker: Marker::Plus, dashed: false };
+/// The measured read-only kernel: the ceiling every sum chases.
+const READ_ONLY_LOOK: Look = Look { colour: RGBColor(120, 0, 0), marker: Marker::Cross, dashed: false };
 /// The datasheet-style peak: a bound no program reaches.
 const PEAK_LOOK: Look = Look { colour: RGBColor(128, 128, 128), marker: Marker::Cross, dashed: true };
 
@@ -208,7 +210,7 @@ fn nth_look(i: usize, dashed: bool) -> Look {
 /// look in every chart of one GPU.
 fn kernels_in_order<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<&'a str> {
     let mut kernels: Vec<(u32, usize, &str)> = Vec::new();
-    for (i, row) in rows.into_iter().enumerate().filter(|(_, r)| !is_copy(r)) {
+    for (i, row) in rows.into_iter().enumerate().filter(|(_, r)| !r.is_yardstick()) {
         if !kernels.iter().any(|(_, _, k)| *k == row.kernel) {
             kernels.push((row.chapter, i, &row.kernel));
         }
@@ -217,13 +219,9 @@ fn kernels_in_order<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<&'a str>
     kernels.into_iter().map(|(_, _, k)| k).collect()
 }
 
-fn is_copy(row: &Row) -> bool {
-    row.status == "ceiling"
-}
-
 /// Bytes a reduction of the same N reads. A copy row counts its read and its write.
 fn read_bytes(row: &Row) -> f64 {
-    if is_copy(row) { row.bytes as f64 / 2.0 } else { row.bytes as f64 }
+    if row.is_copy() { row.bytes as f64 / 2.0 } else { row.bytes as f64 }
 }
 
 /// A usable peak: the CSV says `unknown` when the driver did not report the memory clock.
@@ -290,8 +288,8 @@ impl XAxis {
 
 /// The rows the charts against N use: one element type, inputs rotated past L2.
 /// Which kernels a chart shows: Harris's seven, or kernel 7 and everything after it with the
-/// library peer (one chart of all of them would have too many lines to read). The copy is in
-/// both.
+/// library peer (one chart of all of them would have too many lines to read). The read-only
+/// ceiling and the copy are in both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
     Harris,
@@ -301,7 +299,7 @@ enum Part {
 impl Part {
     fn shows(self, row: &Row) -> bool {
         match self {
-            _ if is_copy(row) => true,
+            _ if row.is_yardstick() => true,
             Part::Harris => (1..=7).contains(&row.chapter) && row.status != "peer",
             Part::Modern => row.chapter >= 7 || row.status == "peer",
         }
@@ -342,17 +340,27 @@ fn points(rows: &[&Row], value: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
 }
 
 fn copy_rows<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
-    rows.iter().copied().filter(|r| is_copy(r)).collect()
+    rows.iter().copied().filter(|r| r.is_copy()).collect()
 }
 
-/// Harris's "performance comparison" for this GPU: time per sum, with the two floors under it.
+fn read_only_rows<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
+    rows.iter().copied().filter(|r| r.is_read_only()).collect()
+}
+
+/// Harris's "performance comparison" for this GPU: time per sum, with the measured read-only
+/// ceiling, the copy's pace and the theoretical floor under it.
 fn time_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
     let rows = swept(all, part);
-    let kernels: Vec<&Row> = rows.iter().copied().filter(|r| !is_copy(r)).collect();
+    let kernels: Vec<&Row> = rows.iter().copied().filter(|r| !r.is_yardstick()).collect();
     let mut series = kernel_series(all, &kernels, |r| r.median_us);
+    let ceiling = read_only_rows(&rows);
+    if !ceiling.is_empty() {
+        // The read-only kernel's own time: a sum of N values that only reads them.
+        series.push(Series { label: "read-only ceiling: N values read once, measured".into(), points: points(&ceiling, |r| r.median_us), look: READ_ONLY_LOOK });
+    }
     let copies = copy_rows(&rows);
     if !copies.is_empty() {
-        // Reading N values at the copy's measured bandwidth: as fast as this GPU moves them.
+        // Reading N values at the copy's measured bandwidth (its reads and writes counted).
         let floor = points(&copies, |r| read_bytes(r) / (r.gbps() * 1e9) * 1e6);
         series.push(Series { label: "copy pace: N values at the copy kernel's bandwidth".into(), points: floor, look: COPY_LOOK });
     }
@@ -377,8 +385,8 @@ fn dedup_x(mut points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     points
 }
 
-/// Achieved bandwidth of every kernel and of the copy, as a share of the theoretical peak (or
-/// in GB/s where the peak is unknown).
+/// Achieved bandwidth of every kernel, of the read-only ceiling and of the copy, as a share of
+/// the theoretical peak (or in GB/s where the peak is unknown).
 fn bandwidth_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
     let rows = swept(all, part);
     let peak = peak_gbps(machine);
@@ -387,9 +395,13 @@ fn bandwidth_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChar
         None => (1.0, 0.0, "achieved bandwidth (GB/s; peak unknown)".to_string()),
     };
     let mut series = kernel_series(all, &rows, |r| r.gbps() * scale);
+    let ceiling = read_only_rows(&rows);
+    if let Some(first) = ceiling.first() {
+        series.push(Series { label: format!("read-only ceiling: {}", first.title), points: points(&ceiling, |r| r.gbps() * scale), look: READ_ONLY_LOOK });
+    }
     let copies = copy_rows(&rows);
     if let Some(first) = copies.first() {
-        series.push(Series { label: format!("copy: {}", first.title), points: points(&copies, |r| r.gbps() * scale), look: COPY_LOOK });
+        series.push(Series { label: format!("copy (a pace): {}", first.title), points: points(&copies, |r| r.gbps() * scale), look: COPY_LOOK });
     }
     LineChart {
         title: format!("Bandwidth vs N, {}: {} ({SWEEP_DTYPE}, inputs rotated past L2)", machine.gpu, part.caption()),
@@ -815,7 +827,7 @@ mod tests {
     use super::*;
 
     fn row(kernel: &str, chapter: u32, status: &str, n: usize, cache: Cache, median_us: f64) -> Row {
-        let bytes = if status == "ceiling" { 8 * n } else { 4 * n };
+        let bytes = if kernel == "copy" { 8 * n } else { 4 * n };
         Row {
             kernel: kernel.into(), chapter, title: format!("{kernel} title"), status: status.into(), dtype: "f32".into(),
             n, block: 256, cache, median_us, min_us: median_us, max_us: median_us, bytes, working_set_bytes: bytes,
@@ -830,12 +842,32 @@ mod tests {
     #[test]
     fn copy_floor_is_the_read_half_of_the_copy_at_its_bandwidth() {
         // A copy of 2^20 values in 10 µs moves 8 MiB; reading 4 MiB at that rate takes 5 µs.
-        let rows = vec![row("copy", 0, "ceiling", 1 << 20, Cache::Rotated, 10.0), row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0)];
+        let rows = vec![row("copy", 0, "pace", 1 << 20, Cache::Rotated, 10.0), row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0)];
         let chart = time_chart(&(machine(None), rows), Part::Harris);
         let floor = chart.series.iter().find(|s| s.label.starts_with("copy pace")).unwrap();
         assert_eq!(floor.points.len(), 1);
         assert!((floor.points[0].1 - 5.0).abs() < 1e-9, "{:?}", floor.points);
         assert!(!chart.series.iter().any(|s| s.label.starts_with("peak floor")), "no peak, no peak line");
+    }
+
+    #[test]
+    fn read_only_ceiling_is_drawn_at_its_own_time_and_bandwidth_in_both_parts() {
+        let rows = vec![
+            row("read_only", 0, "ceiling", 1 << 20, Cache::Rotated, 2.0),
+            row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0),
+            row("reduce9", 9, "correct", 1 << 20, Cache::Rotated, 3.0),
+        ];
+        for part in [Part::Harris, Part::Modern] {
+            let time = time_chart(&(machine(Some(4194.304)), rows.clone()), part);
+            let ceiling = time.series.iter().find(|s| s.label.starts_with("read-only ceiling")).expect("a ceiling line");
+            assert_eq!(ceiling.points, vec![((1 << 20) as f64, 2.0)]);
+            assert_eq!(ceiling.look, READ_ONLY_LOOK);
+            let bandwidth = bandwidth_chart(&(machine(Some(4194.304)), rows.clone()), part);
+            let ceiling = bandwidth.series.iter().find(|s| s.label.starts_with("read-only ceiling")).expect("a ceiling line");
+            // 4 MiB in 2 µs is 2097.152 GB/s: half of the 4194.304 GB/s peak.
+            assert!((ceiling.points[0].1 - 50.0).abs() < 1e-9, "{:?}", ceiling.points);
+            assert!(!bandwidth.series.iter().any(|s| s.label.starts_with("read_only:")), "the ceiling is not drawn as a kernel");
+        }
     }
 
     #[test]

@@ -78,6 +78,13 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.push(path);
     // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
     written.extend(crate::rows::render(&data_dir, &book.0, root)?);
+    // What the row sums did with fewer rows than SMs, said from the same data.
+    let row_sums = crate::rows::load(&crate::rows::results_dir(&data_dir), &crate::results::slug(&book.0.gpu))?;
+    let path = root.join("book/generated/rows_few.md");
+    let sm_count = row_sums.as_ref().map_or(book.0.sm_count, |(m, _)| m.sm_count);
+    let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, row_sums.as_ref().map(|(_, rows)| rows.as_slice()));
+    std::fs::write(&path, sentence).map_err(|e| io_error(&path, e))?;
+    written.push(path);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     // Across GPUs (`reduction multigpu allreduce`): plots/data/nccl/, or a "not yet measured" note.
     written.extend(crate::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);

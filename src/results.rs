@@ -26,13 +26,21 @@ impl Cache {
     }
 }
 
-/// One measurement: a kernel (or the copy ceiling) on one element type and size.
+/// The kernel name of the copy's rows: it reads and writes every byte, a pace to compare with.
+pub const COPY_KERNEL: &str = "copy";
+/// The kernel name of the read-only kernel's rows: every byte read once, one value written per
+/// block; the ceiling of a sum.
+pub const READ_ONLY_KERNEL: &str = "read_only";
+
+/// One measurement: a kernel, a library peer, the copy or the read-only ceiling, on one element
+/// type and size.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub kernel: String,
     pub chapter: u32,
     pub title: String,
-    /// `correct`, `historical`, or `ceiling` for the copy.
+    /// `correct`, `historical`, `peer` (a library), `ceiling` (the read-only kernel) or `pace` (the
+    /// copy; files written before the read-only kernel existed say `ceiling` for it too).
     pub status: String,
     pub dtype: String,
     pub n: usize,
@@ -50,6 +58,21 @@ pub struct Row {
 }
 
 impl Row {
+    /// The copy kernel's row (whatever its status says: older files call it a ceiling).
+    pub fn is_copy(&self) -> bool {
+        self.kernel == COPY_KERNEL
+    }
+
+    /// The read-only kernel's row: the ceiling of a sum.
+    pub fn is_read_only(&self) -> bool {
+        self.kernel == READ_ONLY_KERNEL
+    }
+
+    /// A yardstick rather than a kernel of the book: the copy or the read-only kernel.
+    pub fn is_yardstick(&self) -> bool {
+        self.is_copy() || self.is_read_only()
+    }
+
     /// Achieved bandwidth at the median time, in GB/s (10^9 bytes per second).
     pub fn gbps(&self) -> f64 {
         self.bytes as f64 / (self.median_us * 1e-6) / 1e9
@@ -70,6 +93,26 @@ pub struct Machine {
     pub nvrtc: String,
     pub date: String,
     pub command: String,
+}
+
+impl Machine {
+    /// The memory bus width, in bits, that the theoretical peak was computed from. The header
+    /// keeps the peak and the memory clock, and `peak = 2 × clock × bus / 8` (the DDR formula of
+    /// `gpu::peak_bandwidth`) gives the bus back, to the nearest whole number of 32-bit channels
+    /// (the clock is written in whole MHz, truncated). `None` where either is missing, or where
+    /// that bus does not give the peak back to within the rounding of the header.
+    pub fn memory_bus_bits(&self) -> Option<u32> {
+        let peak = self.peak_gbps.filter(|p| p.is_finite() && *p > 0.0)?;
+        if self.memory_clock_mhz == 0 {
+            return None;
+        }
+        let clock_mhz = self.memory_clock_mhz as f64;
+        let bits = (peak * 1e3 * 8.0 / (2.0 * clock_mhz) / 32.0).round() * 32.0;
+        let again = 2.0 * clock_mhz * bits / 8.0 / 1e3;
+        // A clock up to 1 MHz above the one written moves the peak by peak / clock.
+        let tolerance = 0.05 + peak / clock_mhz;
+        (bits > 0.0 && (again - peak).abs() <= tolerance).then_some(bits as u32)
+    }
 }
 
 const COLUMNS: &str = "kernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method";
@@ -263,6 +306,24 @@ mod tests {
         assert!(parse_csv("nonsense\n").unwrap_err().contains("line 1"));
         let short = format!("{COLUMNS}\nreduce1,1\n");
         assert!(parse_csv(&short).unwrap_err().contains("line 2"));
+    }
+
+    #[test]
+    fn the_bus_width_comes_back_from_the_peak_and_the_clock() {
+        // The H200's header: 4814.3 GB/s from a 6016-bit bus at 3201 MHz.
+        let h200 = Machine { peak_gbps: Some(4814.3), memory_clock_mhz: 3201, ..Default::default() };
+        assert_eq!(h200.memory_bus_bits(), Some(6016));
+        assert_eq!(Machine { memory_clock_mhz: 0, ..h200.clone() }.memory_bus_bits(), None);
+        assert_eq!(Machine { peak_gbps: None, ..h200 }.memory_bus_bits(), None);
+    }
+
+    #[test]
+    fn yardsticks_are_known_by_name_whatever_their_status() {
+        let old_copy = Row { kernel: COPY_KERNEL.into(), status: "ceiling".into(), ..sample_row() };
+        assert!(old_copy.is_copy() && old_copy.is_yardstick() && !old_copy.is_read_only());
+        let read_only = Row { kernel: READ_ONLY_KERNEL.into(), status: "ceiling".into(), ..sample_row() };
+        assert!(read_only.is_read_only() && read_only.is_yardstick());
+        assert!(!sample_row().is_yardstick());
     }
 
     #[test]

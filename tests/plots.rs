@@ -114,7 +114,39 @@ fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
 
 /// Render a copy of `data_dir` and check each picture against the rows it was drawn from.
 fn check_render(name: &str, data_dir: &Path, book_override: Option<&str>) -> Result<(), Failed> {
-    let scratch = Scratch::new(name)?.with_data_of(data_dir)?;
+    check_scratch(&Scratch::new(name)?.with_data_of(data_dir)?, book_override)
+}
+
+/// The fixture's alpha GPU with a read-only ceiling measured beside its copy (at 0.45 of the
+/// copy's time: it moves half the bytes, a little faster), as `reduction bench` now writes it.
+fn check_render_with_a_ceiling() -> Result<(), Failed> {
+    let scratch = Scratch::new("alpha-ceiling")?.with_data_of(&fixture_dir())?;
+    let path = scratch.data_dir().join("fixture-gpu-alpha.csv");
+    let (machine, mut rows) = read_csv(&path)?;
+    let ceiling: Vec<Row> = rows.iter().filter(|r| r.is_copy()).map(|copy| Row {
+        kernel: reduction::results::READ_ONLY_KERNEL.into(),
+        title: "read-only sum (every byte read once)".into(),
+        status: "ceiling".into(),
+        median_us: 0.45 * copy.median_us,
+        bytes: copy.bytes / 2,
+        ..copy.clone()
+    }).collect();
+    if ceiling.is_empty() {
+        return Err("the fixture has no copy rows to put a ceiling beside".into());
+    }
+    rows.extend(ceiling);
+    write_csv(&path, &machine, &rows)?;
+    std::fs::write(scratch.data_dir().join("book-gpu.txt"), "fixture-gpu-alpha\n")?;
+    check_scratch(&scratch, Some("fixture-gpu-alpha"))?;
+    // The tables then compare with it instead of saying it is not measured.
+    let best = std::fs::read_to_string(scratch.0.join("book/generated/best.md"))?;
+    if best.contains("not yet measured") || !best.contains("% of read-only") {
+        return Err(format!("best.md does not use the measured ceiling:\n{best}").into());
+    }
+    Ok(())
+}
+
+fn check_scratch(scratch: &Scratch, book_override: Option<&str>) -> Result<(), Failed> {
     if let Some(slug) = book_override {
         std::fs::write(scratch.data_dir().join("book-gpu.txt"), format!("{slug}\n"))?;
     }
@@ -148,32 +180,37 @@ fn check_render(name: &str, data_dir: &Path, book_override: Option<&str>) -> Res
 
 /// time.svg and bandwidth.svg (Harris's kernels, chapters 1–7) and their `_modern` versions
 /// (chapter 7 on, and the library peer): one labelled series per kernel measured on f32 with
-/// rotated inputs, the copy, and the peak floor exactly when the peak is known.
+/// rotated inputs, the read-only ceiling and the copy exactly where they were measured, and the
+/// peak floor exactly when the peak is known.
 fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Failed> {
     let harris = |r: &Row| (1..=7).contains(&r.chapter) && r.status != "peer";
     let modern = |r: &Row| r.chapter >= 7 || r.status == "peer";
     for (suffix, shows) in [("", &harris as &dyn Fn(&Row) -> bool), ("_modern", &modern)] {
         let swept = rows.iter().filter(|r| r.dtype == "f32" && r.cache == Cache::Rotated);
-        let kernels = distinct(swept.clone().filter(|r| r.status != "ceiling" && shows(r)).map(|r| r.kernel.as_str()));
+        let kernels = distinct(swept.clone().filter(|r| !r.is_yardstick() && shows(r)).map(|r| r.kernel.as_str()));
         if kernels.is_empty() {
             return Err(format!("the data has no f32 rotated kernel rows for time{suffix}.svg; this check would prove nothing").into());
         }
         let (time, bandwidth) = (plots.join(format!("time{suffix}.svg")), plots.join(format!("bandwidth{suffix}.svg")));
-        let mut labels: Vec<String> = kernels.iter().map(|k| format!("{k}: ")).collect();
-        let has_copy = swept.clone().any(|r| r.status == "ceiling");
-        if has_copy {
-            labels.push("copy pace".into());
+        let texts = [svg_texts(&time)?, svg_texts(&bandwidth)?];
+        // A yardstick's line is drawn exactly when it was measured: never invented, never lost.
+        for (measured, time_label, bandwidth_label) in [
+            (swept.clone().any(|r| r.is_copy()), "copy pace", "copy (a pace): "),
+            (swept.clone().any(|r| r.is_read_only()), "read-only ceiling", "read-only ceiling: "),
+        ] {
+            for (texts, label) in texts.iter().zip([time_label, bandwidth_label]) {
+                if texts.iter().any(|t| t.starts_with(label)) != measured {
+                    return Err(format!("{label}: drawn = {}, measured = {measured} (time{suffix}.svg / bandwidth{suffix}.svg)", !measured).into());
+                }
+            }
         }
+        let labels: Vec<String> = kernels.iter().map(|k| format!("{k}: ")).collect();
         expect_labels(&time, &labels)?;
-        let peak_drawn = svg_texts(&time)?.iter().any(|t| t.starts_with("peak floor"));
+        expect_labels(&bandwidth, &labels)?;
+        let peak_drawn = texts[0].iter().any(|t| t.starts_with("peak floor"));
         if peak_drawn != machine.peak_gbps.is_some() {
             return Err(format!("time{suffix}.svg: peak floor drawn = {peak_drawn}, but the peak is {:?}", machine.peak_gbps).into());
         }
-        labels.retain(|l| l != "copy pace");
-        if has_copy {
-            labels.push("copy: ".into());
-        }
-        expect_labels(&bandwidth, &labels)?;
     }
     Ok(())
 }
@@ -277,6 +314,30 @@ fn tokens(text: &str) -> Vec<&str> {
     out
 }
 
+/// Every file under book/generated/ equals a fresh render of plots/data: no table or sentence
+/// the chapters include says anything the committed data does not.
+fn committed_text_is_current() -> Result<(), Failed> {
+    let scratch = Scratch::new("committed-text")?.with_data_of(&root().join("plots/data"))?;
+    let written = scratch.render()?;
+    let fresh = scratch.0.join("book/generated");
+    let mut stale = Vec::new();
+    for path in written.iter().filter(|p| p.starts_with(&fresh)) {
+        let relative = path.strip_prefix(&fresh).map_err(|_| format!("{} outside book/generated", path.display()))?;
+        let committed = root().join("book/generated").join(relative);
+        match std::fs::read_to_string(&committed) {
+            // Line ends aside (git may turn them into CRLF), the text must be the same.
+            Ok(old) if old.replace("\r\n", "\n") == std::fs::read_to_string(path)? => {}
+            Ok(_) => stale.push(format!("book/generated/{} differs", relative.display())),
+            Err(_) => stale.push(format!("book/generated/{} is missing", relative.display())),
+        }
+    }
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}; run `cargo run -- bench --plot-only` and commit book/generated/", stale.join("; ")).into())
+    }
+}
+
 fn same_bytes_twice() -> Result<(), Failed> {
     let first = Scratch::new("twice-a")?.with_data_of(&fixture_dir())?;
     let second = Scratch::new("twice-b")?.with_data_of(&fixture_dir())?;
@@ -311,10 +372,12 @@ fn main() {
         Trial::test("render::fixture_two_gpus_book_alpha_with_a_missing_size", || {
             check_render("alpha", &fixture_dir(), Some("fixture-gpu-alpha"))
         }),
+        Trial::test("render::fixture_with_a_read_only_ceiling", check_render_with_a_ceiling),
         Trial::test("render::fixture_two_gpus_book_beta_with_unknown_peak", || {
             check_render("beta", &fixture_dir(), Some("fixture-gpu-beta"))
         }),
         Trial::test("render::committed_pictures_equal_a_fresh_render", committed_pictures_are_current),
+        Trial::test("render::committed_generated_text_equals_a_fresh_render", committed_text_is_current),
         Trial::test("render::same_data_same_bytes", same_bytes_twice),
         Trial::test("render::a_moved_point_or_label_is_a_different_picture", || {
             let svg = "<svg>\n<text x=\"10\" y=\"20\">\nreduce7: 1.56×\n</text>\n<circle cx=\"100\" cy=\"200\"/>\n</svg>\n";
