@@ -59,6 +59,53 @@ pub fn nvrtc_trial(name: impl Into<String>, body: impl FnOnce() -> Result<(), Fa
     })
 }
 
+/// What a compile trial does here: run, be ignored with the reason, or fail with it.
+#[derive(Debug, PartialEq)]
+pub enum Verdict {
+    Run,
+    Ignore(String),
+    Fail(String),
+}
+
+/// Where CUDA headers come from when there is no toolkit, for the reasons below.
+pub const HEADERS_HINT: &str = "or set CUDA_INCLUDE_DIR to a folder that has cooperative_groups.h and cccl/";
+
+/// The rule of [`nvrtc_kernel_trial`], apart from what this machine has: `nvrtc` is whether
+/// NVRTC loads, `headers` whether the CUDA headers were found (`None`: the kernel includes
+/// none), `required` whether `REQUIRE_NVRTC=1`. A missing NVRTC is named first.
+pub fn compile_verdict(nvrtc: Result<(), String>, headers: Option<Result<(), String>>, required: bool) -> Verdict {
+    match (nvrtc, headers) {
+        (Err(why), _) if required => Verdict::Fail(format!("NVRTC is required here but {why}")),
+        (Err(why), _) => Verdict::Ignore(why),
+        (Ok(()), Some(Err(why))) if required => {
+            Verdict::Fail(format!("REQUIRE_NVRTC=1, so this kernel must compile, but {why}; {HEADERS_HINT}"))
+        }
+        (Ok(()), Some(Err(why))) => Verdict::Ignore(format!("{why}; {HEADERS_HINT} (REQUIRE_NVRTC=1 makes this a failure)")),
+        (Ok(()), None | Some(Ok(()))) => Verdict::Run,
+    }
+}
+
+/// Whether the CUDA headers that cooperative groups and CUB need can be found; `Err` says why not.
+pub fn cuda_headers() -> Result<(), String> {
+    reduction::nvrtc::cuda_include_dir().map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// A trial that compiles one kernel file with NVRTC but needs no GPU: as [`nvrtc_trial`], and
+/// where the kernel includes CUDA headers (`needs_headers`) that this machine lacks, ignored
+/// with the reason and how to get them — failed instead when `REQUIRE_NVRTC=1` (CI, which
+/// installs them).
+pub fn nvrtc_kernel_trial(name: impl Into<String>, needs_headers: bool, body: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
+    Trial::ignorable_test(name, move || {
+        let nvrtc = reduction::nvrtc::available().map_err(|e| e.to_string());
+        let headers = needs_headers.then(cuda_headers);
+        match compile_verdict(nvrtc, headers, nvrtc_required()) {
+            Verdict::Run => body().map(|()| Completion::Completed),
+            Verdict::Ignore(why) => Ok(Completion::ignored_with(why)),
+            Verdict::Fail(why) => Err(why.into()),
+        }
+    })
+}
+
 /// The seed of this run's random inputs: `TEST_SEED` if set, otherwise fresh, and printed
 /// either way so that a failure can be replayed.
 pub fn run_seed() -> u64 {
