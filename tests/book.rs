@@ -100,6 +100,70 @@ fn mdbook_build() -> Result<Completion, Failed> {
     if unexpanded.is_empty() { Ok(Completion::Completed) } else { Err(format!("unexpanded directives in {unexpanded:?}").into()) }
 }
 
+/// The mistakes chapter explains why mistake 1 (a barrier inside `if (tid < s)`) gave the right
+/// sum and why synccheck said nothing; that explanation stands only while the data says so.
+fn mistake_1_gave_right_sums_and_synccheck_no_errors() -> Result<(), Failed> {
+    let data = root().join("plots/data");
+    let gpu = std::fs::read_to_string(data.join("book-gpu.txt"))?.trim().to_string();
+    let csv = std::fs::read_to_string(data.join("mistakes").join(format!("{gpu}.csv")))?;
+    let header = csv.lines().find(|l| l.starts_with("mistake,")).ok_or("the mistakes CSV has no column names")?;
+    let column = |name: &str| header.split(',').position(|c| c == name).ok_or(format!("no column {name}"));
+    let (outcome, wrong) = (column("outcome")?, column("wrong_runs")?);
+    let row: Vec<&str> = csv.lines().find(|l| l.starts_with("sync_in_branch,")).ok_or("mistake 1 was not run")?.split(',').collect();
+    if row[outcome] != "correct" || row[wrong] != "0" {
+        return Err(format!("mistake 1 on {gpu}: outcome {}, {} wrong runs; book/mistakes.md explains right sums", row[outcome], row[wrong]).into());
+    }
+    let log = std::fs::read_to_string(data.join("sanitizer/synccheck-sync_in_branch.log"))?;
+    if !log.lines().any(|l| l.trim_start_matches('=').trim() == "ERROR SUMMARY: 0 errors") {
+        return Err("synccheck-sync_in_branch.log does not report 0 errors; book/mistakes.md says synccheck stayed silent".into());
+    }
+    Ok(())
+}
+
+/// Chapter 9 says the block and unroll sweep (`plots/data/tuning/`) found 1024 threads best for
+/// the largest inputs, 256 or 512 for the small ones, and four 16-byte loads in flight within a
+/// percent of eight, for every 16-byte kernel. Each line of the summary reads
+/// `kernel  2^k  best  T us (uU-bB); uU-bB:T uU-bB:T ...`, the fastest first.
+fn tuning_supports_the_block_and_unroll_choice() -> Result<(), Failed> {
+    let data = root().join("plots/data/tuning");
+    let gpu = std::fs::read_to_string(root().join("plots/data/book-gpu.txt"))?.trim().to_string();
+    let text = std::fs::read_to_string(data.join(format!("{gpu}-unroll-and-block.txt")))?;
+    let sixteen_byte = ["reduce9", "reduce10_atomic", "reduce10_last_block", "reduce11", "reduce11_grid", "reduce12"];
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(kernel), Some(size)) = (words.next(), words.next()) else { continue };
+        if !sixteen_byte.contains(&kernel) {
+            continue;
+        }
+        let Some((_, ranked)) = line.split_once("; ") else { continue };
+        // (unroll, block, µs), fastest first.
+        let configs: Vec<(u32, u32, f64)> = ranked.split_whitespace().filter_map(|c| {
+            let (config, us) = c.split_once(':')?;
+            let (u, b) = config.strip_prefix('u')?.split_once("-b")?;
+            Some((u.parse().ok()?, b.parse().ok()?, us.parse().ok()?))
+        }).collect();
+        let Some(&(_, best_block, best_us)) = configs.first() else { continue };
+        checked += 1;
+        match size {
+            "2^28" | "2^30" if best_block != 1024 => problems.push(format!("{kernel} {size}: best block {best_block}, not 1024")),
+            "2^16" if best_block > 512 => problems.push(format!("{kernel} {size}: best block {best_block}, not 256 or 512")),
+            _ => {}
+        }
+        if matches!(size, "2^28" | "2^30") {
+            match configs.iter().find(|(u, ..)| *u == 4) {
+                Some((_, _, us)) if *us <= 1.01 * best_us => {}
+                _ => problems.push(format!("{kernel} {size}: no four-load configuration within 1 % of the best ({best_us} µs)")),
+            }
+        }
+    }
+    if checked == 0 {
+        return Err("no 16-byte kernel in the tuning summary: this check would prove nothing".into());
+    }
+    if problems.is_empty() { Ok(()) } else { Err(format!("book/09_vectorized.md says otherwise: {}", problems.join("; ")).into()) }
+}
+
 fn main() {
     let mut trials: Vec<Trial> = chapters()
         .into_iter()
@@ -148,6 +212,8 @@ fn main() {
         if missing.is_empty() { Ok(()) } else { Err(format!("not in src/kernels.rs (or, under broken/, src/mistakes.rs), so never compiled or tested: {missing:?}").into()) }
     }));
 
+    trials.push(Trial::test("claims::mistake_1_gave_right_sums_and_synccheck_no_errors", mistake_1_gave_right_sums_and_synccheck_no_errors));
+    trials.push(Trial::test("claims::tuning_supports_the_block_and_unroll_choice", tuning_supports_the_block_and_unroll_choice));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }
