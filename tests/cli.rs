@@ -2,11 +2,20 @@
 //! a non-zero exit, before anything is allocated or launched. None of this needs a GPU: the
 //! refusals come before one is opened, so they are the same with or without one.
 
+use std::path::PathBuf;
 use std::process::Command;
+
+/// The program: cargo's build, or in the GPU bundle (run from the project root) its copy.
+fn exe() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_reduction"));
+    let bundled = PathBuf::from(".gpu-bundle/bin/reduction");
+    [built.clone(), bundled].into_iter().find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no `reduction` binary: neither {} nor .gpu-bundle/bin/reduction", built.display()))
+}
 
 /// Run `reduction ARGS`; (exit code, stdout, stderr).
 fn reduction(args: &str) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reduction"))
+    let out = Command::new(exe())
         .args(args.split_whitespace())
         .output()
         .expect("the reduction binary runs");
