@@ -26,6 +26,7 @@ pub mod kernels;
 pub mod limits;
 pub mod mistakes;
 pub mod multigpu;
+pub mod mutants;
 pub mod nccl;
 pub mod nvrtc;
 pub mod plan;

@@ -41,7 +41,7 @@ const USAGE: &str = "usage:
   reduction mistakes --list             the mistakes, and what each is expected to do
   reduction mistakes --table-only       redraw the chapter's mistakes tables from plots/data, no GPU
   reduction multigpu info               the GPUs, NCCL, and the multicast setting
-  reduction multigpu sum [--per-gpu 2^28 | --n N] [--dtype i32|f32] [--input pattern|random]
+  reduction multigpu sum [--per-gpu 2^28 | --n N] [--dtype i32|f32] [--input pattern|random|exact]
                          [--kernel reduce10_last_block] [--block B] [--gpus K] [--seed S]
                                         shard, sum on each GPU, add across GPUs with NCCL, check
   reduction multigpu allreduce [--min 8] [--max 1GiB] [--gpus K] [--repeats 15] [--out plots/data/nccl]
@@ -206,7 +206,7 @@ fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usi
         let input = gpu.upload(&xs)?;
         reducer.poison_outputs(n)?;
         let got = reducer.sum(&input.as_view())?;
-        if let Err(why) = T::check_sum(got, &xs) {
+        if let Err(why) = reducer.check(got, &T::reference(&xs)) {
             wrong += 1;
             println!("run {run}: WRONG: {why}");
         }
@@ -359,13 +359,15 @@ fn rows_one(args: &[String]) -> Outcome {
     let gpu = Gpu::open()?;
     Need { what: format!("{matrix} with its row sums"), bytes: len as u128 * 4 + m as u128 * 4 }.check_device(&gpu)?;
     let mut reducer = RowReducer::with_strategy(&gpu, strategy)?;
-    match reducer.plan(layout)? {
+    let launch = reducer.plan(layout)?;
+    match launch {
         Some(launch) => println!("{layout}: {launch}"),
         None => println!("{layout}: nothing to add, no launch"),
     }
     let xs: Vec<f32> = reduction::data::random_parallel(len, seed);
     let sums = reducer.sum_host(&xs, layout)?;
-    rows::check_rows(&sums, &rows::row_references(&xs, layout))?;
+    let depth = launch.map_or(0, |l| l.addition_depth(n));
+    rows::check_rows(&sums, &rows::row_references(&xs, layout), depth)?;
     println!("all {m} row sums are within the f32 error bound of their f64 reference; the first: {:?}", &sums[..m.min(4)]);
     Ok(ExitCode::SUCCESS)
 }
@@ -645,10 +647,11 @@ fn multigpu_sum(args: &[String]) -> Outcome {
     for gpu in ranks.gpus() {
         need.check_device(gpu)?;
     }
-    let input = match opts.get("input").unwrap_or(if dtype == "i32" { "pattern" } else { "random" }) {
+    let input = match opts.get("input").unwrap_or(if dtype == "i32" { "pattern" } else { "exact" }) {
         "pattern" => Input::Pattern,
         "random" => Input::Random { seed: opts.number("seed", 1)? as u64 },
-        other => return Err(format!("--input must be pattern or random, not {other:?}").into()),
+        "exact" => Input::Exact { seed: opts.number("seed", 1)? as u64 },
+        other => return Err(format!("--input must be pattern, random or exact, not {other:?}").into()),
     };
     let mut options = SumOptions::default();
     if let Some(kernel) = opts.get("kernel") {

@@ -502,7 +502,7 @@ fn run_float_equality(gpu: &Gpu, kernel: &str, block: u32, options: &RunOptions,
         let within_bound = f32::check_sum(on_gpu, &xs).is_ok(); // the fix: the error bound
         // ANCHOR_END: float_equality
         let reference = f32::reference(&xs);
-        let bound = crate::data::f32_sum_error_bound(reference.n, reference.abs_sum);
+        let bound = crate::data::any_order_error_bound(reference.n, reference.abs_sum, crate::data::F32_UNIT_ROUNDOFF);
         worst_ratio = worst_ratio.max((on_gpu as f64 - reference.sum_f64).abs() / bound);
         if !equal {
             if report.wrong_runs == 0 {

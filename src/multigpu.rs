@@ -10,7 +10,7 @@
 //! a deadline, after which the communicator is aborted; and the caller waits for the ranks
 //! with a deadline of its own.
 
-use crate::data::{sum_error_bound, Checked, Reference, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
+use crate::data::{check_float, error_bound, Checked, Reference, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
 use crate::error::{human_bytes, During, Error, Result};
 use crate::gpu::Gpu;
 use crate::nccl::{self, Comm, NcclElement};
@@ -122,6 +122,10 @@ pub enum Input {
     Pattern,
     /// Random values from [`Checked::fill_random`], in blocks of 2^16 seeded by their position.
     Random { seed: u64 },
+    /// Exact-by-construction values from [`Checked::fill_exact`] (small nonzero integers with
+    /// random signs, sized for the whole input), in the same blocks: a float sum of them must
+    /// come back exact, bit for bit, on every GPU and in total.
+    Exact { seed: u64 },
 }
 
 impl Input {
@@ -129,6 +133,7 @@ impl Input {
         match self {
             Input::Pattern => "x_i = (i mod 1000) - 500".into(),
             Input::Random { seed } => format!("random, seed {seed}"),
+            Input::Exact { seed } => format!("exact by construction (nonzero integers, random signs), seed {seed}"),
         }
     }
 }
@@ -156,15 +161,15 @@ pub fn pattern_sum(range: Range<u64>) -> i64 {
 pub fn pattern_reference(range: Range<u64>) -> Reference {
     let (a, b) = (pattern_prefix(range.start), pattern_prefix(range.end));
     let sum = b.0 - a.0;
-    Reference { n: (range.end - range.start) as usize, sum_f64: sum as f64, sum_i64: sum, abs_sum: b.1 - a.1 }
+    Reference { n: (range.end - range.start) as usize, sum_f64: sum as f64, sum_i64: sum, abs_sum: b.1 - a.1, exact: true }
 }
 
 /// Two references of disjoint inputs as one.
 pub fn combine(a: Reference, b: Reference) -> Reference {
-    Reference { n: a.n + b.n, sum_f64: a.sum_f64 + b.sum_f64, sum_i64: a.sum_i64 + b.sum_i64, abs_sum: a.abs_sum + b.abs_sum }
+    a.combine(b)
 }
 
-const EMPTY: Reference = Reference { n: 0, sum_f64: 0.0, sum_i64: 0, abs_sum: 0.0 };
+const EMPTY: Reference = Reference::EMPTY;
 
 /// Random values are drawn in blocks of this many, each seeded by its position.
 const RANDOM_BLOCK: usize = 1 << 16;
@@ -189,14 +194,15 @@ fn fill_serial<T: Summable>(out: &mut [T], start: usize, total: usize, input: In
                 v = if v == 499 { -500 } else { v + 1 };
             }
         }
-        Input::Random { seed } => {
+        Input::Random { seed } | Input::Exact { seed } => {
+            let fill_block = if let Input::Exact { .. } = input { T::fill_exact } else { T::fill_random };
             let mut block_values = vec![T::default(); RANDOM_BLOCK];
             let end = start + out.len();
             let mut block = start / RANDOM_BLOCK;
             while block * RANDOM_BLOCK < end {
                 let (b0, b1) = (block * RANDOM_BLOCK, (block + 1) * RANDOM_BLOCK);
                 let block_seed = seed ^ (block as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                T::fill_random(&mut block_values, total, block_seed);
+                fill_block(&mut block_values, total, block_seed);
                 let (lo, hi) = (b0.max(start), b1.min(end));
                 out[lo - start..hi - start].copy_from_slice(&block_values[lo - b0..hi - b0]);
                 block += 1;
@@ -222,8 +228,10 @@ pub trait Summable: Checked {
     fn from_pattern(v: i32) -> Self;
     /// Whether a sum described by `r` fits in the kernel's accumulator.
     fn partial_fits(r: &Reference) -> bool;
-    /// Check the total: exactly for integers, within the error bound for floats.
-    fn check_total(total: Self::Wide, r: &Reference) -> std::result::Result<(), String>;
+    /// Check the total: exactly for integers and exact-by-construction inputs, within the error
+    /// bound for floats, where `depth` is the deepest rank's addition depth (the f64 adds of the
+    /// widened partials are far inside the f32 bound's margin).
+    fn check_total(total: Self::Wide, r: &Reference, depth: u64) -> std::result::Result<(), String>;
 }
 // ANCHOR_END: summable
 
@@ -239,7 +247,7 @@ impl Summable for i32 {
     fn partial_fits(r: &Reference) -> bool {
         i32::try_from(r.sum_i64).is_ok()
     }
-    fn check_total(total: i64, r: &Reference) -> std::result::Result<(), String> {
+    fn check_total(total: i64, r: &Reference, _depth: u64) -> std::result::Result<(), String> {
         if total == r.sum_i64 {
             Ok(())
         } else {
@@ -260,10 +268,10 @@ impl Summable for f32 {
     fn partial_fits(_: &Reference) -> bool {
         true
     }
-    /// The f32 bound for the whole input holds for any order of additions, so for this one: each
-    /// GPU's f32 sum, then exact-enough f64 adds of the partials.
-    fn check_total(total: f64, r: &Reference) -> std::result::Result<(), String> {
-        check_float(total, r, F32_UNIT_ROUNDOFF)
+    /// Each GPU's f32 sum has its launch's bound; the partials are then added in f64, whose
+    /// roundings the bound's margin (a few f64 roundings of Σ|x|) covers for a few GPUs.
+    fn check_total(total: f64, r: &Reference, depth: u64) -> std::result::Result<(), String> {
+        check_float(total, r, F32_UNIT_ROUNDOFF, depth)
     }
 }
 
@@ -279,18 +287,9 @@ impl Summable for f64 {
     fn partial_fits(_: &Reference) -> bool {
         true
     }
-    fn check_total(total: f64, r: &Reference) -> std::result::Result<(), String> {
-        check_float(total, r, F64_UNIT_ROUNDOFF)
-    }
-}
-
-fn check_float(total: f64, r: &Reference, u: f64) -> std::result::Result<(), String> {
-    let bound = sum_error_bound(r.n, r.abs_sum, u);
-    let error = (total - r.sum_f64).abs();
-    if error <= bound {
-        Ok(())
-    } else {
-        Err(format!("got {total:e}, expected {:e}: error {error:.3e} exceeds the bound {bound:.3e} for n = {}", r.sum_f64, r.n))
+    fn check_total(total: f64, r: &Reference, depth: u64) -> std::result::Result<(), String> {
+        // The f64 adds across GPUs are roundings of the same size: one more level per doubling.
+        check_float(total, r, F64_UNIT_ROUNDOFF, depth + 8)
     }
 }
 
@@ -586,6 +585,8 @@ struct RankOutcome {
     reference: Reference,
     partial: String,
     partial_check: std::result::Result<(), String>,
+    /// The addition depth of this rank's sum, for the error bound of the total.
+    depth: u64,
     total: String,
     fill_s: f64,
     reduce_ms: f64,
@@ -623,13 +624,14 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
             reducer.poison_outputs(shard.len())?;
             let started = Instant::now();
             let partial = reducer.sum(&values.as_view())?; // waits for the GPU
+            let (partial_check, depth) = (reducer.check(partial, &reference), reducer.addition_depth(shard.len())?);
             let reduce_ms = started.elapsed().as_secs_f64() * 1e3;
             drop(values); // the shard is summed: give its memory back before NCCL wants some
             // The wide type is no kernel's element type: plain copies, on the same stream.
             let stream = gpu.stream();
             let send = stream.clone_htod(&[T::widen(partial)]).during("uploading the widened partial sum")?;
             let total = stream.clone_htod(&[T::WIDE_POISON]).during("poisoning the total")?;
-            Ok((block, reference, partial, send, total, fill_s, reduce_ms))
+            Ok((block, reference, (partial, partial_check, depth), send, total, fill_s, reduce_ms))
         })();
         // ANCHOR_END: level1
         // ANCHOR: vote
@@ -643,7 +645,7 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
             });
         }
         // ANCHOR_END: vote
-        let (block, reference, partial, send, mut total, fill_s, reduce_ms) = local.map_err(Stop::Own)?;
+        let (block, reference, (partial, partial_check, depth), send, mut total, fill_s, reduce_ms) = local.map_err(Stop::Own)?;
         // ANCHOR: level2
         // Level 2, across GPUs: one value per rank, added by NCCL on this GPU's stream.
         let started = Instant::now();
@@ -660,7 +662,8 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
                 block,
                 reference,
                 partial: format!("{partial:?}"),
-                partial_check: T::check(partial, &reference),
+                partial_check,
+                depth,
                 total: format!("{total:?}"),
                 fill_s,
                 reduce_ms,
@@ -673,11 +676,15 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
     // Debug formats round-trip, so equal text is the same value on every rank.
     let totals_agree = outcomes.windows(2).all(|w| w[0].0.total == w[1].0.total);
     let total_check = match outcomes.first().map(|(_, t)| *t) {
-        Some(t) => T::check_total(t, &whole),
+        Some(t) => T::check_total(t, &whole, outcomes.iter().map(|(o, _)| o.depth).max().unwrap_or(0)),
         None => Err("no rank returned a total".into()),
     };
-    let expected = if T::IS_FLOAT {
-        format!("{:e} (f64 reference), within {:.3e}", whole.sum_f64, sum_error_bound(whole.n, whole.abs_sum, if T::DTYPE == crate::Dtype::F64 { F64_UNIT_ROUNDOFF } else { F32_UNIT_ROUNDOFF }))
+    let deepest = outcomes.iter().map(|(o, _)| o.depth).max().unwrap_or(0);
+    let expected = if whole.exact {
+        format!("{} exactly", whole.sum_i64)
+    } else if T::IS_FLOAT {
+        let u = if T::DTYPE == crate::Dtype::F64 { F64_UNIT_ROUNDOFF } else { F32_UNIT_ROUNDOFF };
+        format!("{:e} (f64 reference), within {:.3e} (addition depth {deepest})", whole.sum_f64, error_bound(deepest, whole.abs_sum, u))
     } else {
         format!("{} exactly", whole.sum_i64)
     };
@@ -717,7 +724,7 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
 fn upload_shard<T: Summable>(gpu: &Gpu, device: &mut CudaSlice<T>, shard: Range<usize>, total: usize, input: Input, helpers: usize) -> Result<Reference> {
     let mut reference = match input {
         Input::Pattern => pattern_reference(shard.start as u64..shard.end as u64),
-        Input::Random { .. } => EMPTY,
+        Input::Random { .. } | Input::Exact { .. } => EMPTY,
     };
     let mut host = vec![T::default(); UPLOAD_CHUNK.min(shard.len())];
     let mut start = shard.start;
@@ -725,7 +732,10 @@ fn upload_shard<T: Summable>(gpu: &Gpu, device: &mut CudaSlice<T>, shard: Range<
         let len = UPLOAD_CHUNK.min(shard.end - start);
         let chunk = &mut host[..len];
         fill(chunk, start, total, input, helpers);
-        if let Input::Random { .. } = input {
+        if let Input::Exact { .. } = input {
+            let exact = T::exact_reference(chunk).map_err(|why| Error::Cuda { during: "making the exact input".into(), message: why })?;
+            reference = combine(reference, exact);
+        } else if let Input::Random { .. } = input {
             reference = combine(reference, T::reference(chunk));
         }
         let offset = start - shard.start;

@@ -46,6 +46,38 @@ pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32
     Ok(passes)
 }
 
+// ANCHOR: depth
+/// An upper bound on the additions one thread makes with the values it folds in a pass of `n`
+/// values over `threads` threads: its share, rounded up, plus up to 32 more for the head and
+/// tail a 16-byte kernel adds one by one, the values of one 16-byte pack, the accumulators it
+/// combines and the zeros they start from. Any way of adding c values has depth at most c − 1.
+pub fn thread_depth(n: u64, threads: u64) -> u64 {
+    n.div_ceil(threads.max(1)) + 32
+}
+
+/// An upper bound on the depth of a block's tree: log2(block) ≤ 10 for the shared-memory trees,
+/// 5 + 5 for the shuffle trees (a warp, then the warps' sums), and 5 + block/32 for CUB's block
+/// reduction, which adds the warps' sums one after another.
+pub fn block_depth(block: u32) -> u64 {
+    5 + (block as u64 / 32).max(5)
+}
+
+/// The most roundings any one input value goes through on its way to the result of `passes`:
+/// what [`crate::data::error_bound`] needs. Each pass adds its thread depth and its block tree;
+/// an atomic kernel adds one block sum after another into the result (a chain as long as the
+/// grid); a last-block or grid-synchronised kernel adds the partial sums with one more block.
+pub fn addition_depth(kernel: &KernelSpec, passes: &[Pass]) -> u64 {
+    let pass_depth = |p: &Pass| thread_depth(p.n, p.grid as u64 * p.block as u64) + block_depth(p.block);
+    let depth: u64 = passes.iter().map(pass_depth).sum();
+    let Some(first) = passes.first() else { return 0 };
+    match kernel.shape {
+        Shape::MultiPass => depth,
+        Shape::AtomicAdd => depth + first.grid as u64,
+        Shape::LastBlock | Shape::GridSync => depth + pass_depth(&Pass { n: first.grid as u64, grid: 1, block: first.block }),
+    }
+}
+// ANCHOR_END: depth
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +129,29 @@ mod tests {
             assert_eq!(grids(name, 1 << 30, 256, 264), vec![264], "{name}");
             assert_eq!(grids(name, 100, 256, 264), vec![1], "{name}");
         }
+    }
+
+    #[test]
+    fn addition_depth_is_far_below_n_for_a_parallel_sum() {
+        let depth = |kernel: &str, n: u64, block: u32| {
+            let k = find(kernel).unwrap();
+            addition_depth(k, &plan_passes(k, n, block, 132 * 8).unwrap())
+        };
+        // Kernel 1 at 2^26: four passes (2^18, 1024, 4, 1 blocks) of one element per thread, a
+        // tree of 256 each.
+        assert_eq!(depth("reduce1", 1 << 26, 256), 4 * (1 + 32 + 13));
+        // Kernel 9 at 2^26 over 1056 blocks of 256: about 248 values per thread, then one block.
+        let d9 = depth("reduce9", 1 << 26, 256);
+        assert!((248 + 32..400).contains(&d9), "{d9}");
+        // The atomic kernel's result is a chain as long as its grid.
+        // (kernel 9's second pass: 1056 partials over 256 threads, 5 each, plus its tree.)
+        assert_eq!(depth("reduce10_atomic", 1 << 26, 256), d9 - (5 + 32 + 13) + 1056);
+        // Whatever the kernel, the depth at 2^30 stays below 2^24: the bound means something.
+        for k in crate::kernels::correct() {
+            let block = k.block_sizes().find(|&b| b >= 256).unwrap();
+            assert!(depth(k.name, 1 << 30, block) < 1 << 16, "{}", k.name);
+        }
+        assert_eq!(addition_depth(find("reduce3").unwrap(), &[]), 0);
     }
 
     #[test]

@@ -6,7 +6,8 @@ use crate::element::Element;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{GridRule, KernelSpec, Shape};
-use crate::plan::{plan_passes, Pass};
+use crate::data::{Checked, Reference};
+use crate::plan::{addition_depth, plan_passes, Pass};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PushKernelArg};
 
 /// The accumulator type of input type `T`.
@@ -33,7 +34,12 @@ impl<T: Element> Reducer<T> {
     /// Check the block size and the element type against the kernel and the device, then
     /// compile (once per process) and load the kernel's entry points.
     pub fn new(gpu: &Gpu, kernel_name: &str, block: u32) -> Result<Self> {
-        let kernel = crate::kernels::find(kernel_name)?;
+        Reducer::with_spec(gpu, crate::kernels::find(kernel_name)?, block)
+    }
+
+    /// As [`Reducer::new`], for a kernel that need not be in the registry (the planted bugs of
+    /// [`crate::mutants`] are registered kernels with one line changed).
+    pub fn with_spec(gpu: &Gpu, kernel: &'static KernelSpec, block: u32) -> Result<Self> {
         if !kernel.supports(T::DTYPE) {
             return Err(Error::unsupported_dtype(kernel, T::DTYPE));
         }
@@ -72,6 +78,23 @@ impl<T: Element> Reducer<T> {
     /// The launches a sum of `n` values takes.
     pub fn plan(&self, n: usize) -> Result<Vec<Pass>> {
         plan_passes(self.kernel, n as u64, self.block, self.resident_blocks)
+    }
+
+    /// The most roundings any one value goes through in this reducer's sum of `n` values
+    /// ([`crate::plan::addition_depth`]): what the error bound of a float sum is computed from.
+    pub fn addition_depth(&self, n: usize) -> Result<u64> {
+        Ok(addition_depth(self.kernel, &self.plan(n)?))
+    }
+
+    /// Check a sum this reducer computed against the reference of its input: exactly for
+    /// integers and exact-by-construction inputs, within the bound of this launch's addition
+    /// depth for random reals.
+    pub fn check(&self, got: Acc<T>, reference: &Reference) -> std::result::Result<(), String>
+    where
+        T: Checked,
+    {
+        let depth = self.addition_depth(reference.n).map_err(|e| e.to_string())?;
+        T::check_with(got, reference, depth)
     }
 
     /// Sum a device buffer (or a view of one) and read the one value back.

@@ -211,6 +211,26 @@ impl fmt::Display for Launch {
     }
 }
 
+impl Launch {
+    /// The most roundings any one value of a row of `cols` values goes through in this launch:
+    /// what the row's error bound is computed from ([`crate::data::error_bound`]). A warp adds its
+    /// lanes' shares in 5 shuffle steps; a block adds its threads' in its tree; a split row adds
+    /// its slices' partials with one more block.
+    pub fn addition_depth(&self, cols: usize) -> u64 {
+        use crate::plan::{block_depth, thread_depth};
+        let cols = cols as u64;
+        match self.strategy {
+            Strategy::Warp => thread_depth(cols, 32) + 5,
+            Strategy::Block => thread_depth(cols, self.block as u64) + block_depth(self.block),
+            Strategy::Split => {
+                let slices = self.slices.max(1) as u64;
+                let per = cols.div_ceil(slices).div_ceil(4) * 4;
+                thread_depth(per, self.block as u64) + thread_depth(slices, self.block as u64) + 2 * block_depth(self.block)
+            }
+        }
+    }
+}
+
 /// The reason given for a strategy the caller chose.
 pub const FORCED: &str = "the caller asked for it";
 
@@ -267,7 +287,13 @@ impl RowReducer {
     /// A reducer that always uses `strategy` (`None`: choose by the shape). Compiles
     /// `kernels/13_rows.cu` if this process has not.
     pub fn with_strategy(gpu: &Gpu, strategy: Option<Strategy>) -> Result<RowReducer> {
-        let load = |s: Strategy| gpu.function(&crate::kernels::ROWS, &format!("{}_f32", s.kernel()));
+        RowReducer::with_spec(gpu, &crate::kernels::ROWS, strategy)
+    }
+
+    /// As [`RowReducer::with_strategy`], with the row kernels of `kernels` (a planted bug of
+    /// [`crate::mutants`] in place of [`crate::kernels::ROWS`]).
+    pub fn with_spec(gpu: &Gpu, kernels: &'static crate::kernels::KernelSpec, strategy: Option<Strategy>) -> Result<RowReducer> {
+        let load = |s: Strategy| gpu.function(kernels, &format!("{}_f32", s.kernel()));
         let functions = [load(Strategy::Warp)?, load(Strategy::Block)?, load(Strategy::Split)?];
         let per_sm = functions[Strategy::Split.index()]
             .occupancy_max_active_blocks_per_multiprocessor(SPLIT_BLOCK, 0, None)
@@ -373,9 +399,9 @@ pub fn row_references(host: &[f32], layout: RowLayout) -> Vec<Reference> {
     let row = |r: usize| -> Reference {
         let start = r * layout.stride;
         let (sum_f64, abs_sum) = compensated_sum(&host[start..start + layout.cols]);
-        Reference { n: layout.cols, sum_f64, sum_i64: 0, abs_sum }
+        Reference { n: layout.cols, sum_f64, sum_i64: 0, abs_sum, exact: false }
     };
-    let mut out = vec![Reference { n: layout.cols, sum_f64: 0.0, sum_i64: 0, abs_sum: 0.0 }; layout.rows];
+    let mut out = vec![Reference { n: layout.cols, ..Reference::EMPTY }; layout.rows];
     if layout.cols == 0 {
         return out;
     }
@@ -390,14 +416,27 @@ pub fn row_references(host: &[f32], layout: RowLayout) -> Vec<Reference> {
     out
 }
 
-/// `Ok` if there is one sum per reference and each is within the f32 error bound of its row
+/// The exact reference of every row of an exact-by-construction `host` ([`Checked::fill_exact`],
+/// drawn for rows of `layout.cols` values): each row's sum must come back bit for bit. `Err` if
+/// a row is not such an input.
+pub fn exact_row_references(host: &[f32], layout: RowLayout) -> std::result::Result<Vec<Reference>, String> {
+    (0..layout.rows)
+        .map(|r| {
+            let start = r * layout.stride;
+            f32::exact_reference(&host[start..start + layout.cols]).map_err(|why| format!("row {r}: {why}"))
+        })
+        .collect()
+}
+
+/// `Ok` if there is one sum per reference and each is right: bit for bit for an exact reference,
+/// within the f32 error bound at addition depth `depth` ([`Launch::addition_depth`]) otherwise
 /// (NaN never is); otherwise how many rows are wrong, and the first few.
-pub fn check_rows(got: &[f32], references: &[Reference]) -> std::result::Result<(), String> {
+pub fn check_rows(got: &[f32], references: &[Reference], depth: u64) -> std::result::Result<(), String> {
     if got.len() != references.len() {
         return Err(format!("{} sums for {} rows", got.len(), references.len()));
     }
     let wrong: Vec<String> = got.iter().zip(references).enumerate()
-        .filter_map(|(r, (&g, reference))| f32::check(g, reference).err().map(|why| format!("row {r}: {why}")))
+        .filter_map(|(r, (&g, reference))| f32::check_with(g, reference, depth).err().map(|why| format!("row {r}: {why}")))
         .collect();
     if wrong.is_empty() {
         Ok(())
@@ -472,8 +511,12 @@ pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
     if pool_len < largest {
         return Err(Error::OutOfMemory { requested_bytes: largest * elem, free_bytes: free });
     }
-    eprintln!("input pool of {} values ({}), uniform in [-1, 1), seed {}", pool_len, crate::error::human_bytes(pool_len * elem), config.seed);
-    let host: Vec<f32> = crate::data::random_parallel(pool_len, config.seed);
+    // Exact by construction for the longest row, so that every row of every shape is checked bit
+    // for bit before it is timed (the time of an f32 add does not depend on its operands).
+    let longest = config.shapes.iter().map(|&(_, n)| n).max().unwrap_or(1);
+    eprintln!("input pool of {} values ({}), exact by construction (nonzero integers up to {}, random signs), seed {}",
+        pool_len, crate::error::human_bytes(pool_len * elem), f32::exact_limit(longest), config.seed);
+    let host: Vec<f32> = crate::data::exact_parallel_for(pool_len, longest, config.seed);
     let mut pool = gpu.alloc::<f32>(pool_len)?;
     for (i, chunk) in host.chunks(1 << 26).enumerate() {
         let start = i << 26;
@@ -495,7 +538,7 @@ pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
         // Consecutive inputs start 1 KiB apart at least and do not overlap.
         let step = total.div_ceil(256) * 256;
         let slots = (pool_len - total) / step + 1;
-        let references = row_references(&host[..total], layout);
+        let references = exact_row_references(&host[..total], layout).map_err(|why| Error::Cuda { during: format!("making the reference of {layout}"), message: why })?;
         let mut out = gpu.alloc::<f32>(m)?;
         for (strategy, reducer) in reducers.iter_mut() {
             if strategy.is_some_and(|s| !measured(s, n)) {
@@ -508,7 +551,7 @@ pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
             let got = gpu.download(&out)?;
             gpu.synchronize()?;
             let name = strategy.map_or(AUTO_KERNEL, |s| s.kernel());
-            check_rows(&got, &references).map_err(|why| Error::Cuda { during: format!("checking {name} on {layout}"), message: why })?;
+            check_rows(&got, &references, launch.addition_depth(n)).map_err(|why| Error::Cuda { during: format!("checking {name} on {layout}"), message: why })?;
             let timing = crate::bench::time_graph(gpu, config.target_ms, |j| {
                 let start = (j % slots) * step;
                 reducer.enqueue(&pool.slice(start..start + total), layout, &mut out.as_view_mut()).map(|_| ())

@@ -3,7 +3,7 @@
 # test binaries, the four compute-sanitizer tools, and the benchmark. Build the bundle first on
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
-#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize (default)
+#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
-stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize}
+stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
 status=0
@@ -29,8 +29,8 @@ fi
 
 if has tests; then
   echo "=== tests (REQUIRE_GPU=1)"
-  timeout 300 bash $B/run.sh > "$OUT/tests.log" 2>&1 || status=1
-  grep -E "^=== |test result|FAILED|panicked|bundle result" "$OUT/tests.log" | head -40
+  timeout ${TESTS_TIMEOUT:-540} bash $B/run.sh > "$OUT/tests.log" 2>&1 || status=1
+  grep -E "^=== |test result|FAILED|panicked|bundle result|mutation score" "$OUT/tests.log" | head -60
   pack
 fi
 
@@ -85,6 +85,23 @@ if has sanitize; then
   timeout 120 compute-sanitizer --tool racecheck --print-limit 4 $B/bin/reduction sum --kernel reduce5_volatile --n 100000 --block 256 \
     > "$OUT/racecheck-reduce5_volatile.log" 2>&1
   echo "exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-reduce5_volatile.log" | tail -1)"
+  pack
+fi
+
+if has racecheck; then
+  # racecheck on the kernels whose shared-memory trees make it slowest (kernel 2 padded, the
+  # row kernels), at sizes small enough for it to finish: every size up to 4097 (8193 values a
+  # row), every block size, f32 and i32. The logs go to plots/data/sanitizer/ for the chapter.
+  echo "=== racecheck, sized to finish"
+  mkdir -p "$OUT/sanitizer"
+  MAX_TEST_N=4097 REQUIRE_GPU=1 timeout 280 compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 \
+    $B/tests/test-gpu reduce2_padded:: --skip ::f64:: --skip ::bf16:: --skip ::f16:: --skip determinism:: > "$OUT/sanitizer/racecheck-reduce2_padded.log" 2>&1
+  rc=$?; [ $rc = 0 ] || status=1
+  echo "racecheck reduce2_padded: exit $rc; $(grep -E 'RACECHECK SUMMARY' "$OUT/sanitizer/racecheck-reduce2_padded.log" | tail -1); $(grep 'test result' "$OUT/sanitizer/racecheck-reduce2_padded.log" | tail -1)"
+  MAX_TEST_N=8193 REQUIRE_GPU=1 timeout 280 compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 \
+    $B/tests/test-rows --skip determinism:: > "$OUT/sanitizer/racecheck-rows.log" 2>&1
+  rc=$?; [ $rc = 0 ] || status=1
+  echo "racecheck rows: exit $rc; $(grep -E 'RACECHECK SUMMARY' "$OUT/sanitizer/racecheck-rows.log" | tail -1); $(grep 'test result' "$OUT/sanitizer/racecheck-rows.log" | tail -1)"
   pack
 fi
 

@@ -30,17 +30,23 @@ fn sizes() -> Vec<usize> {
 
 /// Sum fresh data of length n with every block size the kernel takes; poison outputs first.
 /// `shift` > 0 sums a view that starts that many elements into the buffer (misaligned for
-/// 16-byte loads).
+/// 16-byte loads). Floats get two inputs: random reals, checked against the error bound of the
+/// launch's addition depth, and an exact-by-construction one, checked bit for bit (integers are
+/// always checked exactly).
 fn check_kernel<T: Checked>(gpu: &Gpu, kernel: &'static kernels::KernelSpec, n: usize, shift: usize, seed: u64) -> Result<(), Failed> {
-    let xs = T::random(n + shift, seed);
-    let input = gpu.upload(&xs)?;
-    let view = input.slice(shift..);
-    let reference = T::reference(&xs[shift..]);
-    for block in kernel.block_sizes() {
-        let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
-        reducer.poison_outputs(n)?;
-        let got = reducer.sum(&view)?;
-        T::check(got, &reference).map_err(|e| format!("{} block {block}: {e}", kernel.name))?;
+    let inputs: &[bool] = if T::IS_FLOAT { &[false, true] } else { &[false] };
+    for &exact in inputs {
+        let xs = if exact { T::exact(n + shift, seed ^ 0xE1AC7) } else { T::random(n + shift, seed) };
+        let reference = if exact { T::exact_reference(&xs[shift..])? } else { T::reference(&xs[shift..]) };
+        let input = gpu.upload(&xs)?;
+        let view = input.slice(shift..);
+        for block in kernel.block_sizes() {
+            let mut reducer = Reducer::<T>::with_spec(gpu, kernel, block)?;
+            reducer.poison_outputs(n)?;
+            let got = reducer.sum(&view)?;
+            let input_kind = if exact { "exact input" } else { "random input" };
+            reducer.check(got, &reference).map_err(|e| format!("{} block {block}, {input_kind}: {e}", kernel.name))?;
+        }
     }
     Ok(())
 }

@@ -169,7 +169,7 @@ fn check<T: Checked>(gpu: &Gpu, kernel: &str, n: usize, block: u32, seed: u64) -
     let mut reducer = Reducer::<T>::new(gpu, kernel, block).map_err(|e| e.to_string())?;
     reducer.poison_outputs(n).map_err(|e| e.to_string())?;
     let got = reducer.sum_host(&xs).map_err(|e| e.to_string())?;
-    T::check_sum(got, &xs)
+    reducer.check(got, &T::reference(&xs))
 }
 
 /// Ten thousand sums of mixed sizes with every kind of kernel, in one process: every result

@@ -1,0 +1,189 @@
+//! Planted bugs: registered kernels with one line changed, each a bug the checks exist to catch
+//! (a dropped value, a value counted twice, a lost or unwritten partial sum, a zero). A check
+//! that has never caught anything proves nothing; `tests/mutation.rs` runs every planted bug on
+//! exact-by-construction inputs at every size 2^k ± 1 up to 2^26 (rows up to 2^24 + 1 values)
+//! and reports how many it caught, next to the unchanged kernel, which must pass.
+//!
+//! The change is made to the text NVRTC compiles (the kernel with its headers spliced in), so
+//! a planted bug is the book's own kernel with one mistake, not a copy that could drift from it.
+//! Each change must match exactly once; a test without a GPU checks that, and that every
+//! mutated kernel still compiles.
+
+use crate::error::{Error, Result};
+use crate::kernels::KernelSpec;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// One planted bug.
+#[derive(Debug)]
+pub struct Mutant {
+    /// Short name, for test names and the score.
+    pub name: &'static str,
+    /// The kernel it is planted in: a registry name, or `rows` (chapter 13's kernels).
+    pub kernel: &'static str,
+    /// For row kernels: the strategy whose kernel carries the change.
+    pub strategy: Option<crate::rows::Strategy>,
+    /// What goes wrong, in words.
+    pub bug: &'static str,
+    /// The line as it is in the kernel's source...
+    pub find: &'static str,
+    /// ...and as the bug has it.
+    pub replace: &'static str,
+}
+
+// ANCHOR: catalogue
+/// The bugs planted in the whole-array kernels. Each changes the result at every size, for any
+/// input whose values are all nonzero (the exact inputs of [`crate::data`] are).
+pub const WHOLE_ARRAY: &[Mutant] = &[
+    Mutant {
+        name: "skip_last_element",
+        kernel: "reduce3",
+        strategy: None,
+        bug: "the load's bound is one short: the last value is never read",
+        find: "sdata[tid] = (i < n) ? in[i] : T(0);",
+        replace: "sdata[tid] = (i + 1 < n) ? in[i] : T(0);",
+    },
+    Mutant {
+        name: "tail_off_by_one",
+        kernel: "reduce9",
+        strategy: None,
+        bug: "the loop over the ragged tail after the last 16-byte pack stops one value early",
+        find: "if (thread < n - tail) acc[0] += to_acc<Acc>(in[tail + thread]);",
+        replace: "if (thread + 1 < n - tail) acc[0] += to_acc<Acc>(in[tail + thread]);",
+    },
+    Mutant {
+        name: "count_one_twice",
+        kernel: "reduce9",
+        strategy: None,
+        bug: "`<=` for `<` in the head loop: the first value of the 16-byte body is counted twice",
+        find: "if (thread < head) acc[0] += to_acc<Acc>(in[thread]);",
+        replace: "if (thread <= head && thread < n) acc[0] += to_acc<Acc>(in[thread]);",
+    },
+    Mutant {
+        name: "return_zero",
+        kernel: "reduce9",
+        strategy: None,
+        bug: "each block writes zero instead of its sum",
+        find: "if (threadIdx.x == 0) out[blockIdx.x] = v;",
+        replace: "if (threadIdx.x == 0) out[blockIdx.x] = Acc(0);",
+    },
+    Mutant {
+        name: "skip_block_partial",
+        kernel: "reduce10_last_block",
+        strategy: None,
+        bug: "the last block adds the partial sums from index 1: block 0's partial is lost",
+        find: "for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s += __ldcg(partials + b);",
+        replace: "for (unsigned b = threadIdx.x + 1; b < gridDim.x; b += blockDim.x) s += __ldcg(partials + b);",
+    },
+    Mutant {
+        name: "partial_unwritten",
+        kernel: "reduce10_last_block",
+        strategy: None,
+        bug: "block 0 never writes its partial sum: the last block adds whatever was there before",
+        find: "partials[blockIdx.x] = v;",
+        replace: "if (blockIdx.x != 0) partials[blockIdx.x] = v;",
+    },
+];
+
+/// The bugs planted in the row kernels, each run with the strategy whose kernel carries it.
+pub const ROWS: &[Mutant] = &[
+    Mutant {
+        name: "row_tile_left_out",
+        kernel: "rows",
+        strategy: Some(crate::rows::Strategy::Split),
+        bug: "the last block of the last row adds its slices' partials from slice 1: the row's first tile is left out",
+        find: "for (unsigned b = threadIdx.x; b < slices; b += blockDim.x) s += __ldcg(partials + row * slices + b);",
+        replace: "for (unsigned b = threadIdx.x; b < slices; b += blockDim.x) if (b > 0 || row + 1 < rows) s += __ldcg(partials + row * slices + b);",
+    },
+    Mutant {
+        name: "row_tail_off_by_one",
+        kernel: "rows",
+        strategy: Some(crate::rows::Strategy::Block),
+        bug: "the loop over a row's ragged tail stops one value early",
+        find: "if (t < n - tail) acc[0] += p[tail + t];",
+        replace: "if (t + 1 < n - tail) acc[0] += p[tail + t];",
+    },
+    Mutant {
+        name: "row_sum_unwritten",
+        kernel: "rows",
+        strategy: Some(crate::rows::Strategy::Warp),
+        bug: "the warp of the last row never writes its sum",
+        find: "if (lane == 0) out[row] = v;",
+        replace: "if (lane == 0 && row + 1 < rows) out[row] = v;",
+    },
+];
+// ANCHOR_END: catalogue
+
+impl Mutant {
+    /// The kernel the bug is planted in, unchanged.
+    pub fn original(&self) -> Result<&'static KernelSpec> {
+        if self.kernel == "rows" {
+            Ok(&crate::kernels::ROWS)
+        } else {
+            crate::kernels::find(self.kernel)
+        }
+    }
+
+    /// The source NVRTC compiles for the planted bug: the original's, headers spliced in, with
+    /// `find` replaced. An error if `find` does not occur exactly once (the kernel changed and
+    /// the bug no longer lands where it should).
+    pub fn source(&self) -> Result<String> {
+        let original = self.original()?.full_source();
+        match original.matches(self.find).count() {
+            1 => Ok(original.replacen(self.find, self.replace, 1)),
+            count => Err(Error::Compile {
+                file: self.file_name(),
+                log: format!("the planted bug expects `{}` once in {}, found it {count} times", self.find, self.original()?.file),
+            }),
+        }
+    }
+
+    /// The file name the mutated kernel is compiled (and cached) under.
+    pub fn file_name(&self) -> String {
+        let file = self.original().map(|k| k.file).unwrap_or(self.kernel);
+        format!("{file} [planted: {}]", self.name)
+    }
+
+    /// The kernel with the bug, as a registry entry that [`crate::Reducer::with_spec`] or
+    /// [`crate::rows::RowReducer::with_spec`] launches like any other. Made once per process.
+    pub fn spec(&'static self) -> Result<&'static KernelSpec> {
+        static MADE: OnceLock<Mutex<HashMap<&'static str, &'static KernelSpec>>> = OnceLock::new();
+        let mut made = MADE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(spec) = made.get(self.name) {
+            return Ok(spec);
+        }
+        let original = self.original()?;
+        // Leaked: a handful of small strings per process, alive as long as the compiled module.
+        let file: &'static str = Box::leak(self.file_name().into_boxed_str());
+        let source: &'static str = Box::leak(self.source()?.into_boxed_str());
+        let spec: &'static KernelSpec = Box::leak(Box::new(KernelSpec { file, source, ..*original }));
+        made.insert(self.name, spec);
+        Ok(spec)
+    }
+}
+
+/// Every planted bug.
+pub fn all() -> impl Iterator<Item = &'static Mutant> {
+    WHOLE_ARRAY.iter().chain(ROWS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bug_lands_exactly_once_and_changes_the_source() {
+        for m in all() {
+            let mutated = m.source().unwrap_or_else(|e| panic!("{}: {e}", m.name));
+            assert_ne!(mutated, m.original().unwrap().full_source(), "{}", m.name);
+            assert!(mutated.contains(m.replace), "{}", m.name);
+        }
+        assert!(all().map(|m| m.name).collect::<std::collections::HashSet<_>>().len() == all().count(), "names are unique");
+    }
+
+    #[test]
+    fn a_bug_that_no_longer_lands_is_an_error() {
+        let stale = Mutant { name: "stale", kernel: "reduce3", strategy: None, bug: "", find: "no such line", replace: "" };
+        assert!(matches!(stale.source(), Err(Error::Compile { .. })));
+    }
+}
