@@ -289,6 +289,20 @@ fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
         let name = if kernel == COPY_KERNEL { "`copy` (read + write, a pace)".to_string() } else { format!("`{kernel}`") };
         writeln!(s, "| {name} | {} |", cells.join(" | ")).unwrap();
     }
+    // Where a sum beat the read-only kernel, it is no ceiling there: say so, from the data.
+    let beaten: Vec<String> = sizes.iter().filter_map(|&n| {
+        let ceiling = find(rows, READ_ONLY_KERNEL, "f32", n, Cache::Rotated)?;
+        let best = rows.iter()
+            .filter(|r| r.dtype == "f32" && r.n == n && r.cache == Cache::Rotated && r.status == "correct" && r.kernel != READ_ONLY_KERNEL)
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us))?;
+        (best.median_us < ceiling.median_us).then(|| format!(
+            "at 2^{} `{}` took {:.2} µs and the read-only kernel {:.2} µs", n.trailing_zeros(), best.kernel, best.median_us, ceiling.median_us))
+    }).collect();
+    if !beaten.is_empty() {
+        writeln!(s, "\nThe read-only kernel is a ceiling only where the bytes decide the time: {}. There, the fixed costs \
+            of a launch (its one launch, the zeroing of its result, its last blocks) weigh as much as the reading, and a \
+            sum that is faster at those costs is faster overall.", beaten.join("; ")).unwrap();
+    }
     s
 }
 
