@@ -1,6 +1,7 @@
-// The ceiling: a copy kernel that only moves bytes. Every element is read once and written once
+// A pace: a copy kernel that only moves bytes. Every element is read once and written once
 // with 16-byte loads and stores, by a grid that loops over the data, so its bandwidth
-// (counting bytes read plus bytes written) is what a streaming kernel can reach on this GPU.
+// (counting bytes read plus bytes written) is what a streaming kernel that writes can reach on
+// this GPU. A sum only reads, and beats it: the ceiling of a sum is kernels/read_only.cu.
 // The benchmark measures it next to every reduction.
 // Preconditions: `in` and `out` 16-byte aligned (the host allocates and offsets them so).
 #include "common.cuh"

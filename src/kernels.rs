@@ -164,7 +164,7 @@ static KERNELS: &[KernelSpec] = &[
     KernelSpec { dtypes: &[Dtype::F32], ..modern("reduce_kahan", 14, "compensated (Kahan-Neumaier) sums", K14, 1, Shape::MultiPass) },
 ];
 
-/// The copy kernel that measures the bandwidth ceiling (not a reduction: never in [`all`]).
+/// The copy kernel that sets a pace (reads and writes every byte; a sum only reads, so it is no ceiling for one) (not a reduction: never in [`all`]).
 pub static COPY: KernelSpec = KernelSpec {
     name: "copy",
     chapter: 0,

@@ -442,7 +442,7 @@ fn render() -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The best correct kernel at each size, against the copy ceiling and the theoretical peak.
+/// The best correct kernel at each size, against the copy kernel's pace and the theoretical peak.
 fn print_summary(machine: &Machine, rows: &[Row]) {
     for dtype in ["f32", "i32"] {
         let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == dtype && r.status == "correct").map(|r| r.n).collect();
