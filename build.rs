@@ -178,7 +178,7 @@ fn write_skeptic_tests(chapters: &[PathBuf], out_dir: &Path, gpu: Result<(), Str
     }
 }
 
-/// Can NCCL be loaded here? The names src/nccl.rs tries, in its order.
+/// Can NCCL be loaded here? The names src/multigpu/nccl.rs tries, in its order.
 fn probe_nccl() -> Result<(), String> {
     for name in ["libnccl.so.2", "libnccl.so"] {
         // SAFETY: loading NCCL runs only its own initialisers; nothing of it is called.

@@ -33,7 +33,7 @@ def parse_size(s):
 
 
 def row_shapes():
-    """The shapes of `reduction rows-bench` (src/rows.rs, default_shapes): 4096 x 64, then
+    """The shapes of `reduction rows-bench` (src/kernels/rows.rs, default_shapes): 4096 x 64, then
     M*N = 2^28 from 2^20 x 2^8 to 2^4 x 2^24."""
     return [(4096, 64)] + [(1 << (28 - k), 1 << k) for k in range(8, 25)]
 

@@ -13,29 +13,25 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
-pub mod accuracy;
-pub mod allreduce;
-pub mod bench;
-pub mod data;
-pub mod diagrams;
-pub mod element;
-pub mod error;
-pub mod gpu;
-pub mod guard;
+// The layers, each using only those below it: the command line (src/main.rs) uses the
+// experiments (measure, mistakes, multigpu) and the book's output (book), which use the
+// kernels and checks, which use the runtime. The book's output never opens a GPU.
+pub mod book;
+pub mod check;
 pub mod kernels;
-pub mod limits;
+pub mod measure;
 pub mod mistakes;
 pub mod multigpu;
-pub mod mutants;
-pub mod nccl;
-pub mod nvrtc;
-pub mod plan;
-pub mod plots;
-pub mod render;
-pub mod reducer;
-pub mod results;
-pub mod rows;
-pub mod tables;
+pub mod runtime;
+
+// Short paths for the modules readers and chapters use most.
+pub use book::{diagrams, plots, render, results, tables};
+pub use check::{data, mutants};
+pub use kernels::{plan, reducer, rows};
+pub use measure::{accuracy, bench};
+pub use mistakes::guard;
+pub use multigpu::{allreduce, nccl};
+pub use runtime::{element, error, gpu, limits, nvrtc};
 
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};

@@ -13,11 +13,13 @@
 //! - [`write_records`] / [`read_records`]: what was observed, as `plots/data/mistakes/<gpu>.csv`;
 //!   [`write_mistakes_table`]: the chapter's tables, drawn from that file.
 
+pub mod guard;
+
 use crate::data::Checked;
 use crate::element::{Dtype, Element};
 use crate::error::{io_error, During, Error, Result};
 use crate::gpu::Gpu;
-use crate::guard::{self, Class, Deadline, Observation, Outcome, Phase, Report};
+use crate::guard::{Class, Deadline, Observation, Outcome, Phase, Report};
 use crate::kernels::{GridRule, KernelSpec, Shape, Shared, Status};
 use crate::plan::{plan_passes, Pass, MAX_GRID};
 use crate::results::{quote, split_quoted};
@@ -52,15 +54,15 @@ const fn broken(name: &'static str, title: &'static str, file: &'static str, sou
 
 static BROKEN: &[KernelSpec] = &[
     broken("sync_in_branch", "barrier inside a branch", "broken/01_sync_in_branch.cu",
-        include_str!("../kernels/broken/01_sync_in_branch.cu"), 32, 1),
+        include_str!("../../kernels/broken/01_sync_in_branch.cu"), 32, 1),
     broken("warp_no_volatile", "last warp without volatile", "broken/02_warp_no_volatile.cu",
-        include_str!("../kernels/broken/02_warp_no_volatile.cu"), 64, 2),
+        include_str!("../../kernels/broken/02_warp_no_volatile.cu"), 64, 2),
     broken("tail_not_written", "tail of shared memory not written", "broken/04_tail_not_written.cu",
-        include_str!("../kernels/broken/04_tail_not_written.cu"), 32, 1),
+        include_str!("../../kernels/broken/04_tail_not_written.cu"), 32, 1),
     broken("second_load_unchecked", "second load unchecked", "broken/06_second_load_unchecked.cu",
-        include_str!("../kernels/broken/06_second_load_unchecked.cu"), 32, 2),
+        include_str!("../../kernels/broken/06_second_load_unchecked.cu"), 32, 2),
     broken("grid_barrier_spin", "grid barrier by spinning", "broken/08_grid_barrier_spin.cu",
-        include_str!("../kernels/broken/08_grid_barrier_spin.cu"), 32, 1),
+        include_str!("../../kernels/broken/08_grid_barrier_spin.cu"), 32, 1),
 ];
 
 /// Every broken kernel file (paths relative to `kernels/`), for the compile check and the

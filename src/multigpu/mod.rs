@@ -10,10 +10,13 @@
 //! a deadline, after which the communicator is aborted; and the caller waits for the ranks
 //! with a deadline of its own.
 
+pub mod allreduce;
+pub mod nccl;
+
 use crate::data::{check_float, error_bound, Checked, Reference, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
 use crate::error::{human_bytes, During, Error, Result};
 use crate::gpu::Gpu;
-use crate::nccl::{self, Comm, NcclElement};
+use crate::nccl::{Comm, NcclElement};
 use crate::reducer::Reducer;
 use cudarc::driver::{CudaSlice, ValidAsZeroBits};
 use std::ops::Range;

@@ -86,15 +86,15 @@ pub struct KernelSpec {
 
 /// Headers that kernel files include; spliced into the source before NVRTC sees it.
 pub const HEADERS: &[(&str, &str)] = &[
-    ("common.cuh", include_str!("../kernels/common.cuh")),
-    ("unrolled_tree.cuh", include_str!("../kernels/unrolled_tree.cuh")),
-    ("warp_reduce.cuh", include_str!("../kernels/warp_reduce.cuh")),
-    ("vector_load.cuh", include_str!("../kernels/vector_load.cuh")),
+    ("common.cuh", include_str!("../../kernels/common.cuh")),
+    ("unrolled_tree.cuh", include_str!("../../kernels/unrolled_tree.cuh")),
+    ("warp_reduce.cuh", include_str!("../../kernels/warp_reduce.cuh")),
+    ("vector_load.cuh", include_str!("../../kernels/vector_load.cuh")),
 ];
 
 macro_rules! kernel_file {
     ($file:literal) => {
-        ($file, include_str!(concat!("../kernels/", $file)))
+        ($file, include_str!(concat!("../../kernels/", $file)))
     };
 }
 
@@ -170,7 +170,7 @@ pub static COPY: KernelSpec = KernelSpec {
     chapter: 0,
     title: "copy kernel (read + write)",
     file: "copy.cu",
-    source: include_str!("../kernels/copy.cu"),
+    source: include_str!("../../kernels/copy.cu"),
     status: Status::Correct,
     min_block: 256,
     max_block: 256,
@@ -191,7 +191,7 @@ pub static READ_ONLY: KernelSpec = KernelSpec {
     chapter: 0,
     title: "read-only sum (every byte read once)",
     file: "read_only.cu",
-    source: include_str!("../kernels/read_only.cu"),
+    source: include_str!("../../kernels/read_only.cu"),
     status: Status::Correct,
     // READ_ONLY_BLOCK in the kernel: the tile is written for exactly this block.
     min_block: 512,
@@ -214,7 +214,7 @@ pub static ROWS: KernelSpec = KernelSpec {
     chapter: 13,
     title: "row sums: a warp, a block or several blocks per row",
     file: "13_rows.cu",
-    source: include_str!("../kernels/13_rows.cu"),
+    source: include_str!("../../kernels/13_rows.cu"),
     status: Status::Correct,
     min_block: 32,
     max_block: 1024,

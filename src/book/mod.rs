@@ -1,0 +1,8 @@
+//! The book's output, drawn from measured data with no GPU: results files, Markdown tables,
+//! charts, addressing diagrams, and the call that redraws them all.
+
+pub mod diagrams;
+pub mod plots;
+pub mod render;
+pub mod results;
+pub mod tables;
