@@ -5,90 +5,81 @@ use crate::element::Dtype;
 use crate::limits::Memory;
 use std::fmt;
 
-/// Everything that can go wrong between a request and a sum.
-#[derive(Debug, Clone, PartialEq)]
+/// Everything that can go wrong between a request and a sum: one variant per kind of failure,
+/// so that a wrong sum is not called a CUDA error, nor a bad setting a length.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// No usable GPU: the driver library is missing, cuInit failed, or there is no device.
+    #[error("no CUDA GPU found: {0}")]
     NoGpu(String),
     /// NVRTC, the run-time compiler, could not be loaded.
+    #[error("NVRTC (the CUDA run-time compiler) is not available: {0}")]
     NoNvrtc(String),
     /// A kernel includes CUDA headers (cooperative groups, CUB) and none were found.
+    #[error("the CUDA headers this kernel includes were not found: {0}")]
     NoCudaHeaders(String),
     /// A kernel name that the registry does not know.
+    #[error("unknown kernel {0:?}; the registered kernels are: {known}", known = known_kernels())]
     UnknownKernel(String),
     /// A block size that this kernel cannot take, rejected before any launch.
+    #[error("kernel {kernel} cannot run with {block} threads per block: {reason}")]
     InvalidBlockSize { kernel: String, block: u32, reason: String },
     /// The kernel cannot take an input this long (for example a grid that would not fit).
+    #[error("kernel {kernel} cannot reduce {n} elements: {reason}")]
     InvalidLength { kernel: String, n: usize, reason: String },
     /// The kernel has no entry point for this element type (`reduce_kahan` takes f32 only).
+    #[error("{kernel} takes {takes} (asked for {asked})", takes = dtype_list(supported), asked = dtype.name())]
     UnsupportedDtype { kernel: String, dtype: Dtype, supported: Vec<Dtype> },
     /// An input that would not fit in host or device memory, refused before anything is
     /// allocated (see [`crate::limits`]). `bytes` is wide enough for any size asked for.
+    #[error("{what} ({size}) will not fit in {memory} ({room}); nothing was allocated", size = human_bytes_wide(*bytes), room = human_bytes_wide(*available_bytes))]
     TooLarge { what: String, bytes: u128, memory: Memory, available_bytes: u128 },
     /// A device allocation that does not fit in the GPU's free memory.
+    #[error("device allocation of {} does not fit: {} free on the GPU", human_bytes(*requested_bytes), human_bytes(*free_bytes))]
     OutOfMemory { requested_bytes: usize, free_bytes: usize },
     /// NVRTC rejected a kernel source; `log` is the compiler's own output.
+    #[error("NVRTC could not compile {file}:\n{log}")]
     Compile { file: String, log: String },
     /// A CUDA driver call failed; `during` names the step.
+    #[error("CUDA error while {during}: {message}")]
     Cuda { during: String, message: String },
+    /// A kernel ran and returned a sum that its check rejected: `what` names the sum, `why`
+    /// says by how much it is wrong.
+    #[error("wrong sum from {what}: {why}")]
+    WrongSum { what: String, why: String },
+    /// A setting that cannot be used (a run count of 0, a deadline of no time, a shape that
+    /// overflows), refused before any work.
+    #[error("{setting}: {reason}")]
+    Config { setting: String, reason: String },
+    /// A worker thread (a rank of the multi-GPU sum, a reference worker) panicked.
+    #[error("a thread panicked while {during}: {message}")]
+    Thread { during: String, message: String },
     /// NCCL, the collective library the multi-GPU sum uses, could not be loaded.
+    #[error("NCCL (the NVIDIA collective communication library) is not available: {0}")]
     NoNccl(String),
     /// An NCCL call failed, or a rank did not finish; `during` names the step.
+    #[error("NCCL error while {during}: {message}")]
     Nccl { during: String, message: String },
     /// Reading or writing a results, chart or table file failed, or its contents are malformed.
+    #[error("{path}: {message}")]
     Io { path: String, message: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::NoGpu(why) => write!(f, "no CUDA GPU found: {why}"),
-            Error::NoNvrtc(why) => write!(f, "NVRTC (the CUDA run-time compiler) is not available: {why}"),
-            Error::NoCudaHeaders(why) => write!(f, "the CUDA headers this kernel includes were not found: {why}"),
-            Error::UnknownKernel(name) => write!(
-                f,
-                "unknown kernel {name:?}; the registered kernels are: {}",
-                crate::kernels::all().iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
-            ),
-            Error::InvalidBlockSize { kernel, block, reason } => {
-                write!(f, "kernel {kernel} cannot run with {block} threads per block: {reason}")
-            }
-            Error::InvalidLength { kernel, n, reason } => {
-                write!(f, "kernel {kernel} cannot reduce {n} elements: {reason}")
-            }
-            Error::UnsupportedDtype { kernel, dtype, supported } => {
-                let names: Vec<&str> = supported.iter().map(|d| d.name()).collect();
-                let takes = match names.as_slice() {
-                    [] => "no element type".to_string(),
-                    [one] => format!("{one} only"),
-                    [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-                };
-                write!(f, "{kernel} takes {takes} (asked for {})", dtype.name())
-            }
-            Error::TooLarge { what, bytes, memory, available_bytes } => write!(
-                f,
-                "{what} ({}) will not fit in {memory} ({}); nothing was allocated",
-                human_bytes_wide(*bytes),
-                human_bytes_wide(*available_bytes)
-            ),
-            Error::OutOfMemory { requested_bytes, free_bytes } => write!(
-                f,
-                "device allocation of {} does not fit: {} free on the GPU",
-                human_bytes(*requested_bytes),
-                human_bytes(*free_bytes)
-            ),
-            Error::Compile { file, log } => write!(f, "NVRTC could not compile {file}:\n{log}"),
-            Error::Cuda { during, message } => write!(f, "CUDA error while {during}: {message}"),
-            Error::NoNccl(why) => write!(f, "NCCL (the NVIDIA collective communication library) is not available: {why}"),
-            Error::Nccl { during, message } => write!(f, "NCCL error while {during}: {message}"),
-            Error::Io { path, message } => write!(f, "{path}: {message}"),
-        }
-    }
+fn known_kernels() -> String {
+    crate::kernels::all().iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }
 
-impl std::error::Error for Error {}
+/// `f32 only`, `f32 or f64`, `f32, i32 or f64`.
+fn dtype_list(supported: &[Dtype]) -> String {
+    let names: Vec<&str> = supported.iter().map(|d| d.name()).collect();
+    match names.as_slice() {
+        [] => "no element type".to_string(),
+        [one] => format!("{one} only"),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
 
 /// Attach the step to a driver error: `ctx.synchronize().during("synchronizing")?`.
 pub(crate) trait During<T> {
