@@ -1,4 +1,4 @@
-//! The common mistakes, each run in a child process under a deadline (src/mistakes/guard.rs), and the
+//! The common mistakes, each run in a child process under a deadline (src/mistakes/supervisor.rs), and the
 //! guard itself.
 //!
 //! - With no GPU (CI): the guard against children that sleep, lie, crash, fail to report or

@@ -3,6 +3,7 @@
 
 pub mod csv_file;
 pub mod diagrams;
+pub mod mistakes;
 pub mod plots;
 pub mod render;
 pub mod results;

@@ -48,7 +48,7 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.extend(crate::tables::write_all(book, &root.join("book/generated"))?);
     written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
     written.extend(crate::diagrams::draw_all(&root.join("plots/diagrams"))?);
-    written.extend(crate::mistakes::write_mistakes_table(&data_dir, &root.join("book/generated"))?);
+    written.extend(crate::book::mistakes::write_mistakes_table(&data_dir, &root.join("book/generated"))?);
     // Other element types, measured separately (`bench --dtype f64,f16,bf16 --out plots/data/types`).
     let types = data_dir.join("types").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
     if types.is_file() {
