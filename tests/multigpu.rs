@@ -9,7 +9,8 @@ mod common;
 
 use common::{gpu_required, nccl_trial, trial_seed};
 use libtest_mimic::{Completion, Failed, Trial};
-use reduction::allreduce::{self, AllReduceConfig, AllReduceHeader, AllReduceRow};
+use reduction::allreduce::{self, AllReduceConfig};
+use reduction::book::allreduce::{self as results, AllReduceHeader, AllReduceRow};
 use reduction::multigpu::{self, Input, Ranks, SumOptions};
 use reduction::Error;
 use std::path::{Path, PathBuf};
@@ -311,11 +312,11 @@ fn results_trials(trials: &mut Vec<Trial>) {
     trials.push(Trial::test("csv::round_trips_and_refuses_what_it_cannot_read", || {
         let scratch = Scratch::new("csv");
         let path = scratch.0.join(sample_header().file_name());
-        allreduce::write_csv(&path, &sample_header(), &sample_rows())?;
+        results::write_csv(&path, &sample_header(), &sample_rows())?;
         if !path.ends_with("test-gpu-x2.csv") {
             return Err(format!("file name {}", path.display()).into());
         }
-        let (header, rows) = allreduce::read_csv(&path)?;
+        let (header, rows) = results::read_csv(&path)?;
         if header != sample_header() || rows.len() != 28 {
             return Err(format!("read back {header:?} and {} rows", rows.len()).into());
         }
@@ -328,7 +329,7 @@ fn results_trials(trials: &mut Vec<Trial>) {
             (text.replacen(",f32,sum,", ",f32,sum,zero,", 1), "fields"),
             (text.replacen("bytes,count", "size,count", 1), "column names"),
         ] {
-            match allreduce::parse_csv(&broken) {
+            match results::parse_csv(&broken) {
                 Err(message) if message.contains(why) => {}
                 other => return Err(format!("a file with a bad {why} gave {other:?}").into()),
             }
@@ -337,7 +338,7 @@ fn results_trials(trials: &mut Vec<Trial>) {
     }));
     trials.push(Trial::test("render::no_results_no_chart_and_a_note", || {
         let scratch = Scratch::new("empty");
-        let written = allreduce::render(&scratch.0, Some("test-gpu"))?;
+        let written = results::render(&scratch.0, Some("test-gpu"))?;
         let note = std::fs::read_to_string(scratch.0.join("book/generated/nccl.md"))?;
         if scratch.0.join("plots/nccl.svg").exists() || written.len() != 1 {
             return Err(format!("drew {written:?} with no data").into());
@@ -349,10 +350,10 @@ fn results_trials(trials: &mut Vec<Trial>) {
     }));
     trials.push(Trial::test("render::results_draw_the_chart_and_the_table", || {
         let scratch = Scratch::new("drawn");
-        let dir = allreduce::data_dir(&scratch.0);
-        allreduce::write_csv(&dir.join("test-gpu-x2.csv"), &sample_header(), &sample_rows())?;
+        let dir = results::data_dir(&scratch.0);
+        results::write_csv(&dir.join("test-gpu-x2.csv"), &sample_header(), &sample_rows())?;
         std::fs::write(dir.join("test-gpu-x2-topo.txt"), "        GPU0    GPU1\nGPU0     X      NV18\n")?;
-        allreduce::render(&scratch.0, Some("test-gpu"))?;
+        results::render(&scratch.0, Some("test-gpu"))?;
         let texts = svg_texts(&scratch.0.join("plots/nccl.svg"))?;
         for wanted in ["2 × Test GPU: busbw", "2 × Test GPU: algbw (= busbw on 2 GPUs)", "8 B", "1 GiB", "message size (bytes)"] {
             if !texts.iter().any(|t| t == wanted) {
@@ -377,10 +378,10 @@ fn results_trials(trials: &mut Vec<Trial>) {
     }));
     trials.push(Trial::test("render::bad_results_are_an_error_naming_the_file", || {
         let scratch = Scratch::new("bad");
-        let dir = allreduce::data_dir(&scratch.0);
+        let dir = results::data_dir(&scratch.0);
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("broken-x2.csv"), "nonsense\n")?;
-        match allreduce::render(&scratch.0, None) {
+        match results::render(&scratch.0, None) {
             Err(Error::Io { path, .. }) if path.contains("broken-x2.csv") => Ok(()),
             other => Err(format!("expected an error naming broken-x2.csv, got {other:?}").into()),
         }
@@ -396,16 +397,16 @@ fn root() -> PathBuf {
 /// The committed table is what the committed results draw (tests/plots.rs checks the chart).
 fn committed_table_is_current() -> Result<(), Failed> {
     let scratch = Scratch::new("committed");
-    let committed = allreduce::data_dir(&root());
+    let committed = results::data_dir(&root());
     if committed.is_dir() {
-        let into = allreduce::data_dir(&scratch.0);
+        let into = results::data_dir(&scratch.0);
         std::fs::create_dir_all(&into)?;
         for file in std::fs::read_dir(&committed)?.flatten().filter(|f| f.path().is_file()) {
             std::fs::copy(file.path(), into.join(file.file_name()))?;
         }
     }
     let book_gpu = std::fs::read_to_string(root().join("plots/data/book-gpu.txt")).ok().map(|s| s.trim().to_string());
-    allreduce::render(&scratch.0, book_gpu.as_deref())?;
+    results::render(&scratch.0, book_gpu.as_deref())?;
     let relative = "book/generated/nccl.md";
     let (fresh, old) = (std::fs::read_to_string(scratch.0.join(relative)).ok(), std::fs::read_to_string(root().join(relative)).ok());
     if fresh.as_deref().map(str::trim_end) == old.as_deref().map(str::trim_end) {

@@ -87,6 +87,6 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.push(path);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     // Across GPUs (`reduction multigpu allreduce`): plots/data/nccl/, or a "not yet measured" note.
-    written.extend(crate::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);
+    written.extend(crate::book::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);
     Ok(written)
 }

@@ -1,0 +1,276 @@
+//! The multi-GPU sum: each GPU sums its shard with the book's kernel (level 1), and NCCL adds the
+//! widened per-GPU sums across GPUs (level 2), leaving the total on every one of them. Every
+//! result is checked: each partial against its shard, the total on every rank against the
+//! whole input.
+
+use super::input::{combine, fill, pattern_reference, Input};
+use super::nccl::{self, Comm};
+use super::ranks::{run_ranks, Ranks};
+use super::shard::shard;
+use super::summable::Summable;
+use crate::data::{error_bound, Reference, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
+use crate::error::{human_bytes, During, Error, Result};
+use crate::gpu::Gpu;
+use crate::reducer::Reducer;
+use cudarc::driver::CudaSlice;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+
+/// How to sum.
+#[derive(Clone, Debug)]
+pub struct SumOptions {
+    /// The per-GPU kernel; the book's best: one launch, deterministic.
+    pub kernel: String,
+    /// Threads per block; `None`: the kernel's preferred block for the shard's length.
+    pub block: Option<u32>,
+    /// How long an NCCL operation may take before the communicator is aborted.
+    pub nccl_timeout: Duration,
+    /// How long the whole sum may take, shards included, before the caller gives up.
+    pub deadline: Duration,
+}
+
+impl Default for SumOptions {
+    fn default() -> Self {
+        SumOptions { kernel: "reduce10_last_block".into(), block: None, nccl_timeout: Duration::from_secs(60), deadline: Duration::from_secs(300) }
+    }
+}
+
+/// What one rank did.
+#[derive(Clone, Debug)]
+pub struct RankSum {
+    pub rank: usize,
+    pub gpu: String,
+    pub shard: Range<usize>,
+    pub block: u32,
+    /// Its shard's sum, as the kernel returned it (Debug-formatted).
+    pub partial: String,
+    /// The partial against the shard's own reference.
+    pub partial_check: std::result::Result<(), String>,
+    /// The total this rank holds after the all-reduce (Debug-formatted).
+    pub total: String,
+    pub fill_s: f64,
+    pub reduce_ms: f64,
+    pub all_reduce_ms: f64,
+}
+
+/// A multi-GPU sum and its verdicts.
+#[derive(Clone, Debug)]
+pub struct SumReport {
+    pub dtype: &'static str,
+    pub n: usize,
+    pub input: String,
+    pub kernel: String,
+    pub gpus: String,
+    pub note: Option<String>,
+    pub nccl: String,
+    pub multicast: String,
+    pub expected: String,
+    pub ranks: Vec<RankSum>,
+    /// The total against the whole input's reference (checked on rank 0's copy)...
+    pub total_check: std::result::Result<(), String>,
+    /// ...and every rank holding bitwise the same total.
+    pub totals_agree: bool,
+}
+
+impl SumReport {
+    /// `Ok` when every partial, the total and every rank's copy of it are right.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let mut problems = Vec::new();
+        for r in &self.ranks {
+            if let Err(why) = &r.partial_check {
+                problems.push(format!("rank {} (GPU {}) partial sum wrong: {why}", r.rank, r.gpu));
+            }
+        }
+        if let Err(why) = &self.total_check {
+            problems.push(format!("total wrong: {why}"));
+        }
+        if !self.totals_agree {
+            let totals: Vec<&str> = self.ranks.iter().map(|r| r.total.as_str()).collect();
+            problems.push(format!("the ranks hold different totals: {totals:?}"));
+        }
+        if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+    }
+
+    /// What happened, for a terminal or a log: one line per rank, then the verdict.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "multi-GPU sum: n = {} {} ({}), {}, {} per GPU, then NCCL {} all-reduce across {} rank(s); {}\n",
+            self.n, self.dtype, self.input, self.gpus, self.kernel, self.nccl, self.ranks.len(), self.multicast
+        );
+        if let Some(note) = &self.note {
+            s += &format!("note: {note}\n");
+        }
+        for r in &self.ranks {
+            s += &format!(
+                "  rank {} ({}): elements {}..{} ({}), block {}, partial {} [{}], filled in {:.2} s, summed in {:.2} ms; all-reduce {:.2} ms -> total {}\n",
+                r.rank, r.gpu, r.shard.start, r.shard.end, r.shard.len(), r.block, r.partial,
+                if r.partial_check.is_ok() { "right" } else { "WRONG" }, r.fill_s, r.reduce_ms, r.all_reduce_ms, r.total
+            );
+        }
+        s += &format!("expected {}\n", self.expected);
+        match self.check() {
+            Ok(()) => s += "RIGHT: every partial, the total, and every rank's copy of it\n",
+            Err(why) => s += &format!("WRONG:\n{why}\n"),
+        }
+        s
+    }
+}
+
+/// What level 1 leaves on a rank for level 2: its partial sum, checked, and the two one-value
+/// buffers of the all-reduce.
+struct Level1<T: Summable> {
+    block: u32,
+    reference: Reference,
+    partial: T::Acc,
+    partial_check: std::result::Result<(), String>,
+    /// The addition depth of this rank's sum, for the error bound of the total.
+    depth: u64,
+    send: CudaSlice<T::Wide>,
+    total: CudaSlice<T::Wide>,
+    fill_s: f64,
+    reduce_ms: f64,
+}
+
+/// What a rank brings back from its thread: its line of the report, and what the total is
+/// checked with.
+struct RankOutcome<W> {
+    sum: RankSum,
+    reference: Reference,
+    depth: u64,
+    total: W,
+}
+
+/// Values the host fills and uploads at a time, per rank (64 MiB of i32).
+const UPLOAD_CHUNK: usize = 1 << 24;
+
+/// Sum `n` values of `input`, sharded across `ranks`: each GPU sums its shard with
+/// `options.kernel`, and NCCL adds the widened partial sums. Every result is checked: each
+/// partial against its shard, the total (on every rank) against the whole input.
+pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOptions) -> Result<SumReport> {
+    let nccl = nccl::library()?; // no NCCL: an error now, before any GPU work
+    let kernel = crate::kernels::find(&options.kernel)?;
+    let id = nccl.unique_id()?; // made once, shared by every rank
+    let count = ranks.len();
+    let helpers = helpers_per_rank(count);
+    let opts = options.clone();
+    let outcomes = run_ranks(ranks, options.deadline, move |rank, gpu, rendezvous| {
+        let shard = shard(n, count, rank);
+        // ANCHOR: level1
+        // Level 1, on this GPU: everything that can fail happens before the communicator.
+        let local = (|| -> Result<Level1<T>> {
+            let block = opts.block.unwrap_or_else(|| kernel.preferred_block(shard.len()));
+            let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
+            let mut values = gpu.alloc::<T>(shard.len())?;
+            let started = Instant::now();
+            let reference = upload_shard(gpu, &mut values, shard.clone(), n, input, helpers)?;
+            let fill_s = started.elapsed().as_secs_f64();
+            if !T::partial_fits(&reference) {
+                return Err(Error::Config { setting: format!("n = {n} on {count} GPU(s)"), reason: format!(
+                    "rank {rank}'s shard sums to {}, which does not fit in the kernel's {} accumulator; use more GPUs", reference.sum_i64, T::SUFFIX) });
+            }
+            reducer.poison_outputs(shard.len())?;
+            let started = Instant::now();
+            let partial = reducer.sum(&values.as_view())?; // waits for the GPU
+            let (partial_check, depth) = (reducer.check(partial, &reference), reducer.addition_depth(shard.len())?);
+            let reduce_ms = started.elapsed().as_secs_f64() * 1e3;
+            drop(values); // the shard is summed: give its memory back before NCCL wants some
+            // The wide type is no kernel's element type: plain copies, on the same stream.
+            let stream = gpu.stream();
+            let send = stream.clone_htod(&[T::widen(partial)]).during("uploading the widened partial sum")?;
+            let total = stream.clone_htod(&[T::WIDE_POISON]).during("poisoning the total")?;
+            Ok(Level1 { block, reference, partial, partial_check, depth, send, total, fill_s, reduce_ms })
+        })();
+        // ANCHOR_END: level1
+        // Every rank ready, or none goes on.
+        let Level1 { block, reference, partial, partial_check, depth, send, mut total, fill_s, reduce_ms } = rendezvous.vote(rank, local)?;
+        // ANCHOR: level2
+        // Level 2, across GPUs: one value per rank, added by NCCL on this GPU's stream.
+        let started = Instant::now();
+        let mut comm = Comm::init(gpu, id, rank, count)?;
+        comm.all_reduce_sum(&send, &mut total, 1)?;
+        comm.wait(opts.nccl_timeout)?;
+        // ANCHOR_END: level2
+        let all_reduce_ms = started.elapsed().as_secs_f64() * 1e3;
+        drop(comm);
+        let total = gpu.stream().clone_dtoh(&total).during("copying the total back")?[0];
+        let sum = RankSum {
+            rank,
+            gpu: format!("GPU {}: {}", gpu.info().ordinal, gpu.info().name),
+            shard,
+            block,
+            partial: format!("{partial:?}"),
+            partial_check,
+            total: format!("{total:?}"),
+            fill_s,
+            reduce_ms,
+            all_reduce_ms,
+        };
+        Ok(RankOutcome { sum, reference, depth, total })
+    })?;
+    let whole = outcomes.iter().fold(Reference::EMPTY, |acc, o| combine(acc, o.reference));
+    // Debug formats round-trip, so equal text is the same value on every rank.
+    let totals_agree = outcomes.windows(2).all(|w| w[0].sum.total == w[1].sum.total);
+    let deepest = outcomes.iter().map(|o| o.depth).max().unwrap_or(0);
+    let total_check = match outcomes.first() {
+        Some(o) => T::check_total(o.total, &whole, deepest),
+        None => Err("no rank returned a total".into()),
+    };
+    let expected = if whole.exact {
+        format!("{} exactly", whole.sum_i64)
+    } else if T::IS_FLOAT {
+        let u = if T::DTYPE == crate::Dtype::F64 { F64_UNIT_ROUNDOFF } else { F32_UNIT_ROUNDOFF };
+        format!("{:e} (f64 reference), within {:.3e} (addition depth {deepest})", whole.sum_f64, error_bound(deepest, whole.abs_sum, u))
+    } else {
+        format!("{} exactly", whole.sum_i64)
+    };
+    Ok(SumReport {
+        dtype: T::SUFFIX,
+        n,
+        input: input.describe(),
+        kernel: options.kernel.clone(),
+        gpus: ranks.describe(),
+        note: ranks.note(),
+        nccl: nccl.version_string(),
+        multicast: nccl::multicast_setting(),
+        expected,
+        ranks: outcomes.into_iter().map(|o| o.sum).collect(),
+        total_check,
+        totals_agree,
+    })
+}
+
+/// Fill this rank's shard on the host, a chunk at a time on `helpers` threads, and upload it;
+/// return the shard's reference (closed form for the pattern, computed for random values).
+fn upload_shard<T: Summable>(gpu: &Gpu, device: &mut CudaSlice<T>, shard: Range<usize>, total: usize, input: Input, helpers: usize) -> Result<Reference> {
+    let mut reference = match input {
+        Input::Pattern => pattern_reference(shard.start as u64..shard.end as u64),
+        Input::Random { .. } | Input::Exact { .. } => Reference::EMPTY,
+    };
+    let mut host = vec![T::default(); UPLOAD_CHUNK.min(shard.len())];
+    let mut start = shard.start;
+    while start < shard.end {
+        let len = UPLOAD_CHUNK.min(shard.end - start);
+        let chunk = &mut host[..len];
+        fill(chunk, start, total, input, helpers);
+        if let Input::Exact { .. } = input {
+            let exact = T::exact_reference(chunk).map_err(|reason| Error::Config { setting: format!("an exact input of {total} values"), reason })?;
+            reference = combine(reference, exact);
+        } else if let Input::Random { .. } = input {
+            reference = combine(reference, T::reference(chunk));
+        }
+        let offset = start - shard.start;
+        let mut view = device.slice_mut(offset..offset + len);
+        gpu.stream().memcpy_htod(&*chunk, &mut view).during(&format!("uploading {} of the shard", human_bytes(len * std::mem::size_of::<T>())))?;
+        // The next chunk reuses the host buffer: this copy must have read it first.
+        gpu.synchronize()?;
+        start += len;
+    }
+    Ok(reference)
+}
+
+/// Threads each rank may use to fill its shard: the host's cores, shared out.
+fn helpers_per_rank(ranks: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+    (cores / ranks.max(1)).max(1)
+}
