@@ -149,6 +149,55 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// Every command line the README, the chapters, tests/gpu-host.sh, the mistakes chapter's
+    /// sanitizer runs and the results files' headers write, as written there.
+    const DOCUMENTED: &[&str] = &[
+        "info",
+        "sum --kernel reduce7 --n 2^20 --dtype i32",
+        "sum --kernel reduce5_volatile --n 100000 --block 256",
+        "sum --kernel reduce2 --n 2^22 --dtype i32 --block 256",
+        "sum --kernel reduce10_atomic --dtype f32 --n 2^24 --runs 20 --same-input --block 256",
+        "bench",
+        "bench --quick",
+        "bench --plot-only",
+        "bench --out /tmp/out",
+        "bench --dtype f64,f16,bf16 --kernels reduce8,reduce9,reduce10_last_block,reduce12 --sizes 2^16,2^20,2^24,2^28,2^30",
+        "bench --kernels reduce7,reduce8 --sizes 2^16,2^20 --dtype f32 --block 512",
+        "bench --dtype f64,f16,bf16 --out plots/data/types",
+        "accuracy",
+        "accuracy --out /tmp/out",
+        "rows --m 64 --n 1000003",
+        "rows --m 4096 --n 768 --stride 1024 --strategy auto --seed 1",
+        "rows --strategy split",
+        "rows-bench",
+        "rows-bench --out /tmp/out/rows",
+        "rows-bench --quick --shapes 4096x64,2^10x2^16",
+        "mistake sync_in_branch --n 10000 --runs 1",
+        "mistake tail_not_written",
+        "mistake grid_barrier_spin --allow-hang --seed 5",
+        "mistakes",
+        "mistakes --only float_equality --runs 5",
+        "mistakes --only a,b --n 2^20 --runs 3 --seed 9 --deadline 5 --startup 60 --record plots/data/mistakes/",
+        "mistakes --list",
+        "mistakes --table-only",
+        "multigpu info",
+        "multigpu sum --per-gpu 2^31",
+        "multigpu sum --n 1e9 --dtype f32",
+        "multigpu sum --n 2^20 --dtype i32 --input random --kernel reduce9 --block 512 --gpus 2 --seed 3 --timeout 30",
+        "multigpu allreduce",
+        "multigpu allreduce --max 1GiB --out /tmp/out/nccl",
+        "multigpu allreduce --min 8 --max 1GiB --gpus 2 --repeats 15 --target-ms 2 --timeout 60",
+    ];
+
+    #[test]
+    fn every_documented_command_line_parses() {
+        for line in DOCUMENTED {
+            if let Err(e) = Cli::try_parse_from(std::iter::once("reduction").chain(line.split_whitespace())) {
+                panic!("reduction {line}: {e}");
+            }
+        }
+    }
+
     #[test]
     fn sizes_and_bytes_are_written_as_the_book_writes_them() {
         assert_eq!(parse_size("2^20"), Ok(1 << 20));
