@@ -13,7 +13,7 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
-// The layers, each using only those below it: the command line (src/main.rs) uses the
+// The layers, each using only those below it: the command line (src/cli/, run by src/main.rs) uses the
 // experiments (measure, mistakes, multigpu) and the book's output (book), which use the
 // kernels and checks, which use the runtime. The book's output never opens a GPU.
 pub mod book;

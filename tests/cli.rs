@@ -92,3 +92,53 @@ fn sizes_that_cannot_be_a_block_or_a_message_are_refused() {
     refused("sum --kernel reduce9 --block 2^33", "--block 2^33 is far more threads than a block holds");
     refused("multigpu allreduce --max 8e18", "--max 6.9 EiB is more than any GPU holds");
 }
+
+#[test]
+fn the_program_and_every_subcommand_explain_their_options() {
+    for (command, options) in [
+        ("", &["info", "sum", "bench", "accuracy", "rows", "rows-bench", "mistake", "mistakes", "multigpu"][..]),
+        ("info", &[][..]),
+        ("sum", &["--kernel", "--block", "--n", "--dtype", "--runs", "--seed", "--same-input", "f32, i32, f64, f16, bf16"][..]),
+        ("bench", &["--sizes", "--kernels", "--dtype", "--block", "--out", "--seed", "--quick", "--plot-only"][..]),
+        ("accuracy", &["--max", "--seeds", "--out"][..]),
+        ("rows", &["--m", "--n", "--stride", "--strategy", "--seed", "auto, warp, block, split"][..]),
+        ("rows-bench", &["--shapes", "--out", "--seed", "--quick"][..]),
+        ("mistake", &["NAME", "--n", "--runs", "--seed", "--allow-hang"][..]),
+        ("mistakes", &["--n", "--runs", "--seed", "--deadline", "--startup", "--only", "--record", "--list", "--table-only"][..]),
+        ("multigpu", &["info", "sum", "allreduce"][..]),
+        ("multigpu info", &[][..]),
+        ("multigpu sum", &["--per-gpu", "--n", "--dtype", "--input", "--kernel", "--block", "--gpus", "--seed", "--timeout"][..]),
+        ("multigpu allreduce", &["--min", "--max", "--gpus", "--repeats", "--target-ms", "--out", "--timeout"][..]),
+    ] {
+        let (code, stdout, stderr) = reduction(&format!("{command} --help"));
+        assert_eq!(code, Some(0), "reduction {command} --help: {stderr}");
+        assert!(stdout.starts_with(char::is_uppercase) && stdout.contains(&format!("Usage: reduction {command}")), "reduction {command} --help:\n{stdout}");
+        for option in options.iter().chain(&["--help"]) {
+            assert!(stdout.contains(option), "reduction {command} --help does not list {option}:\n{stdout}");
+        }
+    }
+}
+
+#[test]
+fn options_are_typed_when_they_are_parsed() {
+    for (args, expected) in [
+        ("sum --kernel reduce9 --n lots", "invalid value 'lots' for '--n <N>': \"lots\" is not a size (write 1048576, 2^20 or 1e6)"),
+        ("sum --kernel reduce9 --dtype f8", "invalid value 'f8' for '--dtype <DTYPE>'"),
+        ("bench --dtype f32,q4", "invalid value 'q4' for '--dtype <DTYPE,...>'"),
+        ("rows --strategy diagonal", "invalid value 'diagonal' for '--strategy <STRATEGY>'"),
+        ("rows-bench --shapes 4096by64", "\"4096by64\" is not a shape (write MxN: 4096x64, 2^10x2^16)"),
+        ("multigpu sum --dtype f64", "invalid value 'f64' for '--dtype <DTYPE>'"),
+        ("multigpu sum --n 2^20 --per-gpu 2^20", "cannot be used with"),
+        ("multigpu allreduce --max 1TB", "\"1TB\" is not a size in bytes (write 8B, 64KiB, 1GiB or 2^30)"),
+        ("mistakes --deadline 0", "invalid value '0' for '--deadline <SECONDS>': must be more than 0"),
+        ("sum --kernel reduce9 --bogus 1", "unexpected argument '--bogus'"),
+        ("sum", "--kernel <NAME>"),
+        ("", "Usage: reduction <COMMAND>"),
+    ] {
+        let (code, stdout, stderr) = reduction(args);
+        assert!(code.is_some_and(|c| c != 0), "reduction {args}: {code:?}");
+        assert!(stdout.is_empty(), "reduction {args} printed {stdout:?}");
+        assert!(stderr.contains(expected), "reduction {args}: expected {expected:?} in\n{stderr}");
+        assert!(args.is_empty() || stderr.starts_with("error: "), "reduction {args}: {stderr}");
+    }
+}

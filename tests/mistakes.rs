@@ -490,7 +490,7 @@ fn cli_refuses_bad_input() -> Result<Completion, Failed> {
         (&["mistake", "grid_barrier_spin"][..], "hangs by design"),
         (&["mistakes", "--deadline", "soon"][..], "--deadline"),
         (&["mistakes", "--only", "no_such_mistake"][..], "unknown mistake"),
-        (&["mistakes", "--bogus"][..], "unknown option --bogus"),
+        (&["mistakes", "--bogus"][..], "unexpected argument '--bogus'"),
     ] {
         let output = Command::new(&exe).args(args).env_remove(mistakes::CHILD_ENV).output()?;
         let stderr = String::from_utf8_lossy(&output.stderr);

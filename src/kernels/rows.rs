@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 // ---------------------------------------------------------------------------------------------
 // The shape, the choice and the launch plan: no GPU needed.
 
-/// Who sums a row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Who sums a row. On the command line (`--strategy split`) each is written as its
+/// [`Strategy::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Strategy {
     /// One warp per row, 8 rows per block (`rows_warp_f32`).
     Warp,
@@ -44,8 +45,9 @@ impl Strategy {
         }
     }
 
+    /// `warp` → [`Strategy::Warp`]: the names the command line takes.
     pub fn parse(s: &str) -> Option<Strategy> {
-        Strategy::ALL.into_iter().find(|k| k.name() == s)
+        <Strategy as clap::ValueEnum>::from_str(s, false).ok()
     }
 
     pub fn title(self) -> &'static str {
@@ -784,6 +786,17 @@ mod tests {
             row("rows_auto", "automatic (warp)", 4096, 64, 4.1),
         ];
         (machine, rows)
+    }
+
+    #[test]
+    fn the_command_line_names_are_the_tables_names() {
+        use clap::ValueEnum;
+        assert_eq!(Strategy::value_variants(), Strategy::ALL);
+        for strategy in Strategy::ALL {
+            assert_eq!(strategy.to_possible_value().unwrap().get_name(), strategy.name());
+            assert_eq!(Strategy::parse(strategy.name()), Some(strategy));
+        }
+        assert_eq!(Strategy::parse("auto"), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The element types a reduction runs on, and what the host needs to know about each.
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use half::{bf16, f16};
+pub use half::{bf16, f16};
 
 /// A type the kernels can sum. Each kernel file instantiates one entry point per input type,
 /// named with [`Element::SUFFIX`] (`reduce1_f32`, `reduce_vec_f16`). The sum is accumulated,
@@ -44,8 +44,9 @@ element!(f64, f64, "f64", Dtype::F64, f64::NAN, true, |x: f64| x);
 element!(f16, f32, "f16", Dtype::F16, f16::NAN, true, |x: f16| x.to_f64());
 element!(bf16, f32, "bf16", Dtype::BF16, bf16::NAN, true, |x: bf16| x.to_f64());
 
-/// The element types as values, for command-line choices, the registry and tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The element types as values, for command-line choices, the registry and tables. On the
+/// command line (`--dtype f64,f16,bf16`) each is written as its [`Dtype::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Dtype {
     F32,
     I32,
@@ -85,9 +86,46 @@ impl Dtype {
         }
     }
 
+    /// `f32` → [`Dtype::F32`]: the names the command line takes.
     pub fn parse(s: &str) -> Option<Dtype> {
-        Dtype::ALL.into_iter().find(|d| d.name() == s)
+        <Dtype as clap::ValueEnum>::from_str(s, false).ok()
     }
+}
+
+/// Run `$body` with `$t` standing for the Rust type that `$dtype` names, and give back its
+/// value: one match from a [`Dtype`] chosen at run time to a generic call.
+///
+/// ```
+/// use reduction::{with_dtype, Dtype, Element};
+/// let suffix = with_dtype!(Dtype::BF16, T => <T as Element>::SUFFIX);
+/// assert_eq!(suffix, "bf16");
+/// ```
+#[macro_export]
+macro_rules! with_dtype {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            $crate::Dtype::F32 => {
+                type $t = f32;
+                $body
+            }
+            $crate::Dtype::I32 => {
+                type $t = i32;
+                $body
+            }
+            $crate::Dtype::F64 => {
+                type $t = f64;
+                $body
+            }
+            $crate::Dtype::F16 => {
+                type $t = $crate::element::f16;
+                $body
+            }
+            $crate::Dtype::BF16 => {
+                type $t = $crate::element::bf16;
+                $body
+            }
+        }
+    };
 }
 
 #[cfg(test)]
@@ -96,9 +134,15 @@ mod tests {
 
     #[test]
     fn names_sizes_and_suffixes_agree() {
+        use clap::ValueEnum;
+        assert_eq!(Dtype::value_variants(), Dtype::ALL);
         for d in Dtype::ALL {
+            // The command line's name is the one tables and CSV files use.
+            assert_eq!(d.to_possible_value().unwrap().get_name(), d.name());
             assert_eq!(Dtype::parse(d.name()), Some(d));
+            assert_eq!(with_dtype!(d, T => <T as Element>::DTYPE), d);
         }
+        assert_eq!(Dtype::parse("f8"), None);
         assert_eq!(<f16 as Element>::SUFFIX, Dtype::F16.name());
         assert_eq!(std::mem::size_of::<bf16>(), Dtype::BF16.size_bytes());
         assert_eq!(std::mem::size_of::<<bf16 as Element>::Acc>(), Dtype::BF16.acc_bytes());

@@ -1,0 +1,122 @@
+//! `reduction bench`: every kernel at every size, written to plots/data/<gpu>.csv, then the book
+//! redrawn from it; `--plot-only` only redraws.
+
+use super::{command_line, machine_of, parse_seed, parse_size, render, Outcome};
+use clap::Args;
+use reduction::bench::{self, BenchConfig};
+use reduction::limits::Need;
+use reduction::results::{self, Machine, Row};
+use reduction::{kernels, Dtype, Gpu};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Sizes to measure [default: 2^10 … 2^30 and a few that are not powers of two]
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_size)]
+    sizes: Option<Vec<usize>>,
+    /// Kernels to measure [default: every registered kernel]
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    kernels: Option<Vec<String>>,
+    /// Element types to measure [default: f32,i32]
+    #[arg(long, value_name = "DTYPE,...", value_enum, value_delimiter = ',')]
+    dtype: Option<Vec<Dtype>>,
+    /// Threads per block for every kernel [default: each kernel's preferred block at each size]
+    #[arg(long, value_name = "THREADS", value_parser = parse_size)]
+    block: Option<usize>,
+    /// Where the CSV goes; without it, plots/data, and the book then shows this GPU
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The inputs' seed
+    #[arg(long, default_value_t = BenchConfig::new().seed, value_parser = parse_seed)]
+    seed: u64,
+    /// A few sizes, shorter timings
+    #[arg(long)]
+    quick: bool,
+    /// Redraw every chart and table from plots/data; no GPU
+    #[arg(long)]
+    plot_only: bool,
+}
+
+pub fn run(args: BenchArgs) -> Outcome {
+    if args.plot_only {
+        return render();
+    }
+    let mut config = BenchConfig::new();
+    if args.quick {
+        config.sizes = (10..=26).step_by(4).map(|k| 1usize << k).collect();
+        config.target_ms = 1.0;
+    }
+    if let Some(sizes) = &args.sizes {
+        config.sizes = sizes.clone();
+    }
+    if let Some(names) = &args.kernels {
+        config.kernels = names.iter().map(|name| kernels::find(name)).collect::<Result<_, _>>()?;
+    }
+    if let Some(dtypes) = args.dtype {
+        config.dtypes = dtypes;
+    }
+    config.block = super::block(args.block)?;
+    config.seed = args.seed;
+    let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
+    // Sizes asked for must fit, on the host (the pool's copy for the references) and on the
+    // GPU. The default sweep is the program's own choice: what does not fit there is skipped.
+    let largest = args.sizes.as_ref().map(|_| largest_input(&config)).transpose()?.flatten();
+    if let Some(need) = &largest {
+        need.check_host()?;
+    }
+
+    let gpu = Gpu::open()?;
+    if let Some(need) = &largest {
+        need.check_device(&gpu)?;
+    }
+    eprintln!("{}", gpu.info());
+    let started = std::time::Instant::now();
+    let rows = bench::run(&gpu, &config)?;
+    let machine = machine_of(&gpu, command_line());
+    let slug = results::slug(&gpu.info().name);
+    let path = out_dir.join(format!("{slug}.csv"));
+    results::write_csv(&path, &machine, &rows)?;
+    print_summary(&machine, &rows);
+    println!("\n{} measurements in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
+    if args.out.is_none() {
+        // The book now shows this GPU: its tables and charts are redrawn from the new data.
+        std::fs::write(out_dir.join("book-gpu.txt"), format!("{slug}\n"))?;
+        return render();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The largest input `config` asks for, in its widest element type.
+fn largest_input(config: &BenchConfig) -> Result<Option<Need>, String> {
+    // The first of the widest, so that the message names the type asked for first.
+    let widest = config.dtypes.iter().copied().min_by_key(|d| std::cmp::Reverse(d.size_bytes())).ok_or("--dtype names no element type")?;
+    Ok(config.sizes.iter().copied().max().map(|n| Need::values(n, widest)))
+}
+
+/// The best correct kernel at each size, against the copy kernel's pace and the theoretical peak.
+// NOTE: this picks the fastest kernel the way `book::tables::best_table` does (and that
+// table's `fastest`); both are private to src/book/ now. When src/book/ exports its
+// `fastest`, or a plain-text best table for f32 and i32, print from that instead.
+fn print_summary(machine: &Machine, rows: &[Row]) {
+    for dtype in ["f32", "i32"] {
+        let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == dtype && r.status == "correct").map(|r| r.n).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        if sizes.is_empty() {
+            continue;
+        }
+        println!("\n{} {dtype}: best kernel per size (inputs rotated past L2; peak {})", machine.gpu,
+            machine.peak_gbps.map(|p| format!("{p:.0} GB/s")).unwrap_or("unknown".into()));
+        println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time");
+        for n in sizes {
+            let candidates = rows.iter().filter(|r| r.dtype == dtype && r.n == n && r.status == "correct" && r.cache == results::Cache::Rotated);
+            let Some(best) = candidates.min_by(|a, b| a.median_us.total_cmp(&b.median_us)) else { continue };
+            let copy = rows.iter().find(|r| r.kernel == "copy" && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
+            let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
+            // The best kernel's time as a fraction of the library peer's (below 1: faster).
+            let peer = rows.iter().find(|r| r.kernel == "cublas_sasum" && r.dtype == dtype && r.n == n).map(|r| format!("{:.2}", best.median_us / r.median_us)).unwrap_or_default();
+            println!("{n:>12}  {:<20} {:>11.2} {:>9.1} {pct:>7} {copy:>11} {peer:>13}", best.kernel, best.median_us, best.gbps());
+        }
+    }
+}

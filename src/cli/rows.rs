@@ -1,0 +1,147 @@
+//! `reduction rows` and `reduction rows-bench`: the row sums of a matrix, one checked, or every
+//! shape measured.
+
+use super::{command_line, machine_of, parse_seed, parse_size, render, Outcome};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::Args;
+use reduction::limits::{count_in_words as words, Need};
+use reduction::results;
+use reduction::rows::{self, RowLayout, RowReducer, RowsBenchConfig, Strategy};
+use reduction::Gpu;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct RowsArgs {
+    /// Rows
+    #[arg(long, default_value = "4096", value_parser = parse_size)]
+    m: usize,
+    /// Values per row
+    #[arg(long, default_value = "768", value_parser = parse_size)]
+    n: usize,
+    /// Values from one row's start to the next's [default: N]
+    #[arg(long, value_parser = parse_size)]
+    stride: Option<usize>,
+    /// Who sums a row: the host's choice (auto), or a warp, a block or several blocks per row
+    #[arg(long, default_value = "auto", value_parser = strategy_choice())]
+    strategy: Choice,
+    /// The matrix's seed
+    #[arg(long, default_value = "1", value_parser = parse_seed)]
+    seed: u64,
+}
+
+/// A strategy, or `None` for the host's own choice (`auto`).
+#[derive(Clone, Copy)]
+struct Choice(Option<Strategy>);
+
+/// `auto` or one of [`Strategy`]'s names.
+fn strategy_choice() -> impl TypedValueParser<Value = Choice> {
+    PossibleValuesParser::new(std::iter::once("auto").chain(Strategy::ALL.map(Strategy::name))).map(|s| Choice(Strategy::parse(&s)))
+}
+
+/// `reduction rows`: the row sums of one random matrix, with the launch, the reason for it, and
+/// every row checked against the reference.
+pub fn one(args: RowsArgs) -> Outcome {
+    let RowsArgs { m, n, seed, .. } = args;
+    let stride = args.stride.unwrap_or(n);
+    let layout = RowLayout::strided(m, n, stride);
+    let len = layout.required_len()?;
+    // The matrix on the host and on the GPU; on the host also each row's sum and reference.
+    let matrix = match stride == n {
+        true => format!("a {} × {} f32 matrix", words(m), words(n)),
+        false => format!("a {} × {} f32 matrix (row stride {})", words(m), words(n), words(stride)),
+    };
+    Need { what: format!("{matrix} with its row sums"), bytes: len as u128 * 4 + m as u128 * 12 }.check_host()?;
+    let gpu = Gpu::open()?;
+    Need { what: format!("{matrix} with its row sums"), bytes: len as u128 * 4 + m as u128 * 4 }.check_device(&gpu)?;
+    let mut reducer = RowReducer::with_strategy(&gpu, args.strategy.0)?;
+    let launch = reducer.plan(layout)?;
+    match launch {
+        Some(launch) => println!("{layout}: {launch}"),
+        None => println!("{layout}: nothing to add, no launch"),
+    }
+    let xs: Vec<f32> = reduction::data::random_parallel(len, seed);
+    let sums = reducer.sum_host(&xs, layout)?;
+    let depth = launch.map_or(0, |l| l.addition_depth(n));
+    rows::check_rows(&sums, &rows::row_references(&xs, layout), depth)?;
+    println!("all {m} row sums are within the f32 error bound of their f64 reference; the first: {:?}", &sums[..m.min(4)]);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct RowsBenchArgs {
+    /// Shapes to measure, MxN [default: 4096 × 64, and M·N = 2^28 from 2^20 × 2^8 to 16 × 2^24]
+    #[arg(long, value_name = "MxN,...", value_delimiter = ',', value_parser = parse_shape)]
+    shapes: Option<Vec<(usize, usize)>>,
+    /// Where the CSV goes; without it, plots/data/rows, and the chapter is redrawn
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The inputs' seed
+    #[arg(long, default_value_t = RowsBenchConfig::default().seed, value_parser = parse_seed)]
+    seed: u64,
+    /// A few shapes, shorter timings
+    #[arg(long)]
+    quick: bool,
+}
+
+/// `4096x64`, `2^10x2^16`.
+fn parse_shape(shape: &str) -> Result<(usize, usize), String> {
+    let (m, n) = shape.split_once('x').ok_or(format!("{shape:?} is not a shape (write MxN: 4096x64, 2^10x2^16)"))?;
+    Ok((parse_size(m)?, parse_size(n)?))
+}
+
+/// `reduction rows-bench`: every shape with each strategy and the automatic choice, written to
+/// plots/data/rows/<gpu>.csv (or --out), then the chapter's table and chart redrawn.
+pub fn bench(args: RowsBenchArgs) -> Outcome {
+    let mut config = RowsBenchConfig::default();
+    if args.quick {
+        config.shapes = rows::quick_shapes();
+        config.target_ms = 1.0;
+    }
+    if let Some(shapes) = args.shapes {
+        config.shapes = shapes;
+    }
+    config.seed = args.seed;
+    let out_dir = args.out.clone().unwrap_or_else(|| rows::results_dir(Path::new("plots/data")));
+    // The largest matrix must fit on the host (the pool's copy) and on the GPU.
+    let mut largest: Option<(usize, usize, usize)> = None;
+    for &(m, n) in &config.shapes {
+        let values = m.checked_mul(n).ok_or(format!("{} × {} is more values than a 64-bit index holds", words(m), words(n)))?;
+        if largest.is_none_or(|(_, _, v)| values > v) {
+            largest = Some((m, n, values));
+        }
+    }
+    let largest = largest.map(|(m, n, values)| Need::elements(format!("a {} × {} f32 matrix", words(m), words(n)), values, 4));
+    if let Some(need) = &largest {
+        need.check_host()?;
+    }
+
+    let gpu = Gpu::open()?;
+    if let Some(need) = &largest {
+        need.check_device(&gpu)?;
+    }
+    eprintln!("{}", gpu.info());
+    let started = std::time::Instant::now();
+    let measured = rows::bench(&gpu, &config)?;
+    let machine = machine_of(&gpu, command_line());
+    let path = out_dir.join(format!("{}.csv", results::slug(&gpu.info().name)));
+    results::write_csv(&path, &machine, &measured)?;
+    println!("{}: row sums of M × N f32 matrices (µs per M sums; the fastest in bold)\n", machine.gpu);
+    println!("{}", rows::table(&machine, &measured));
+    println!("Why the host picks what it picks ({} SMs):", machine.sm_count);
+    let mut reasons: Vec<(Strategy, &str)> = Vec::new();
+    for &(m, n) in &config.shapes {
+        let choice = rows::choose(m, n, machine.sm_count);
+        if !reasons.contains(&choice) {
+            reasons.push(choice);
+        }
+    }
+    for (strategy, why) in reasons {
+        println!("  {:<5}  {why}", strategy.name());
+    }
+    println!("\n{} measurements in {:.0} s, written to {}", measured.len(), started.elapsed().as_secs_f64(), path.display());
+    if args.out.is_none() {
+        return render();
+    }
+    Ok(ExitCode::SUCCESS)
+}

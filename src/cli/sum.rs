@@ -1,0 +1,93 @@
+//! `reduction info` and `reduction sum`: the GPU, and one kernel checked against the reference.
+
+use super::{parse_seed, parse_size, Outcome};
+use clap::Args;
+use reduction::data::Checked;
+use reduction::limits::Need;
+use reduction::{kernels, with_dtype, Dtype, Error, Gpu, Reducer};
+use std::process::ExitCode;
+
+/// `reduction info`: what the GPU is, NVRTC's version, and the registered kernels.
+pub fn info() -> Outcome {
+    let gpu = Gpu::open()?;
+    println!("{}", gpu.info());
+    match reduction::nvrtc::version() {
+        Ok((major, minor)) => println!("  NVRTC {major}.{minor}"),
+        Err(e) => println!("  {e}"),
+    }
+    println!("\nkernels:");
+    for k in kernels::all() {
+        println!("  {:<18} chapter {}  {:<34} blocks {}..{}  {}", k.name, k.chapter, k.title, k.min_block, k.max_block, k.file);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct SumArgs {
+    /// The kernel (`reduction info` lists them)
+    #[arg(long, value_name = "NAME")]
+    kernel: String,
+    /// Threads per block
+    #[arg(long, value_name = "THREADS", default_value = "256", value_parser = parse_size)]
+    block: usize,
+    /// Values to sum
+    #[arg(long, default_value = "2^20", value_parser = parse_size)]
+    n: usize,
+    /// The element type
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    dtype: Dtype,
+    /// Sums, each of a fresh random input (seed, seed + 1, ...)
+    #[arg(long, default_value = "1", value_parser = parse_size)]
+    runs: usize,
+    /// The first input's seed
+    #[arg(long, default_value = "1", value_parser = parse_seed)]
+    seed: u64,
+    /// Sum one input --runs times and count the distinct results
+    #[arg(long)]
+    same_input: bool,
+}
+
+/// `reduction sum`: exit 0 when every run was right, 2 when one was wrong.
+pub fn run(args: SumArgs) -> Outcome {
+    let SumArgs { kernel, n, dtype, runs, seed, same_input, .. } = args;
+    let block = super::block(Some(args.block))?.unwrap_or(256);
+    // Everything that can be refused without a GPU is refused before one is opened.
+    let spec = kernels::find(&kernel)?;
+    if !spec.supports(dtype) {
+        return Err(Error::unsupported_dtype(spec, dtype).into());
+    }
+    // The input is made on the host, then copied to the GPU.
+    let input = Need::values(n, dtype);
+    input.check_host()?;
+    let gpu = Gpu::open()?;
+    input.check_device(&gpu)?;
+    let wrong = with_dtype!(dtype, T => sum_runs::<T>(&gpu, &kernel, block, n, runs, seed, same_input)?);
+    println!("{kernel} {} n={n} block={block}: {wrong} of {runs} runs wrong", dtype.name());
+    Ok(if wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// Sum `runs` fresh inputs (or, with `same_input`, one input `runs` times, counting the distinct
+/// results: a deterministic kernel gives one) and return how many sums were wrong.
+fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usize, seed: u64, same_input: bool) -> Result<usize, Box<dyn std::error::Error>> {
+    let mut reducer = Reducer::<T>::new(gpu, kernel, block)?;
+    let mut wrong = 0;
+    let mut distinct: Vec<String> = Vec::new();
+    for run in 0..runs {
+        let xs = T::random(n, if same_input { seed } else { seed + run as u64 });
+        let input = gpu.upload(&xs)?;
+        reducer.poison_outputs(n)?;
+        let got = reducer.sum(&input.as_view())?;
+        if let Err(why) = reducer.check(got, &T::reference(&xs)) {
+            wrong += 1;
+            println!("run {run}: WRONG: {why}");
+        }
+        let shown = format!("{got:?}");
+        if !distinct.contains(&shown) {
+            distinct.push(shown);
+        }
+    }
+    if same_input {
+        println!("{kernel} {} n={n} block={block}: {} distinct result(s) from {runs} runs on one input: {}", T::SUFFIX, distinct.len(), distinct.join(", "));
+    }
+    Ok(wrong)
+}
