@@ -6,7 +6,7 @@ use super::csv_file;
 use crate::error::{io_error, Result};
 use crate::multigpu::allreduce::{algbw_gbps, bus_factor, busbw_gbps};
 use crate::plots::{draw_bytes_chart, BytesSeries};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -76,23 +76,20 @@ struct Record {
     count: usize,
     dtype: String,
     op: String,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
     median_us: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
     min_us: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
     max_us: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
     algbw_gbps: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
     busbw_gbps: f64,
     repeats: usize,
     ops_per_repeat: usize,
 }
 
-fn three_decimals<S: Serializer>(x: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&format!("{x:.3}"))
-}
 
 pub fn write_csv(path: &Path, header: &AllReduceHeader, rows: &[AllReduceRow]) -> Result<()> {
     let meta: Vec<(String, String)> = [

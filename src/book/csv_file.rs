@@ -68,6 +68,12 @@ pub fn value<'a>(header: &'a [(String, String)], key: &str) -> Option<&'a str> {
     header.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
+/// A serde `serialize_with` for measured numbers: three decimals, as the book's files keep them
+/// (an absent value is an empty field).
+pub fn three_decimals<S: serde::Serializer, X: Into<Option<f64>> + Copy>(x: &X, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&(*x).into().map(|v| format!("{v:.3}")).unwrap_or_default())
+}
+
 fn csv_error(origin: &str, e: csv::Error) -> Error {
     Error::Io { path: origin.into(), message: e.to_string() }
 }

@@ -30,9 +30,9 @@ pub struct Recorded {
     #[serde(serialize_with = "rounded_to_ns")]
     pub fix_us: Option<f64>,
     /// Seconds from the spawn to READY, and from READY to the end (the kill, for a hang).
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
     pub startup_s: Option<f64>,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
     pub elapsed_s: f64,
     /// The error (launch error), the phase (hang), or the status and message (crash).
     pub message: String,
@@ -136,9 +136,6 @@ fn rounded_to_ns<S: Serializer>(x: &Option<f64>, s: S) -> std::result::Result<S:
 }
 
 /// Seconds to the millisecond, always three decimals: `0.055`.
-fn three_decimals<S: Serializer, X: Into<Option<f64>> + Copy>(x: &X, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&(*x).into().map(|v| format!("{v:.3}")).unwrap_or_default())
-}
 
 pub fn read_records(path: &Path) -> Result<Records> {
     let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
