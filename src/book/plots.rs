@@ -6,7 +6,8 @@
 //! the same bytes, which is what lets a test catch a committed chart that has gone stale.
 
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row};
+use crate::element::Dtype;
+use crate::results::{Cache, Machine, Row, Status};
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -17,10 +18,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 
 /// The charts against N show one element type; f32 and i32 move the same bytes and run alike.
-const SWEEP_DTYPE: &str = "f32";
+const SWEEP_DTYPE: Dtype = Dtype::F32;
 /// Harris's table measured 2^22 ints; the speed-up chart repeats it at that size.
 const HARRIS_N: usize = 1 << 22;
-const HARRIS_DTYPE: &str = "i32";
+const HARRIS_DTYPE: Dtype = Dtype::I32;
 
 /// A plotters result on the SVG backend (which writes into a `String`).
 type Drawn<T = ()> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
@@ -300,8 +301,8 @@ impl Part {
     fn shows(self, row: &Row) -> bool {
         match self {
             _ if row.is_yardstick() => true,
-            Part::Harris => (1..=7).contains(&row.chapter) && row.status != "peer",
-            Part::Modern => row.chapter >= 7 || row.status == "peer",
+            Part::Harris => (1..=7).contains(&row.chapter) && row.status != Status::Peer,
+            Part::Modern => row.chapter >= 7 || row.status == Status::Peer,
         }
     }
 
@@ -326,7 +327,7 @@ fn kernel_series(all: &[Row], rows: &[&Row], value: impl Fn(&Row) -> f64) -> Vec
         .filter_map(|(i, kernel)| {
             let mine: Vec<&Row> = rows.iter().copied().filter(|r| r.kernel == kernel).collect();
             let first = mine.first()?;
-            let look = nth_look(i, first.status == "historical");
+            let look = nth_look(i, first.status == Status::Historical);
             Some(Series { label: format!("{kernel}: {}", first.title), points: points(&mine, &value), look })
         })
         .collect()
@@ -421,7 +422,7 @@ fn gpus_chart(data: &[(Machine, Vec<Row>)]) -> LineChart {
         .enumerate()
         .filter_map(|(i, (machine, rows))| {
             let rows: Vec<&Row> = rows.iter().filter(|r| r.dtype == SWEEP_DTYPE && r.cache == Cache::Rotated).collect();
-            let correct = rows.iter().copied().filter(|r| r.status == "correct");
+            let correct = rows.iter().copied().filter(|r| r.status == Status::Correct);
             let best = correct.max_by(|a, b| a.gbps().total_cmp(&b.gbps()))?;
             let mine: Vec<&Row> = rows.iter().copied().filter(|r| r.kernel == best.kernel).collect();
             let label = format!("{}: {} ({})", machine.gpu, best.kernel, best.title);
@@ -475,7 +476,7 @@ fn speedup_chart((machine, rows): &(Machine, Vec<Row>)) -> BarChart {
     // Harris's seven kernels only (the corrected kernel 5; no variants, no later kernels).
     let is_harris = |r: &Row| crate::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
     let harris: Vec<&Row> =
-        rows.iter().filter(|r| r.status == "correct" && r.dtype == HARRIS_DTYPE && r.n == HARRIS_N && is_harris(r)).collect();
+        rows.iter().filter(|r| r.status == Status::Correct && r.dtype == HARRIS_DTYPE && r.n == HARRIS_N && is_harris(r)).collect();
     let kernels = kernels_in_order(harris.iter().copied());
     let mut step = Vec::new();
     let mut cumulative = Vec::new();
@@ -826,10 +827,10 @@ fn draw_marker<CT: CoordTranslate>(area: &DrawingArea<SVGBackend, CT>, at: CT::F
 mod tests {
     use super::*;
 
-    fn row(kernel: &str, chapter: u32, status: &str, n: usize, cache: Cache, median_us: f64) -> Row {
+    fn row(kernel: &str, chapter: u32, status: Status, n: usize, cache: Cache, median_us: f64) -> Row {
         let bytes = if kernel == "copy" { 8 * n } else { 4 * n };
         Row {
-            kernel: kernel.into(), chapter, title: format!("{kernel} title"), status: status.into(), dtype: "f32".into(),
+            kernel: kernel.into(), chapter, title: format!("{kernel} title"), status, dtype: Dtype::F32,
             n, block: 256, cache, median_us, min_us: median_us, max_us: median_us, bytes, working_set_bytes: bytes,
             repeats: 3, method: "test".into(),
         }
@@ -842,7 +843,7 @@ mod tests {
     #[test]
     fn copy_floor_is_the_read_half_of_the_copy_at_its_bandwidth() {
         // A copy of 2^20 values in 10 µs moves 8 MiB; reading 4 MiB at that rate takes 5 µs.
-        let rows = vec![row("copy", 0, "pace", 1 << 20, Cache::Rotated, 10.0), row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0)];
+        let rows = vec![row("copy", 0, Status::Pace, 1 << 20, Cache::Rotated, 10.0), row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 50.0)];
         let chart = time_chart(&(machine(None), rows), Part::Harris);
         let floor = chart.series.iter().find(|s| s.label.starts_with("copy pace")).unwrap();
         assert_eq!(floor.points.len(), 1);
@@ -853,9 +854,9 @@ mod tests {
     #[test]
     fn read_only_ceiling_is_drawn_at_its_own_time_and_bandwidth_in_both_parts() {
         let rows = vec![
-            row("read_only", 0, "ceiling", 1 << 20, Cache::Rotated, 2.0),
-            row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0),
-            row("reduce9", 9, "correct", 1 << 20, Cache::Rotated, 3.0),
+            row("read_only", 0, Status::Ceiling, 1 << 20, Cache::Rotated, 2.0),
+            row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 50.0),
+            row("reduce9", 9, Status::Correct, 1 << 20, Cache::Rotated, 3.0),
         ];
         for part in [Part::Harris, Part::Modern] {
             let time = time_chart(&(machine(Some(4194.304)), rows.clone()), part);
@@ -872,7 +873,7 @@ mod tests {
 
     #[test]
     fn peak_floor_reads_n_values_at_the_peak() {
-        let rows = vec![row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 50.0)];
+        let rows = vec![row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 50.0)];
         let chart = time_chart(&(machine(Some(4000.0)), rows), Part::Harris);
         let peak = chart.series.iter().find(|s| s.label.starts_with("peak floor")).unwrap();
         let expected_us = (4 << 20) as f64 / 4000e9 * 1e6;
@@ -882,11 +883,11 @@ mod tests {
     #[test]
     fn series_follow_book_order_and_mark_historical_kernels_dashed() {
         let rows = vec![
-            row("reduce5", 5, "correct", 1024, Cache::Rotated, 3.0),
-            row("reduce1", 1, "correct", 2048, Cache::Rotated, 9.0),
-            row("reduce1", 1, "correct", 1024, Cache::Rotated, 5.0),
-            row("reduce5_volatile", 5, "historical", 1024, Cache::Rotated, 3.0),
-            row("reduce3", 3, "correct", 1024, Cache::Resident, 1.0), // not rotated: left out
+            row("reduce5", 5, Status::Correct, 1024, Cache::Rotated, 3.0),
+            row("reduce1", 1, Status::Correct, 2048, Cache::Rotated, 9.0),
+            row("reduce1", 1, Status::Correct, 1024, Cache::Rotated, 5.0),
+            row("reduce5_volatile", 5, Status::Historical, 1024, Cache::Rotated, 3.0),
+            row("reduce3", 3, Status::Correct, 1024, Cache::Resident, 1.0), // not rotated: left out
         ];
         let chart = time_chart(&(machine(None), rows), Part::Harris);
         let labels: Vec<&str> = chart.series.iter().map(|s| s.label.split(':').next().unwrap()).collect();
@@ -918,7 +919,7 @@ mod tests {
 
     #[test]
     fn bandwidth_is_a_percentage_of_the_peak_when_known() {
-        let rows = vec![row("reduce1", 1, "correct", 1 << 20, Cache::Rotated, 2.0)];
+        let rows = vec![row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 2.0)];
         let with_peak = bandwidth_chart(&(machine(Some(4194.304)), rows.clone()), Part::Harris);
         let gbps = rows[0].gbps();
         assert!((with_peak.series[0].points[0].1 - 100.0 * gbps / 4194.304).abs() < 1e-9);
@@ -928,7 +929,7 @@ mod tests {
 
     #[test]
     fn a_zero_time_is_refused_not_drawn() {
-        let rows = vec![row("reduce1", 1, "correct", 1024, Cache::Rotated, 0.0)];
+        let rows = vec![row("reduce1", 1, Status::Correct, 1024, Cache::Rotated, 0.0)];
         let err = Figure::Lines(time_chart(&(machine(None), rows), Part::Harris)).render().unwrap_err();
         assert!(err.contains("reduce1") && err.contains("1024"), "{err}");
     }

@@ -4,7 +4,8 @@
 //! book is typed by hand.
 
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row, COPY_KERNEL, READ_ONLY_KERNEL};
+use crate::element::Dtype;
+use crate::results::{Cache, Machine, Row, Status, COPY_KERNEL, READ_ONLY_KERNEL};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -91,13 +92,13 @@ pub fn harris_file_name(n: usize, cache: Cache) -> String {
     format!("harris_2p{}_{}.md", n.trailing_zeros(), cache.name())
 }
 
-fn find<'a>(rows: &'a [Row], kernel: &str, dtype: &str, n: usize, cache: Cache) -> Option<&'a Row> {
+fn find<'a>(rows: &'a [Row], kernel: &str, dtype: Dtype, n: usize, cache: Cache) -> Option<&'a Row> {
     rows.iter().find(|r| r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == cache)
 }
 
 /// The read-only kernel's measurement beside `row`: same element type, size and cache mode.
 fn ceiling_for<'a>(rows: &'a [Row], row: &Row) -> Option<&'a Row> {
-    find(rows, READ_ONLY_KERNEL, &row.dtype, row.n, row.cache)
+    find(rows, READ_ONLY_KERNEL, row.dtype, row.n, row.cache)
 }
 
 /// Whether this GPU's data has any read-only measurement yet.
@@ -153,13 +154,13 @@ fn harris_table(m: &Machine, rows: &[Row], n: usize, cache: Cache) -> String {
         m.gpu, n.trailing_zeros(), (4 * n) >> 20).unwrap();
     writeln!(s, "| kernel | change | time (µs) | GB/s | % of peak | % of read-only | step | cumulative | G80 time (ms) | G80 GB/s | G80 % of peak | G80 step | G80 cumulative |").unwrap();
     writeln!(s, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|").unwrap();
-    let first = find(rows, "reduce1", "i32", n, cache);
+    let first = find(rows, "reduce1", Dtype::I32, n, cache);
     let mut previous: Option<&Row> = None;
     for (k, (kernel, change)) in CHANGES.iter().enumerate() {
         let (_, g80_ms, g80_gbps, g80_step, g80_total) = HARRIS_G80[k];
         let printed = |x: &str| if x.is_empty() { String::new() } else { format!("{x}×") };
         let g80 = format!("{g80_ms:.3} | {g80_gbps:.3} | {:.1} % | {} | {}", 100.0 * g80_gbps / G80_PEAK_GBPS, printed(g80_step), printed(g80_total));
-        match find(rows, kernel, "i32", n, cache) {
+        match find(rows, kernel, Dtype::I32, n, cache) {
             Some(r) => {
                 let step = previous.map(|p| format!("{:.2}×", p.median_us / r.median_us)).unwrap_or_default();
                 let total = first.filter(|_| k > 0).map(|f| format!("{:.2}×", f.median_us / r.median_us)).unwrap_or_default();
@@ -178,7 +179,7 @@ fn harris_table(m: &Machine, rows: &[Row], n: usize, cache: Cache) -> String {
 /// The product of the speed-ups of some steps at one size, or None if a kernel is missing.
 fn product(rows: &[Row], steps: &[(&str, &str)], n: usize, cache: Cache) -> Option<f64> {
     steps.iter().try_fold(1.0, |acc, (from, to)| {
-        let (a, b) = (find(rows, from, "i32", n, cache)?, find(rows, to, "i32", n, cache)?);
+        let (a, b) = (find(rows, from, Dtype::I32, n, cache)?, find(rows, to, Dtype::I32, n, cache)?);
         Some(acc * a.median_us / b.median_us)
     })
 }
@@ -220,7 +221,7 @@ const MODERN_SIZES: [usize; 5] = [1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30];
 fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previous: &str) -> String {
     let mut s = String::new();
     writeln!(s, "| input | {kernel} (µs) | GB/s | % of peak | % of read-only | {previous} (µs) | speed-up |\n|---|--:|--:|--:|--:|--:|--:|").unwrap();
-    for dtype in ["f32", "i32"] {
+    for dtype in [Dtype::F32, Dtype::I32] {
         for n in MODERN_SIZES {
             let Some(r) = find(rows, kernel, dtype, n, Cache::Rotated) else { continue };
             let before = find(rows, previous, dtype, n, Cache::Rotated)
@@ -237,9 +238,9 @@ fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previous: &str) ->
 fn modern_table(m: &Machine, rows: &[Row]) -> String {
     // (kernel, title, order): the book's kernels, then the ceiling, then the libraries.
     let mut kernels: Vec<(&str, &str, u8)> = Vec::new();
-    for r in rows.iter().filter(|r| r.dtype == "f32" && (r.chapter >= 7 || r.status == "peer" || r.is_read_only())) {
+    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && (r.chapter >= 7 || r.status == Status::Peer || r.is_read_only())) {
         if !kernels.iter().any(|(k, ..)| *k == r.kernel) {
-            let order = if r.is_read_only() { 1 } else if r.status == "peer" { 2 } else { 0 };
+            let order = if r.is_read_only() { 1 } else if r.status == Status::Peer { 2 } else { 0 };
             kernels.push((&r.kernel, &r.title, order));
         }
     }
@@ -249,7 +250,7 @@ fn modern_table(m: &Machine, rows: &[Row]) -> String {
     writeln!(s, "| kernel | {} |", sizes.join(" | ")).unwrap();
     writeln!(s, "|---|{}", "--:|".repeat(MODERN_SIZES.len())).unwrap();
     for (kernel, title, _) in kernels {
-        let cells: Vec<String> = MODERN_SIZES.iter().map(|&n| match find(rows, kernel, "f32", n, Cache::Rotated) {
+        let cells: Vec<String> = MODERN_SIZES.iter().map(|&n| match find(rows, kernel, Dtype::F32, n, Cache::Rotated) {
             Some(r) => format!("{:.2} µs ({})", r.median_us, pct_of_peak(m, r).replace(" %", "%")),
             None => "–".into(),
         }).collect();
@@ -271,29 +272,29 @@ fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
     let mut s = String::new();
     let heads: Vec<String> = sizes.iter().map(|n| format!("2^{}", n.trailing_zeros())).collect();
     writeln!(s, "| kernel | {} |\n|---|{}", heads.join(" | "), "--:|".repeat(sizes.len())).unwrap();
-    let ceiling: Vec<String> = sizes.iter().map(|&n| match find(rows, READ_ONLY_KERNEL, "f32", n, Cache::Rotated) {
+    let ceiling: Vec<String> = sizes.iter().map(|&n| match find(rows, READ_ONLY_KERNEL, Dtype::F32, n, Cache::Rotated) {
         Some(c) => format!("{:.1} GB/s ({} of peak)", c.gbps(), pct_of_peak(m, c).replace(" %", "%")),
         None => "–".into(),
     }).collect();
     writeln!(s, "| read-only ceiling | {} |", ceiling.join(" | ")).unwrap();
     let mut kernels: Vec<&str> = Vec::new();
-    for r in rows.iter().filter(|r| r.dtype == "f32" && ((r.chapter >= 7 && r.status == "correct") || r.status == "peer" || r.is_copy())) {
+    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && ((r.chapter >= 7 && r.status == Status::Correct) || r.status == Status::Peer || r.is_copy())) {
         if !kernels.contains(&r.kernel.as_str()) {
             kernels.push(&r.kernel);
         }
     }
     for kernel in kernels {
         let cells: Vec<String> = sizes.iter().map(|&n| {
-            find(rows, kernel, "f32", n, Cache::Rotated).map_or("–".into(), |r| pct_of_ceiling(rows, r).replace(" %", "%"))
+            find(rows, kernel, Dtype::F32, n, Cache::Rotated).map_or("–".into(), |r| pct_of_ceiling(rows, r).replace(" %", "%"))
         }).collect();
         let name = if kernel == COPY_KERNEL { "`copy` (read + write, a pace)".to_string() } else { format!("`{kernel}`") };
         writeln!(s, "| {name} | {} |", cells.join(" | ")).unwrap();
     }
     // Where a sum beat the read-only kernel, it is no ceiling there: say so, from the data.
     let beaten: Vec<String> = sizes.iter().filter_map(|&n| {
-        let ceiling = find(rows, READ_ONLY_KERNEL, "f32", n, Cache::Rotated)?;
+        let ceiling = find(rows, READ_ONLY_KERNEL, Dtype::F32, n, Cache::Rotated)?;
         let best = rows.iter()
-            .filter(|r| r.dtype == "f32" && r.n == n && r.cache == Cache::Rotated && r.status == "correct" && r.kernel != READ_ONLY_KERNEL)
+            .filter(|r| r.dtype == Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == Status::Correct && r.kernel != READ_ONLY_KERNEL)
             .min_by(|a, b| a.median_us.total_cmp(&b.median_us))?;
         (best.median_us < ceiling.median_us).then(|| format!(
             "at 2^{} `{}` took {:.2} µs and the read-only kernel {:.2} µs", n.trailing_zeros(), best.kernel, best.median_us, ceiling.median_us))
@@ -311,8 +312,8 @@ fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
 pub fn types_table(m: &Machine, rows: &[Row]) -> String {
     let mut s = String::new();
     writeln!(s, "| kernel | type | n | time (µs) | GB/s | % of peak | % of read-only |\n|---|---|--:|--:|--:|--:|--:|").unwrap();
-    let mut sorted: Vec<&Row> = rows.iter().filter(|r| r.cache == Cache::Rotated && r.n >= 1 << 28 && r.status == "correct").collect();
-    sorted.sort_by(|a, b| (&a.kernel, a.n, &a.dtype).cmp(&(&b.kernel, b.n, &b.dtype)));
+    let mut sorted: Vec<&Row> = rows.iter().filter(|r| r.cache == Cache::Rotated && r.n >= 1 << 28 && r.status == Status::Correct).collect();
+    sorted.sort_by(|a, b| (&a.kernel, a.n, a.dtype.name()).cmp(&(&b.kernel, b.n, b.dtype.name())));
     for r in sorted {
         writeln!(s, "| `{}` | {} | 2^{} | {:.2} | {:.1} | {} | {} |", r.kernel, r.dtype, r.n.trailing_zeros(), r.median_us, r.gbps(), pct_of_peak(m, r), pct_of_ceiling(rows, r)).unwrap();
     }
@@ -333,7 +334,7 @@ fn chapter_table(m: &Machine, rows: &[Row], kernel: &str) -> String {
     };
     writeln!(s, "{header}").unwrap();
     let cases = [(1usize << 22, Cache::Resident), (1 << 22, Cache::Rotated), (1 << 25, Cache::Rotated), (1 << 30, Cache::Rotated)];
-    for dtype in ["i32", "f32"] {
+    for dtype in [Dtype::I32, Dtype::F32] {
         for (n, cache) in cases {
             let Some(r) = find(rows, kernel, dtype, n, cache) else { continue };
             let label = format!("2^{} {dtype}, {}", n.trailing_zeros(), cache.name());
@@ -353,7 +354,7 @@ fn chapter_table(m: &Machine, rows: &[Row], kernel: &str) -> String {
 /// Harris's 2007 kernel 5 next to the corrected one: where it was checked and what it cost.
 fn historical_kernel5(rows: &[Row]) -> String {
     let mut s = String::new();
-    for dtype in ["i32", "f32"] {
+    for dtype in [Dtype::I32, Dtype::F32] {
         let old: Vec<&Row> = rows.iter().filter(|r| r.kernel == "reduce5_volatile" && r.dtype == dtype).collect();
         let checked = old.len();
         let mean_ratio = old.iter().filter_map(|o| find(rows, "reduce5", dtype, o.n, o.cache).map(|new| new.median_us / o.median_us)).collect::<Vec<_>>();
@@ -371,16 +372,16 @@ fn historical_kernel5(rows: &[Row]) -> String {
 /// The fastest correct kernel at each size (f32, inputs rotated), against the theoretical peak
 /// and the read-only ceiling, with the copy's pace and the cuBLAS peer beside it.
 fn best_table(m: &Machine, rows: &[Row]) -> String {
-    let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == "f32" && r.status == "correct").map(|r| r.n).collect();
+    let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == Dtype::F32 && r.status == Status::Correct).map(|r| r.n).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let mut s = String::new();
     writeln!(s, "| n (f32) | fastest kernel | time (µs) | GB/s | % of peak | % of read-only | read-only GB/s | copy GB/s (pace) | cuBLAS Sasum (µs) |").unwrap();
     writeln!(s, "|--:|---|--:|--:|--:|--:|--:|--:|--:|").unwrap();
     for n in sizes.into_iter().filter(|n| n.is_power_of_two() && n.trailing_zeros() % 2 == 0) {
-        let Some(best) = fastest(rows, "f32", n) else { continue };
-        let gbps = |kernel: &str| find(rows, kernel, "f32", n, Cache::Rotated).map(|r| format!("{:.0}", r.gbps())).unwrap_or_else(|| "–".into());
-        let peer = find(rows, "cublas_sasum", "f32", n, Cache::Rotated).map(|r| format!("{:.2}", r.median_us)).unwrap_or_default();
+        let Some(best) = fastest(rows, Dtype::F32, n) else { continue };
+        let gbps = |kernel: &str| find(rows, kernel, Dtype::F32, n, Cache::Rotated).map(|r| format!("{:.0}", r.gbps())).unwrap_or_else(|| "–".into());
+        let peer = find(rows, "cublas_sasum", Dtype::F32, n, Cache::Rotated).map(|r| format!("{:.2}", r.median_us)).unwrap_or_default();
         writeln!(s, "| 2^{} | {} | {:.2} | {:.1} | {} | {} | {} | {} | {peer} |", n.trailing_zeros(), best.kernel, best.median_us, best.gbps(),
             pct_of_peak(m, best), pct_of_ceiling(rows, best), gbps(READ_ONLY_KERNEL), gbps(COPY_KERNEL)).unwrap();
     }
@@ -391,9 +392,9 @@ fn best_table(m: &Machine, rows: &[Row]) -> String {
 }
 
 /// The fastest correct kernel of the book at one size (inputs rotated).
-fn fastest<'a>(rows: &'a [Row], dtype: &str, n: usize) -> Option<&'a Row> {
+fn fastest<'a>(rows: &'a [Row], dtype: Dtype, n: usize) -> Option<&'a Row> {
     rows.iter()
-        .filter(|r| r.dtype == dtype && r.n == n && r.status == "correct" && r.cache == Cache::Rotated)
+        .filter(|r| r.dtype == dtype && r.n == n && r.status == Status::Correct && r.cache == Cache::Rotated)
         .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
 }
 
@@ -464,7 +465,7 @@ fn add_to_fetch_ratio(m: &Machine) -> String {
 /// "Reading the tables" of the Harris chapter: each observation computed from the rows, next to
 /// Harris's published figures.
 fn harris_reading(m: &Machine, rows: &[Row]) -> String {
-    let at = |kernel: &str, n: usize, cache: Cache| find(rows, kernel, "i32", n, cache);
+    let at = |kernel: &str, n: usize, cache: Cache| find(rows, kernel, Dtype::I32, n, cache);
     let share = |r: &Row| m.peak_gbps.map(|p| 100.0 * r.gbps() / p);
     let g80_share = |k: usize| 100.0 * HARRIS_G80[k].2 / G80_PEAK_GBPS;
     let (n22, n25) = (1usize << 22, 1usize << 25);
@@ -547,9 +548,9 @@ fn harris_reading(m: &Machine, rows: &[Row]) -> String {
 fn resident_fixed_cost(m: &Machine, rows: &[Row]) -> String {
     let n = 1usize << 22;
     let (Some(resident), Some(dram), Some(tiny)) = (
-        find(rows, "reduce7", "i32", n, Cache::Resident),
-        find(rows, "reduce7", "i32", n, Cache::Rotated),
-        find(rows, "reduce7", "i32", 1 << 16, Cache::Rotated),
+        find(rows, "reduce7", Dtype::I32, n, Cache::Resident),
+        find(rows, "reduce7", Dtype::I32, n, Cache::Rotated),
+        find(rows, "reduce7", Dtype::I32, 1 << 16, Cache::Rotated),
     ) else {
         return "*Kernel 7 is not measured at 2^22 `i32` in L2 and from DRAM, and at 2^16, on this GPU.*\n".into();
     };
@@ -560,7 +561,7 @@ fn resident_fixed_cost(m: &Machine, rows: &[Row]) -> String {
         the tail of the grid — not the time to read 16 MiB.",
         resident.median_us, resident.gbps(), pct_of_peak(m, resident), dram.median_us, tiny.median_us, 100.0 * tiny.median_us / resident.median_us
     );
-    match find(rows, READ_ONLY_KERNEL, "i32", n, Cache::Resident) {
+    match find(rows, READ_ONLY_KERNEL, Dtype::I32, n, Cache::Resident) {
         Some(c) => write!(s, " The read-only kernel reads the same buffer in L2 in {:.2} µs ({:.0} GB/s).", c.median_us, c.gbps()).unwrap(),
         None => write!(s, " What reading it from L2 alone takes (the read-only kernel on the same buffer) is {CEILING_NOT_MEASURED}.").unwrap(),
     }
@@ -572,7 +573,7 @@ fn resident_fixed_cost(m: &Machine, rows: &[Row]) -> String {
 fn kernel4_limit(m: &Machine, rows: &[Row]) -> String {
     let sizes = [1usize << 22, 1 << 30];
     let pairs: Vec<(usize, &Row, &Row)> = sizes.iter()
-        .filter_map(|&n| Some((n, find(rows, "reduce4", "i32", n, Cache::Rotated)?, find(rows, "reduce5", "i32", n, Cache::Rotated)?)))
+        .filter_map(|&n| Some((n, find(rows, "reduce4", Dtype::I32, n, Cache::Rotated)?, find(rows, "reduce5", Dtype::I32, n, Cache::Rotated)?)))
         .collect();
     if pairs.len() < sizes.len() || m.peak_gbps.is_none() {
         return "*Kernels 4 and 5 are not both measured at 2^22 and 2^30 `i32` on this GPU (or its peak is unknown).*\n".into();
@@ -592,7 +593,7 @@ fn kernel4_limit(m: &Machine, rows: &[Row]) -> String {
 /// Kernel 7 at the largest size, against the peak, the read-only ceiling and the copy.
 fn kernel7_large(m: &Machine, rows: &[Row]) -> String {
     let n = 1usize << 30;
-    let Some(k7) = find(rows, "reduce7", "f32", n, Cache::Rotated) else {
+    let Some(k7) = find(rows, "reduce7", Dtype::F32, n, Cache::Rotated) else {
         return "*Kernel 7 is not measured at 2^30 `f32` on this GPU.*\n".into();
     };
     let mut s = format!("At 2^30 `f32` values, inputs rotated, kernel 7 reads {:.0} GB/s: {} of the theoretical peak", k7.gbps(), pct_of_peak(m, k7));
@@ -600,7 +601,7 @@ fn kernel7_large(m: &Machine, rows: &[Row]) -> String {
         Some(c) => write!(s, " and {} of the read-only ceiling ({:.0} GB/s)", pct(100.0 * k7.gbps() / c.gbps()), c.gbps()).unwrap(),
         None => write!(s, "; the read-only ceiling is {CEILING_NOT_MEASURED}").unwrap(),
     }
-    if let Some(copy) = find(rows, COPY_KERNEL, "f32", n, Cache::Rotated) {
+    if let Some(copy) = find(rows, COPY_KERNEL, Dtype::F32, n, Cache::Rotated) {
         write!(s, ". The copy kernel moves {:.0} GB/s there, counting what it reads and what it writes", copy.gbps()).unwrap();
     }
     s.push_str(".\n");
@@ -632,13 +633,13 @@ fn bytes_in_flight(m: &Machine, rows: &[Row]) -> String {
         let per_sm = bytes as f64 * threads as f64;
         let covered_ns = per_sm / per_sm_bytes_per_ns;
         let covered = if covered_ns < 1000.0 { format!("{covered_ns:.0} ns") } else { format!("{:.1} µs", covered_ns / 1000.0) };
-        let measured = find(rows, kernel, "f32", n, Cache::Rotated).map_or("–".into(), |r| format!("{:.0} GB/s, {}", r.gbps(), pct_of_peak(m, r)));
+        let measured = find(rows, kernel, Dtype::F32, n, Cache::Rotated).map_or("–".into(), |r| format!("{:.0} GB/s, {}", r.gbps(), pct_of_peak(m, r)));
         writeln!(s, "| {what} | {bytes} B | {:.0} KiB | {covered} | {measured} |", per_sm / 1024.0).unwrap();
     }
     writeln!(s).unwrap();
     write!(s, "This book does not measure the latency of one DRAM load, so the table alone cannot say which kernel keeps enough \
         bytes in flight.").unwrap();
-    if let Some(k7) = find(rows, "reduce7", "f32", n, Cache::Rotated) {
+    if let Some(k7) = find(rows, "reduce7", Dtype::F32, n, Cache::Rotated) {
         let per_sm = kernels[0].2 as f64 * threads as f64;
         let implied_ns = per_sm * m.sm_count as f64 / k7.gbps(); // bytes / (bytes per ns)
         write!(s, " The measurements can: if kernel 7 were held back by its {:.0} KiB per SM alone, its {:.0} GB/s would mean a \
@@ -652,7 +653,7 @@ fn bytes_in_flight(m: &Machine, rows: &[Row]) -> String {
 /// The copy against the fastest reduction and the read-only ceiling, at the largest size.
 fn copy_pace(m: &Machine, rows: &[Row]) -> String {
     let n = 1usize << 30;
-    let (Some(copy), Some(best)) = (find(rows, COPY_KERNEL, "f32", n, Cache::Rotated), fastest(rows, "f32", n)) else {
+    let (Some(copy), Some(best)) = (find(rows, COPY_KERNEL, Dtype::F32, n, Cache::Rotated), fastest(rows, Dtype::F32, n)) else {
         return "*The copy and the kernels are not both measured at 2^30 `f32` on this GPU.*\n".into();
     };
     let mut s = format!(
@@ -699,7 +700,7 @@ pub fn rows_few_sentence(gpu: &str, sm_count: u32, rows: Option<&[Row]>) -> Stri
         } else {
             split_won.push(format!("{} ({sp:.2} µs against {b:.2})", shape(m, n)));
         }
-        let ours = rows.iter().filter(|r| crate::rows::rows_of(r) == m && r.n == n && r.status != "peer").map(|r| r.median_us).fold(f64::MAX, f64::min);
+        let ours = rows.iter().filter(|r| crate::rows::rows_of(r) == m && r.n == n && r.status != Status::Peer).map(|r| r.median_us).fold(f64::MAX, f64::min);
         if let Some(t) = time(crate::rows::TORCH_KERNEL, m, n).filter(|&t| t < ours) {
             torch_won.push(format!("{} ({t:.2} µs)", shape(m, n)));
         }
@@ -793,7 +794,7 @@ pub fn bank_conflicts_table(log_dir: &Path, rows: &[Row]) -> Option<String> {
     writeln!(s, "| kernel | {} | 2^22 i32, rotated (µs) | 2^25 i32, rotated (µs) |\n|---|{}--:|--:|", head.join(" | "), "--:|".repeat(head.len())).unwrap();
     for (kernel, report) in &reports {
         let counts: Vec<String> = BANK_METRICS.iter().map(|(m, _)| ncu_metric(report, m).map_or("–".into(), |v| format!("{v:.0}"))).collect();
-        let time = |n: usize| find(rows, kernel, "i32", n, Cache::Rotated).map_or("–".into(), |r| format!("{:.2}", r.median_us));
+        let time = |n: usize| find(rows, kernel, Dtype::I32, n, Cache::Rotated).map_or("–".into(), |r| format!("{:.2}", r.median_us));
         writeln!(s, "| `{kernel}` | {} | {} | {} |", counts.join(" | "), time(1 << 22), time(1 << 25)).unwrap();
     }
     Some(s)
@@ -805,7 +806,7 @@ mod tests {
 
     fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
         Row {
-            kernel: kernel.into(), chapter: 0, title: String::new(), status: "correct".into(), dtype: "i32".into(), n, block: 256,
+            kernel: kernel.into(), chapter: 0, title: String::new(), status: Status::Correct, dtype: Dtype::I32.into(), n, block: 256,
             cache, median_us: us, min_us: us, max_us: us, bytes: 4 * n, working_set_bytes: 4 * n, repeats: 15, method: String::new(),
         }
     }
@@ -818,11 +819,11 @@ mod tests {
         }
     }
 
-    fn named(kernel: &str, dtype: &str, n: usize, cache: Cache, us: f64) -> Row {
-        let status = if kernel == READ_ONLY_KERNEL { "ceiling" } else { "correct" };
+    fn named(kernel: &str, dtype: Dtype, n: usize, cache: Cache, us: f64) -> Row {
+        let status = if kernel == READ_ONLY_KERNEL { Status::Ceiling } else { Status::Correct };
         // reduce7 -> chapter 7; the yardsticks have none.
         let chapter = kernel.trim_start_matches("reduce").parse().unwrap_or(0);
-        Row { dtype: dtype.into(), status: status.into(), chapter, ..row(kernel, n, cache, us) }
+        Row { dtype, status, chapter, ..row(kernel, n, cache, us) }
     }
 
     #[test]
@@ -862,7 +863,7 @@ mod tests {
         let line = machine_line(&h200(), &[]);
         assert!(line.contains("a 6016-bit bus at 3201 MHz") && line.contains("2 × 3201 MHz × 6016 bit / 8 = 4814 GB/s"), "{line}");
         assert!(line.contains("not yet measured"), "{line}");
-        let measured = [named(READ_ONLY_KERNEL, "f32", 1 << 20, Cache::Rotated, 1.0)];
+        let measured = [named(READ_ONLY_KERNEL, Dtype::F32, 1 << 20, Cache::Rotated, 1.0)];
         assert!(!machine_line(&h200(), &measured).contains("not yet measured"));
     }
 
@@ -870,14 +871,14 @@ mod tests {
     fn kernels_are_set_against_the_read_only_ceiling_of_the_same_size_type_and_cache() {
         let n = 1 << 30;
         let rows = vec![
-            named("reduce7", "f32", n, Cache::Rotated, 1000.0),
-            named("reduce9", "f32", n, Cache::Rotated, 800.0),
-            named(READ_ONLY_KERNEL, "f32", n, Cache::Rotated, 760.0),
-            named(READ_ONLY_KERNEL, "i32", n, Cache::Rotated, 1.0), // another type: not the f32 ceiling
-            named(COPY_KERNEL, "f32", n, Cache::Rotated, 2000.0),
+            named("reduce7", Dtype::F32, n, Cache::Rotated, 1000.0),
+            named("reduce9", Dtype::F32, n, Cache::Rotated, 800.0),
+            named(READ_ONLY_KERNEL, Dtype::F32, n, Cache::Rotated, 760.0),
+            named(READ_ONLY_KERNEL, Dtype::I32, n, Cache::Rotated, 1.0), // another type: not the f32 ceiling
+            named(COPY_KERNEL, Dtype::F32, n, Cache::Rotated, 2000.0),
         ];
         assert_eq!(pct_of_ceiling(&rows, &rows[1]), "95.0 %");
-        assert_eq!(pct_of_ceiling(&rows, &named("reduce9", "f32", 1 << 20, Cache::Rotated, 1.0)), "–");
+        assert_eq!(pct_of_ceiling(&rows, &named("reduce9", Dtype::F32, 1 << 20, Cache::Rotated, 1.0)), "–");
         let best = best_table(&h200(), &rows);
         assert!(best.contains("| 2^30 | reduce9 | 800.00 |") && best.contains("| 95.0 % |"), "{best}");
         assert!(!best.contains("not yet measured"), "{best}");
@@ -895,7 +896,7 @@ mod tests {
 
     #[test]
     fn little_s_law_uses_the_peak_the_sm_count_and_the_resident_threads() {
-        let rows = vec![named("reduce7", "f32", 1 << 30, Cache::Rotated, 1130.0)];
+        let rows = vec![named("reduce7", Dtype::F32, 1 << 30, Cache::Rotated, 1130.0)];
         let text = bytes_in_flight(&h200(), &rows);
         // 4814.3 GB/s over 132 SMs = 36.47 B/ns; 8 B × 2048 threads = 16 KiB covers 449 ns.
         assert!(text.contains("36.5 bytes every nanosecond") && text.contains("| 16 KiB | 449 ns |") && text.contains("| 128 KiB | 3.6 µs |"), "{text}");
@@ -907,10 +908,10 @@ mod tests {
     #[test]
     fn kernel_4_is_judged_by_its_share_of_the_peak_and_kernel_5_s_step() {
         let rows = vec![
-            named("reduce4", "i32", 1 << 22, Cache::Rotated, 15.0),
-            named("reduce5", "i32", 1 << 22, Cache::Rotated, 12.0),
-            named("reduce4", "i32", 1 << 30, Cache::Rotated, 2700.0),
-            named("reduce5", "i32", 1 << 30, Cache::Rotated, 2000.0),
+            named("reduce4", Dtype::I32, 1 << 22, Cache::Rotated, 15.0),
+            named("reduce5", Dtype::I32, 1 << 22, Cache::Rotated, 12.0),
+            named("reduce4", Dtype::I32, 1 << 30, Cache::Rotated, 2700.0),
+            named("reduce5", Dtype::I32, 1 << 30, Cache::Rotated, 2000.0),
         ];
         let text = kernel4_limit(&h200(), &rows);
         // 1 − 12/15 = 20 %; 1 − 2000/2700 = 26 %.
@@ -921,9 +922,9 @@ mod tests {
     #[test]
     fn the_resident_sum_is_compared_with_the_smallest_one() {
         let rows = vec![
-            named("reduce7", "i32", 1 << 22, Cache::Resident, 5.0),
-            named("reduce7", "i32", 1 << 22, Cache::Rotated, 8.0),
-            named("reduce7", "i32", 1 << 16, Cache::Rotated, 3.0),
+            named("reduce7", Dtype::I32, 1 << 22, Cache::Resident, 5.0),
+            named("reduce7", Dtype::I32, 1 << 22, Cache::Rotated, 8.0),
+            named("reduce7", Dtype::I32, 1 << 16, Cache::Rotated, 3.0),
         ];
         let text = resident_fixed_cost(&h200(), &rows);
         assert!(text.contains("takes 5.00 µs") && text.contains("60 % of the L2-resident time") && text.contains("not yet measured"), "{text}");
@@ -931,13 +932,13 @@ mod tests {
 
     #[test]
     fn few_rows_say_which_strategy_won_at_each_shape() {
-        let row_sum = |kernel: &str, m: usize, n: usize, us: f64| Row { dtype: "f32".into(), bytes: 4 * m * n, ..row(kernel, n, Cache::Rotated, us) };
+        let row_sum = |kernel: &str, m: usize, n: usize, us: f64| Row { dtype: Dtype::F32.into(), bytes: 4 * m * n, ..row(kernel, n, Cache::Rotated, us) };
         let rows = vec![
             row_sum("rows_block", 128, 1 << 21, 238.0),
             row_sum("rows_split", 128, 1 << 21, 260.0),
             row_sum("rows_block", 32, 1 << 23, 330.0),
             row_sum("rows_split", 32, 1 << 23, 253.0),
-            Row { status: "peer".into(), ..row_sum(crate::rows::TORCH_KERNEL, 32, 1 << 23, 252.0) },
+            Row { status: Status::Peer, ..row_sum(crate::rows::TORCH_KERNEL, 32, 1 << 23, 252.0) },
             row_sum("rows_block", 4096, 1 << 16, 236.0), // as many rows as SMs and more: not a few
         ];
         let text = rows_few_sentence("Test GPU", 132, Some(&rows));

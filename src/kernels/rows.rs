@@ -13,7 +13,8 @@ use crate::data::{compensated_sum, Checked, Reference};
 use crate::element::Element;
 use crate::error::{io_error, During, Error, Result};
 use crate::gpu::Gpu;
-use crate::results::{Cache, Machine, Row};
+use crate::element::Dtype;
+use crate::results::{Cache, Machine, Row, Status};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -561,7 +562,7 @@ pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
                 None => format!("automatic ({})", launch.strategy.name()),
             };
             let working_set = timing.ops_per_graph.min(slots) * total * elem;
-            let row = timing.row(name, CHAPTER, &title, "correct", "f32", n, launch.block, Cache::Rotated, total * elem, working_set);
+            let row = timing.row(name, CHAPTER, &title, Status::Correct, Dtype::F32, n, launch.block, Cache::Rotated, total * elem, working_set);
             eprintln!("{:>8} × {:<9} {:<11} {:>10.2} µs {:>8.1} GB/s   {launch}", m, n, name, row.median_us, row.gbps());
             rows.push(row);
         }
@@ -764,7 +765,7 @@ mod tests {
 
     fn row(kernel: &str, title: &str, m: usize, n: usize, median_us: f64) -> Row {
         Row {
-            kernel: kernel.into(), chapter: CHAPTER, title: title.into(), status: "correct".into(), dtype: "f32".into(), n, block: 256,
+            kernel: kernel.into(), chapter: CHAPTER, title: title.into(), status: Status::Correct, dtype: Dtype::F32, n, block: 256,
             cache: Cache::Rotated, median_us, min_us: median_us, max_us: median_us, bytes: 4 * m * n, working_set_bytes: 4 * m * n,
             repeats: 15, method: "test".into(),
         }

@@ -44,14 +44,22 @@ element!(f64, f64, "f64", Dtype::F64, f64::NAN, true, |x: f64| x);
 element!(f16, f32, "f16", Dtype::F16, f16::NAN, true, |x: f16| x.to_f64());
 element!(bf16, f32, "bf16", Dtype::BF16, bf16::NAN, true, |x: bf16| x.to_f64());
 
-/// The element types as values, for command-line choices, the registry and tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The element types as values, for command-line choices, the registry, tables and results
+/// files (where they are written by [`Dtype::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dtype {
     F32,
     I32,
     F64,
     F16,
     BF16,
+}
+
+impl std::fmt::Display for Dtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 impl Dtype {
@@ -98,6 +106,7 @@ mod tests {
     fn names_sizes_and_suffixes_agree() {
         for d in Dtype::ALL {
             assert_eq!(Dtype::parse(d.name()), Some(d));
+            assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{}\"", d.name()));
         }
         assert_eq!(<f16 as Element>::SUFFIX, Dtype::F16.name());
         assert_eq!(std::mem::size_of::<bf16>(), Dtype::BF16.size_bytes());
