@@ -12,7 +12,8 @@
 use reduction::bench::{self, BenchConfig};
 use reduction::data::Checked;
 use reduction::results::{self, Machine, Row};
-use reduction::rows::{self, RowLayout, RowReducer, RowsBenchConfig, Strategy};
+use reduction::rows::{self, RowLayout, RowReducer, Strategy};
+use reduction::measure::rows_bench::{self, RowsBenchConfig};
 use reduction::limits::{count_in_words as words, Need};
 use reduction::{kernels, Dtype, Error, Gpu, Reducer};
 use reduction::guard::{self, Class, Deadline, Observation};
@@ -378,7 +379,7 @@ fn rows_bench(args: &[String]) -> Outcome {
     let opts = Options::parse(args, &["shapes", "out", "seed"], &["quick"])?;
     let mut config = RowsBenchConfig::default();
     if opts.flag("quick") {
-        config.shapes = rows::quick_shapes();
+        config.shapes = rows_bench::quick_shapes();
         config.target_ms = 1.0;
     }
     if let Some(list) = opts.get("shapes") {
@@ -388,7 +389,7 @@ fn rows_bench(args: &[String]) -> Outcome {
         }).collect::<Result<_, _>>()?;
     }
     config.seed = opts.number("seed", config.seed as usize)? as u64;
-    let out_dir = opts.get("out").map(PathBuf::from).unwrap_or_else(|| rows::results_dir(Path::new("plots/data")));
+    let out_dir = opts.get("out").map(PathBuf::from).unwrap_or_else(|| reduction::book::rows::results_dir(Path::new("plots/data")));
     // The largest matrix must fit on the host (the pool's copy) and on the GPU.
     let mut largest: Option<(usize, usize, usize)> = None;
     for &(m, n) in &config.shapes {
@@ -408,12 +409,12 @@ fn rows_bench(args: &[String]) -> Outcome {
     }
     eprintln!("{}", gpu.info());
     let started = std::time::Instant::now();
-    let measured = rows::bench(&gpu, &config)?;
+    let measured = rows_bench::bench(&gpu, &config)?;
     let machine = machine_of(&gpu, bench_command("rows-bench", args));
     let path = out_dir.join(format!("{}.csv", results::slug(&gpu.info().name)));
     results::write_csv(&path, &machine, &measured)?;
     println!("{}: row sums of M × N f32 matrices (µs per M sums; the fastest in bold)\n", machine.gpu);
-    println!("{}", rows::table(&machine, &measured));
+    println!("{}", reduction::book::rows::table(&machine, &measured));
     println!("Why the host picks what it picks ({} SMs):", machine.sm_count);
     let mut reasons: Vec<(Strategy, &str)> = Vec::new();
     for &(m, n) in &config.shapes {

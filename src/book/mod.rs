@@ -6,4 +6,5 @@ pub mod diagrams;
 pub mod plots;
 pub mod render;
 pub mod results;
+pub mod rows;
 pub mod tables;

@@ -77,9 +77,9 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     }
     written.push(path);
     // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
-    written.extend(crate::rows::render(&data_dir, &book.0, root)?);
+    written.extend(crate::book::rows::render(&data_dir, &book.0, root)?);
     // What the row sums did with fewer rows than SMs, said from the same data.
-    let row_sums = crate::rows::load(&crate::rows::results_dir(&data_dir), &crate::results::slug(&book.0.gpu))?;
+    let row_sums = crate::book::rows::load(&crate::book::rows::results_dir(&data_dir), &crate::results::slug(&book.0.gpu))?;
     let path = root.join("book/generated/rows_few.md");
     let sm_count = row_sums.as_ref().map_or(book.0.sm_count, |(m, _)| m.sm_count);
     let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, row_sums.as_ref().map(|(_, rows)| rows.as_slice()));

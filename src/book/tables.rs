@@ -686,10 +686,10 @@ pub fn rows_few_sentence(gpu: &str, sm_count: u32, rows: Option<&[Row]>) -> Stri
         return format!("*Not yet measured on the {gpu}: `cargo run --release -- rows-bench`.*\n");
     };
     let time = |kernel: &str, m: usize, n: usize| {
-        rows.iter().find(|r| r.kernel == kernel && crate::rows::rows_of(r) == m && r.n == n).map(|r| r.median_us)
+        rows.iter().find(|r| r.kernel == kernel && crate::book::rows::rows_of(r) == m && r.n == n).map(|r| r.median_us)
     };
     let (block, split) = (crate::rows::Strategy::Block.kernel(), crate::rows::Strategy::Split.kernel());
-    let mut shapes: Vec<(usize, usize)> = rows.iter().map(|r| (crate::rows::rows_of(r), r.n)).filter(|&(m, _)| m < sm_count as usize).collect();
+    let mut shapes: Vec<(usize, usize)> = rows.iter().map(|r| (crate::book::rows::rows_of(r), r.n)).filter(|&(m, _)| m < sm_count as usize).collect();
     shapes.sort_by(|a, b| b.cmp(a));
     shapes.dedup();
     let (mut block_won, mut split_won, mut torch_won) = (Vec::new(), Vec::new(), Vec::new());
@@ -700,8 +700,8 @@ pub fn rows_few_sentence(gpu: &str, sm_count: u32, rows: Option<&[Row]>) -> Stri
         } else {
             split_won.push(format!("{} ({sp:.2} µs against {b:.2})", shape(m, n)));
         }
-        let ours = rows.iter().filter(|r| crate::rows::rows_of(r) == m && r.n == n && r.status != Status::Peer).map(|r| r.median_us).fold(f64::MAX, f64::min);
-        if let Some(t) = time(crate::rows::TORCH_KERNEL, m, n).filter(|&t| t < ours) {
+        let ours = rows.iter().filter(|r| crate::book::rows::rows_of(r) == m && r.n == n && r.status != Status::Peer).map(|r| r.median_us).fold(f64::MAX, f64::min);
+        if let Some(t) = time(crate::book::rows::TORCH_KERNEL, m, n).filter(|&t| t < ours) {
             torch_won.push(format!("{} ({t:.2} µs)", shape(m, n)));
         }
     }
@@ -938,7 +938,7 @@ mod tests {
             row_sum("rows_split", 128, 1 << 21, 260.0),
             row_sum("rows_block", 32, 1 << 23, 330.0),
             row_sum("rows_split", 32, 1 << 23, 253.0),
-            Row { status: Status::Peer, ..row_sum(crate::rows::TORCH_KERNEL, 32, 1 << 23, 252.0) },
+            Row { status: Status::Peer, ..row_sum(crate::book::rows::TORCH_KERNEL, 32, 1 << 23, 252.0) },
             row_sum("rows_block", 4096, 1 << 16, 236.0), // as many rows as SMs and more: not a few
         ];
         let text = rows_few_sentence("Test GPU", 132, Some(&rows));

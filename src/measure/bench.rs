@@ -118,12 +118,7 @@ impl<T: Checked> Pool<T> {
         // operands, and no value is zero or denormal).
         let host: Vec<T> = exact_parallel_for(len, largest, config.seed);
         let mut device = gpu.alloc::<T>(len)?;
-        for (i, chunk) in host.chunks(1 << 26).enumerate() {
-            let start = i << 26;
-            let mut view = device.slice_mut(start..start + chunk.len());
-            gpu.stream().memcpy_htod(chunk, &mut view).during("uploading the input pool")?;
-        }
-        gpu.synchronize()?;
+        gpu.upload_chunked(&host, &mut device, 0, "uploading the input pool")?;
         Ok(Pool { device, host })
     }
 

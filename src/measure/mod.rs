@@ -1,7 +1,9 @@
-//! Measurements on the GPU: the benchmark of every kernel, and the accuracy experiment.
+//! Measurements on the GPU: the benchmark of every kernel, the row sums' benchmark, and the
+//! accuracy experiment.
 
 pub mod accuracy;
 pub mod bench;
+pub mod rows_bench;
 
 /// The median of `values` (sorted in place; NaN sorts last); 0 for none. The one definition every
 /// timing and experiment uses.
