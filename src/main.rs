@@ -292,10 +292,10 @@ fn run_accuracy(args: &[String]) -> Outcome {
     eprintln!("{}", gpu.info());
     let rows = reduction::accuracy::run(&gpu, &sizes, seeds)?;
     let data_dir = PathBuf::from(opts.get("out").unwrap_or("plots/data"));
-    let path = reduction::accuracy::book_file(&data_dir, &gpu.info().name);
+    let path = reduction::book::accuracy::book_file(&data_dir, &gpu.info().name);
     let machine = machine_of(&gpu, bench_command("accuracy", args));
-    reduction::accuracy::write_csv(&path, &machine, &rows)?;
-    println!("{}", reduction::accuracy::table(&machine.gpu, &rows));
+    reduction::book::accuracy::write_csv(&path, &machine, &rows)?;
+    println!("{}", reduction::book::accuracy::table(&machine.gpu, &rows));
     println!("{} measurements written to {}", rows.len(), path.display());
     if opts.get("out").is_none() {
         return render();
@@ -305,20 +305,7 @@ fn run_accuracy(args: &[String]) -> Outcome {
 
 /// The header of a results file: this GPU, today, and the command that measured.
 fn machine_of(gpu: &Gpu, command: String) -> Machine {
-    let info = gpu.info();
-    Machine {
-        gpu: info.name.clone(),
-        compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
-        sm_count: info.sm_count,
-        l2_bytes: info.l2_cache_bytes,
-        peak_gbps: info.peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
-        memory_clock_mhz: info.memory_clock_khz / 1000,
-        sm_clock_mhz: info.sm_clock_khz / 1000,
-        driver_cuda: format!("{}.{}", info.driver_cuda_version.0, info.driver_cuda_version.1),
-        nvrtc: reduction::nvrtc::version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into()),
-        date: results::today(),
-        command,
-    }
+    reduction::measure::machine(gpu, command)
 }
 
 /// The command line as a reader would retype it: where the files went is left out.

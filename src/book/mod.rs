@@ -1,6 +1,7 @@
 //! The book's output, drawn from measured data with no GPU: results files, Markdown tables,
 //! charts, addressing diagrams, and the call that redraws them all.
 
+pub mod accuracy;
 pub mod csv_file;
 pub mod diagrams;
 pub mod plots;
