@@ -1,6 +1,6 @@
 //! The accuracy experiment's results as data and as the chapter shows them: the results file
 //! (`plots/data/accuracy/<gpu>.csv`), the median error of each method, and the table. The
-//! experiment itself is `measure::accuracy`; its chart is `book::plots::accuracy`.
+//! experiment itself is `measure::accuracy`; its chart is drawn by `plots::draw_accuracy`.
 
 use crate::book::csv_file::{self, Header};
 use crate::element::Dtype;

@@ -1,5 +1,6 @@
-//! The book's output, drawn from measured data with no GPU: results files, Markdown tables,
-//! charts, addressing diagrams, and the call that redraws them all.
+//! The book's output, drawn from measured data with no GPU: results files (`csv_file`, the
+//! benchmark's `results`, `accuracy`'s), Markdown tables (`tables`, and the row sums' in `rows`),
+//! charts (`plots`), addressing diagrams, and the call that redraws them all (`render`).
 
 pub mod accuracy;
 pub mod csv_file;

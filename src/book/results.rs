@@ -383,6 +383,15 @@ mod tests {
     }
 
     #[test]
+    fn files_name_states_as_the_tables_do() {
+        for cache in [Cache::Rotated, Cache::Resident] {
+            assert_eq!(serde_json::to_string(&cache).unwrap(), format!("\"{}\"", cache.name()));
+        }
+        assert_eq!(serde_json::to_string(&Status::Historical).unwrap(), "\"historical\"");
+        assert_eq!(Status::from(crate::kernels::Status::Correct), Status::Correct);
+    }
+
+    #[test]
     fn slugs_are_file_names() {
         assert_eq!(slug("NVIDIA H200"), "nvidia-h200");
         assert_eq!(slug("NVIDIA GeForce RTX 4090 (laptop)"), "nvidia-geforce-rtx-4090-laptop");
