@@ -1,6 +1,14 @@
 //! Rendering: every chart's data drawn into SVG by plotters, with one look for the whole book.
 
-use super::*;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use super::Drawn;
+use super::lines::{Axis, LineChart};
+use super::looks::{Look, draw_legend, draw_marker, legend_width};
+use super::speedup::{BarChart, Panel};
 
 pub(super) enum Figure {
     Lines(LineChart),

@@ -1,7 +1,12 @@
 //! Charts of the other experiments, drawn by the same renderer as the benchmark's: the accuracy
 //! of a sum against N, the all-reduce sweep against message size, and the row sums.
 
-use super::*;
+use crate::error::{Result, io_error};
+use std::path::{Path, PathBuf};
+use super::write_svg;
+use super::draw::Figure;
+use super::lines::{Axis, LineChart, Series, XAxis};
+use super::looks::{KERNEL_COLOURS, KERNEL_MARKERS, Look, Marker, PEAK_LOOK, nth_look};
 
 /// The accuracy chart: each method's median relative error against N, log-log, with the two
 /// textbook bounds for f32 dashed. Errors of exactly zero, and the infinite errors of a sum that

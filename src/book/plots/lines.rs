@@ -1,7 +1,10 @@
 //! Line charts against N (log x), built as data from the rows: time, bandwidth, and the GPUs side
 //! by side.
 
-use super::*;
+use crate::results::{Cache, Machine, Row, Status};
+use super::SWEEP_DTYPE;
+use super::draw::{bytes_label, power_of_two};
+use super::looks::{COPY_LOOK, Look, PEAK_LOOK, READ_ONLY_LOOK, kernels_in_order, nth_look};
 
 /// Bytes a reduction of the same N reads. A copy row counts its read and its write.
 pub(super) fn read_bytes(row: &Row) -> f64 {

@@ -1,7 +1,13 @@
 //! Looks: a colour and a marker per series, so lines stay apart in print and for colour-blind
 //! eyes; the legend, in its own column, and the markers.
 
-use super::*;
+use crate::results::Row;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use super::Drawn;
+use super::draw::{FONT, LEGEND_SIZE};
 
 pub(super) const KERNEL_COLOURS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),

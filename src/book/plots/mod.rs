@@ -10,14 +10,8 @@
 
 use crate::element::Dtype;
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row, Status};
-use plotters::coord::ranged1d::{Ranged, ValueFormatter};
-use plotters::coord::types::RangedCoordf64;
-use plotters::coord::Shift;
+use crate::results::{Machine, Row};
 use plotters::drawing::DrawingAreaErrorKind;
-use plotters::element::DashedPathElement;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 
 /// The charts against N show one element type; f32 and i32 move the same bytes and run alike.
@@ -35,10 +29,9 @@ mod speedup;
 mod tests;
 
 pub(crate) use experiments::*;
-use draw::*;
-use lines::*;
-use looks::*;
-use speedup::*;
+use draw::Figure;
+use lines::{bandwidth_chart, gpus_chart, time_chart, Part};
+use speedup::speedup_chart;
 
 /// A plotters result on the SVG backend (which writes into a `String`).
 type Drawn<T = ()> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;

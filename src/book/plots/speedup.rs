@@ -1,6 +1,9 @@
 //! Harris's table as a chart: step and cumulative speed-up at 2^22 ints.
 
-use super::*;
+use crate::results::{Cache, Machine, Row, Status};
+use plotters::prelude::*;
+use super::{HARRIS_DTYPE, HARRIS_N};
+use super::looks::{Look, Marker, kernels_in_order};
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Bars {

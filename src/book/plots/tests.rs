@@ -1,6 +1,12 @@
 //! Tests of the charts' data and rendering, without a GPU.
 
+use super::draw::*;
+use super::lines::*;
+use super::looks::*;
+use super::speedup::*;
 use super::*;
+use crate::results::{Cache, Status};
+use plotters::prelude::*;
 
 fn row(kernel: &str, chapter: u32, status: Status, n: usize, cache: Cache, median_us: f64) -> Row {
     let bytes = if kernel == "copy" { 8 * n } else { 4 * n };

@@ -1,7 +1,10 @@
 //! The read-only ceiling's tables: each kernel and library as a share of it, and the fastest
 //! kernel at each size against the peak, the ceiling, the copy and cuBLAS.
 
-use super::*;
+use crate::element::Dtype;
+use crate::results::{COPY_KERNEL, Cache, Machine, READ_ONLY_KERNEL, Row, Status};
+use std::fmt::Write as _;
+use super::{CEILING_NOT_MEASURED, find, has_ceiling, pct_of_ceiling, pct_of_peak};
 
 /// Every correct kernel from kernel 7 on, and the libraries, as a share of the read-only
 /// ceiling at the sizes where bandwidth rules (f32, rotated); or why there is no such table.

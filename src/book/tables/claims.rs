@@ -2,7 +2,12 @@
 //! from the measurements, so that the prose says what the data says (or that it is not measured
 //! yet).
 
-use super::*;
+use crate::element::Dtype;
+use crate::results::{COPY_KERNEL, Cache, Machine, READ_ONLY_KERNEL, Row, Status};
+use std::fmt::Write as _;
+use super::{CEILING_NOT_MEASURED, ceiling_for, find, pct_of_peak};
+use super::ceiling::fastest;
+use super::harris::{ALGORITHMIC_STEPS, CHANGES, CODE_STEPS, G80_PEAK_GBPS, HARRIS_G80, HARRIS_SPLIT, product};
 
 /// `f32` additions one SM can start per clock, by compute capability: the row "32-bit
 /// floating-point add, multiply, multiply-add" of the CUDA C++ Programming Guide's table of

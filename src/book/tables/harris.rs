@@ -1,7 +1,10 @@
 //! Harris's tables for this GPU: his G80 figures as published beside the same kernels measured
 //! here, each chapter's before-and-after, his split of the speed-up, and his kernel 5 as written.
 
-use super::*;
+use crate::element::Dtype;
+use crate::results::{Cache, Machine, Row};
+use std::fmt::Write as _;
+use super::{find, pct_of_ceiling, pct_of_peak};
 
 /// Harris's G80 figures for 2^22 ints, as published in the closing table of "Optimizing Parallel
 /// Reduction in CUDA" (2007): kernel, time (ms), bandwidth (GB/s), step and cumulative speed-up

@@ -6,7 +6,7 @@
 
 use crate::element::Dtype;
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row, Status, COPY_KERNEL, READ_ONLY_KERNEL};
+use crate::results::{Cache, Machine, Row, READ_ONLY_KERNEL};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -18,7 +18,7 @@ mod tools;
 #[cfg(test)]
 mod tests;
 
-use ceiling::*;
+use ceiling::{best_table, ceiling_table};
 pub use claims::*;
 pub use harris::*;
 pub use modern::*;

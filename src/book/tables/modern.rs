@@ -1,7 +1,10 @@
 //! The modern chapters' tables: each kernel from kernel 7 on against the one it improves on, all
 //! of them at the sizes that matter, and the element types through the 16-byte kernels.
 
-use super::*;
+use crate::element::Dtype;
+use crate::results::{Cache, Machine, Row, Status};
+use std::fmt::Write as _;
+use super::{CEILING_NOT_MEASURED, find, has_ceiling, pct_of_ceiling, pct_of_peak};
 
 /// Each modern kernel and the kernel its chapter improves on.
 pub(super) const MODERN_STEPS: [(&str, &str); 8] = [

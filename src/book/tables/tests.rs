@@ -1,6 +1,7 @@
 //! Tests of the generated tables and sentences, without a GPU.
 
 use super::*;
+use crate::results::{Status, COPY_KERNEL};
 
 fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
     Row {

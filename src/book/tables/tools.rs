@@ -1,7 +1,12 @@
 //! What the CUDA tools reported, as the chapters quote it: compute-sanitizer's summary lines and
 //! the bank conflicts ncu counted.
 
-use super::*;
+use crate::element::Dtype;
+use crate::error::{Result, io_error};
+use crate::results::{Cache, Row};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use super::find;
 
 /// One sentence per compute-sanitizer log under `log_dir` (`plots/data/sanitizer/`), written to
 /// `out_dir/<log name>.md`: which tool ran, and what its summary line counted, so that prose
