@@ -4,7 +4,7 @@
 
 use crate::book::csv_file::{self, Header};
 use crate::element::Dtype;
-use crate::error::Result;
+use crate::error::{io_error, Result};
 use crate::results::Machine;
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt::Write as _;
@@ -140,6 +140,27 @@ pub fn table(gpu: &str, rows: &[Measurement]) -> String {
     writeln!(s, "| bound for any order of additions, (n − 1)·u (f32) | {} |", bound(&|n| (n - 1.0) * u)).unwrap();
     writeln!(s, "| bound for a balanced tree, ⌈log₂ n⌉·u (f32) | {} |", bound(&|n| n.log2().ceil() * u)).unwrap();
     s
+}
+
+/// Write `book/generated/accuracy.md` (the table) and `plots/accuracy.svg` (the chart) from the
+/// results of the GPU the book shows; where the experiment has not run on it, a note says how to
+/// run it and the chart is empty.
+pub fn render(data_dir: &Path, book_gpu: &str, root: &Path) -> Result<Vec<PathBuf>> {
+    let file = book_file(data_dir, book_gpu);
+    let path = root.join("book/generated/accuracy.md");
+    let chart = root.join("plots/accuracy.svg");
+    let mut written = Vec::new();
+    if file.is_file() {
+        let (gpu, rows) = read_csv(&file)?;
+        std::fs::write(&path, table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
+        written.push(crate::plots::draw_accuracy(&chart, &gpu, &medians(&rows))?);
+    } else {
+        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
+        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
+        written.push(crate::plots::draw_accuracy(&chart, book_gpu, &[])?);
+    }
+    written.push(path);
+    Ok(written)
 }
 
 /// The results file of the GPU the book shows, if the experiment has run on it.

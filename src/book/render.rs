@@ -64,18 +64,7 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     std::fs::write(&path, table).map_err(|e| io_error(&path, e))?;
     written.push(path);
     // The accuracy experiment (`reduction accuracy`), where it has run on the book's GPU.
-    let accuracy = crate::book::accuracy::book_file(&data_dir, &book.0.gpu);
-    let path = root.join("book/generated/accuracy.md");
-    if accuracy.is_file() {
-        let (gpu, rows) = crate::book::accuracy::read_csv(&accuracy)?;
-        std::fs::write(&path, crate::book::accuracy::table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
-        written.push(crate::plots::draw_accuracy(&root.join("plots/accuracy.svg"), &gpu, &crate::book::accuracy::medians(&rows))?);
-    } else {
-        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
-        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
-        written.push(crate::plots::draw_accuracy(&root.join("plots/accuracy.svg"), &book.0.gpu, &[])?);
-    }
-    written.push(path);
+    written.extend(crate::book::accuracy::render(&data_dir, &book.0.gpu, root)?);
     // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
     written.extend(crate::book::rows::render(&data_dir, &book.0, root)?);
     // What the row sums did with fewer rows than SMs, said from the same data.
