@@ -63,8 +63,8 @@ pub struct Row {
     pub kernel: String,
     pub chapter: u32,
     pub title: String,
-    /// `correct`, `historical`, `peer` (a library), `ceiling` (the read-only kernel) or `pace` (the
-    /// copy; files written before the read-only kernel existed say `ceiling` for it too).
+    /// What was measured; the yardsticks are known by their kernel name ([`Row::is_copy`]), since
+    /// files written before the read-only kernel existed call the copy a ceiling.
     pub status: Status,
     pub dtype: Dtype,
     pub n: usize,
@@ -221,7 +221,7 @@ struct Record {
 }
 
 /// A number with a fixed count of decimals, as the results files have always written it.
-pub(crate) fn decimals<const D: usize, S: Serializer>(value: &f64, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+fn decimals<const D: usize, S: Serializer>(value: &f64, serializer: S) -> std::result::Result<S::Ok, S::Error> {
     serializer.serialize_str(&format!("{value:.D$}"))
 }
 
