@@ -7,7 +7,8 @@ mod common;
 
 use libtest_mimic::{Failed, Trial};
 use reduction::render::{book_gpu, load_all, render_all};
-use reduction::results::{read_csv, write_csv, Cache, Machine, Row};
+use reduction::results::{read_csv, write_csv, Cache, Machine, Row, Status};
+use reduction::Dtype;
 use reduction::Error;
 use std::path::{Path, PathBuf};
 
@@ -126,7 +127,7 @@ fn check_render_with_a_ceiling() -> Result<(), Failed> {
     let ceiling: Vec<Row> = rows.iter().filter(|r| r.is_copy()).map(|copy| Row {
         kernel: reduction::results::READ_ONLY_KERNEL.into(),
         title: "read-only sum (every byte read once)".into(),
-        status: "ceiling".into(),
+        status: Status::Ceiling,
         median_us: 0.45 * copy.median_us,
         bytes: copy.bytes / 2,
         ..copy.clone()
@@ -183,10 +184,10 @@ fn check_scratch(scratch: &Scratch, book_override: Option<&str>) -> Result<(), F
 /// rotated inputs, the read-only ceiling and the copy exactly where they were measured, and the
 /// peak floor exactly when the peak is known.
 fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Failed> {
-    let harris = |r: &Row| (1..=7).contains(&r.chapter) && r.status != "peer";
-    let modern = |r: &Row| r.chapter >= 7 || r.status == "peer";
+    let harris = |r: &Row| (1..=7).contains(&r.chapter) && r.status != Status::Peer;
+    let modern = |r: &Row| r.chapter >= 7 || r.status == Status::Peer;
     for (suffix, shows) in [("", &harris as &dyn Fn(&Row) -> bool), ("_modern", &modern)] {
-        let swept = rows.iter().filter(|r| r.dtype == "f32" && r.cache == Cache::Rotated);
+        let swept = rows.iter().filter(|r| r.dtype == Dtype::F32 && r.cache == Cache::Rotated);
         let kernels = distinct(swept.clone().filter(|r| !r.is_yardstick() && shows(r)).map(|r| r.kernel.as_str()));
         if kernels.is_empty() {
             return Err(format!("the data has no f32 rotated kernel rows for time{suffix}.svg; this check would prove nothing").into());
@@ -219,10 +220,10 @@ fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Fai
 /// measured there has its legend entry, and no historical kernel (the racy reduce5_volatile)
 /// is among them.
 fn check_speedup(path: &Path, rows: &[Row]) -> Result<(), Failed> {
-    let at_harris_size = |r: &&Row| r.dtype == "i32" && r.n == 1 << 22;
+    let at_harris_size = |r: &&Row| r.dtype == Dtype::I32 && r.n == 1 << 22;
     // Harris's seven kernels, and nothing else: no variants, no later kernels.
     let is_harris = |r: &&Row| reduction::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
-    let harris: Vec<&Row> = rows.iter().filter(at_harris_size).filter(|r| r.status == "correct").filter(is_harris).collect();
+    let harris: Vec<&Row> = rows.iter().filter(at_harris_size).filter(|r| r.status == Status::Correct).filter(is_harris).collect();
     let mut labels = distinct(harris.iter().map(|r| r.kernel.as_str()));
     labels.extend(distinct(harris.iter().map(|r| r.cache.name())));
     expect_labels(path, &labels)?;
@@ -230,7 +231,7 @@ fn check_speedup(path: &Path, rows: &[Row]) -> Result<(), Failed> {
     if let Some(other) = rows.iter().filter(at_harris_size).filter(|r| !is_harris(r)).find(|r| texts.iter().any(|t| *t == r.kernel)) {
         return Err(format!("speedup.svg shows {}, which is not one of Harris's seven", other.kernel).into());
     }
-    let historical = rows.iter().filter(at_harris_size).filter(|r| r.status == "historical");
+    let historical = rows.iter().filter(at_harris_size).filter(|r| r.status == Status::Historical);
     match historical.map(|r| r.kernel.as_str()).find(|k| texts.iter().any(|t| t == k)) {
         Some(kernel) => Err(format!("speedup.svg shows {kernel}, which is historical; Harris's table uses the correct form").into()),
         None => Ok(()),
@@ -401,7 +402,7 @@ fn main() {
     trials.push(Trial::test("errors::zero_time_cannot_be_drawn", || {
         let scratch = Scratch::new("zero")?;
         let (machine, mut rows) = read_csv(&fixture_dir().join("fixture-gpu-alpha.csv"))?;
-        let row = rows.iter_mut().find(|r| r.kernel == "reduce1" && r.dtype == "f32").ok_or("no reduce1 f32 row")?;
+        let row = rows.iter_mut().find(|r| r.kernel == "reduce1" && r.dtype == Dtype::F32).ok_or("no reduce1 f32 row")?;
         row.median_us = 0.0;
         write_csv(&scratch.data_dir().join("zero.csv"), &machine, &rows)?;
         expect_io_error(&scratch, "time.svg")

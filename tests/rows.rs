@@ -11,6 +11,8 @@ use common::{gpu_trial, trial_seed};
 use libtest_mimic::{Failed, Trial};
 use reduction::data::Checked;
 use reduction::element::Element;
+use reduction::book::rows as book_rows;
+use reduction::measure::rows_bench;
 use reduction::rows::{self, choose, plan, Limits, RowLayout, RowReducer, Strategy};
 use reduction::{Error, Gpu};
 use std::path::PathBuf;
@@ -368,15 +370,15 @@ fn host_trials(trials: &mut Vec<Trial>) {
         Ok(())
     }));
     trials.push(Trial::test("bench::shapes_keep_m_times_n_fixed", || {
-        let shapes = rows::default_shapes();
+        let shapes = rows_bench::default_shapes();
         assert_eq!(shapes[0], (4096, 64));
         assert!(shapes[1..].iter().all(|&(m, n)| m * n == 1 << 28), "{shapes:?}");
         assert_eq!((shapes[1], *shapes.last().unwrap()), ((1 << 20, 1 << 8), (16, 1 << 24)));
-        assert!(rows::quick_shapes().iter().all(|s| shapes.contains(s)));
+        assert!(rows_bench::quick_shapes().iter().all(|s| shapes.contains(s)));
         // Each shape is measured by at least two strategies, and one block per row everywhere.
         for (_, n) in shapes {
-            assert!(rows::measured(Strategy::Block, n));
-            assert!(Strategy::ALL.iter().filter(|s| rows::measured(**s, n)).count() >= 2, "n = {n}");
+            assert!(rows_bench::measured(Strategy::Block, n));
+            assert!(Strategy::ALL.iter().filter(|s| rows_bench::measured(**s, n)).count() >= 2, "n = {n}");
         }
         Ok(())
     }));
@@ -387,10 +389,10 @@ fn host_trials(trials: &mut Vec<Trial>) {
         let (machine, _) = reduction::render::book_gpu(&data_dir, &data).ok_or("no book GPU in plots/data")?;
         let scratch = std::env::temp_dir().join(format!("reduction-rows-tables-{}", std::process::id()));
         std::fs::create_dir_all(scratch.join("plots"))?;
-        let written = rows::render(&data_dir, machine, &scratch);
+        let written = book_rows::render(&data_dir, machine, &scratch);
         let result = (|| -> Result<(), Failed> {
             let written = written?;
-            let measured = rows::load(&rows::results_dir(&data_dir), &reduction::results::slug(&machine.gpu))?.is_some();
+            let measured = book_rows::load(&book_rows::results_dir(&data_dir), &reduction::results::slug(&machine.gpu))?.is_some();
             let svg = scratch.join("plots/rows.svg");
             if written.contains(&svg) != measured {
                 return Err(format!("rows.svg drawn: {}, but row data present: {measured}", written.contains(&svg)).into());

@@ -1,6 +1,8 @@
-//! The book's output, drawn from measured data with no GPU: results files, Markdown tables,
-//! charts, addressing diagrams, and the call that redraws them all.
+//! The book's output, drawn from measured data with no GPU: results files (`csv_file`, the
+//! benchmark's `results`, `accuracy`'s), Markdown tables (`tables`, and the row sums' in `rows`),
+//! charts (`plots`), addressing diagrams, and the call that redraws them all (`render`).
 
+pub mod accuracy;
 pub mod allreduce;
 pub mod csv_file;
 pub mod diagrams;
@@ -8,4 +10,5 @@ pub mod mistakes;
 pub mod plots;
 pub mod render;
 pub mod results;
+pub mod rows;
 pub mod tables;

@@ -64,22 +64,11 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     std::fs::write(&path, table).map_err(|e| io_error(&path, e))?;
     written.push(path);
     // The accuracy experiment (`reduction accuracy`), where it has run on the book's GPU.
-    let accuracy = crate::accuracy::book_file(&data_dir, &book.0.gpu);
-    let path = root.join("book/generated/accuracy.md");
-    if accuracy.is_file() {
-        let (gpu, rows) = crate::accuracy::read_csv(&accuracy)?;
-        std::fs::write(&path, crate::accuracy::table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
-        written.push(crate::plots::draw_accuracy(&root.join("plots/accuracy.svg"), &gpu, &crate::accuracy::medians(&rows))?);
-    } else {
-        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
-        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
-        written.push(crate::plots::draw_accuracy(&root.join("plots/accuracy.svg"), &book.0.gpu, &[])?);
-    }
-    written.push(path);
+    written.extend(crate::book::accuracy::render(&data_dir, &book.0.gpu, root)?);
     // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
-    written.extend(crate::rows::render(&data_dir, &book.0, root)?);
+    written.extend(crate::book::rows::render(&data_dir, &book.0, root)?);
     // What the row sums did with fewer rows than SMs, said from the same data.
-    let row_sums = crate::rows::load(&crate::rows::results_dir(&data_dir), &crate::results::slug(&book.0.gpu))?;
+    let row_sums = crate::book::rows::load(&crate::book::rows::results_dir(&data_dir), &crate::results::slug(&book.0.gpu))?;
     let path = root.join("book/generated/rows_few.md");
     let sm_count = row_sums.as_ref().map_or(book.0.sm_count, |(m, _)| m.sm_count);
     let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, row_sums.as_ref().map(|(_, rows)| rows.as_slice()));

@@ -2,14 +2,18 @@
 //! names the machine, written by the benchmark and read back by the charts and the book's
 //! tables. Pictures and tables are drawn from these files, never typed.
 
-use crate::error::{io_error, Result};
-use std::fmt::Write as _;
+use crate::book::csv_file::{self, Header};
+use crate::element::Dtype;
+use crate::error::Result;
+use serde::{Deserialize, Serialize, Serializer};
 use std::path::Path;
 
 /// Whether the inputs were rotated through a pool larger than L2 or left in it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cache {
+    #[serde(rename = "rotated")]
     Rotated,
+    #[serde(rename = "l2-resident")]
     Resident,
 }
 
@@ -20,9 +24,29 @@ impl Cache {
             Cache::Resident => "l2-resident",
         }
     }
+}
 
-    fn parse(s: &str) -> Option<Cache> {
-        [Cache::Rotated, Cache::Resident].into_iter().find(|c| c.name() == s)
+/// What a row measured: a kernel of the book (correct, or historical: Harris's as published), a
+/// library peer, or a yardstick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Correct,
+    Historical,
+    /// A library (cuBLAS, torch.sum, CUB).
+    Peer,
+    /// The copy kernel.
+    Pace,
+    /// The read-only kernel; files written before it existed say this of the copy too.
+    Ceiling,
+}
+
+impl From<crate::kernels::Status> for Status {
+    fn from(status: crate::kernels::Status) -> Status {
+        match status {
+            crate::kernels::Status::Correct => Status::Correct,
+            crate::kernels::Status::Historical => Status::Historical,
+        }
     }
 }
 
@@ -39,10 +63,10 @@ pub struct Row {
     pub kernel: String,
     pub chapter: u32,
     pub title: String,
-    /// `correct`, `historical`, `peer` (a library), `ceiling` (the read-only kernel) or `pace` (the
-    /// copy; files written before the read-only kernel existed say `ceiling` for it too).
-    pub status: String,
-    pub dtype: String,
+    /// What was measured; the yardsticks are known by their kernel name ([`Row::is_copy`]), since
+    /// files written before the read-only kernel existed call the copy a ceiling.
+    pub status: Status,
+    pub dtype: Dtype,
     pub n: usize,
     pub block: u32,
     pub cache: Cache,
@@ -115,8 +139,6 @@ impl Machine {
     }
 }
 
-const COLUMNS: &str = "kernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method";
-
 /// `NVIDIA H200` -> `nvidia-h200`: the file name for a GPU's results.
 pub fn slug(gpu_name: &str) -> String {
     let mut out = String::new();
@@ -130,130 +152,114 @@ pub fn slug(gpu_name: &str) -> String {
     out.trim_end_matches('-').to_string()
 }
 
+impl Machine {
+    /// The `# key: value` lines of a results file.
+    pub fn header(&self) -> Header {
+        let peak = self.peak_gbps.map(|p| format!("{p:.1}")).unwrap_or_else(|| "unknown".into());
+        [
+            ("gpu", self.gpu.clone()),
+            ("compute_capability", self.compute_capability.clone()),
+            ("sm_count", self.sm_count.to_string()),
+            ("l2_bytes", self.l2_bytes.to_string()),
+            ("peak_gbps", peak),
+            ("memory_clock_mhz", self.memory_clock_mhz.to_string()),
+            ("sm_clock_mhz", self.sm_clock_mhz.to_string()),
+            ("driver_cuda", self.driver_cuda.clone()),
+            ("nvrtc", self.nvrtc.clone()),
+            ("date", self.date.clone()),
+            ("command", self.command.clone()),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), value))
+        .collect()
+    }
+
+    /// The machine a header names; keys it lacks are left empty (or zero, or an unknown peak).
+    pub fn from_header(header: &[(String, String)]) -> Machine {
+        let text = |key| csv_file::value(header, key).unwrap_or_default().to_string();
+        let number = |key| csv_file::value(header, key).and_then(|v| v.parse().ok()).unwrap_or(0);
+        Machine {
+            gpu: text("gpu"),
+            compute_capability: text("compute_capability"),
+            sm_count: number("sm_count") as u32,
+            l2_bytes: number("l2_bytes"),
+            peak_gbps: csv_file::value(header, "peak_gbps").and_then(|v| v.parse().ok()),
+            memory_clock_mhz: number("memory_clock_mhz") as u32,
+            sm_clock_mhz: number("sm_clock_mhz") as u32,
+            driver_cuda: text("driver_cuda"),
+            nvrtc: text("nvrtc"),
+            date: text("date"),
+            command: text("command"),
+        }
+    }
+}
+
+/// One line of a results file: a [`Row`] with the bandwidth beside it, times to the nanosecond.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    kernel: String,
+    chapter: u32,
+    title: String,
+    status: Status,
+    dtype: Dtype,
+    n: usize,
+    block: u32,
+    cache: Cache,
+    #[serde(serialize_with = "decimals::<3, _>")]
+    median_us: f64,
+    #[serde(serialize_with = "decimals::<3, _>")]
+    min_us: f64,
+    #[serde(serialize_with = "decimals::<3, _>")]
+    max_us: f64,
+    /// Written for a reader of the file; computed again from the bytes and the time when read.
+    #[serde(serialize_with = "decimals::<1, _>")]
+    gbps: f64,
+    bytes: usize,
+    working_set_bytes: usize,
+    repeats: usize,
+    method: String,
+}
+
+/// A number with a fixed count of decimals, as the results files have always written it.
+fn decimals<const D: usize, S: Serializer>(value: &f64, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format!("{value:.D$}"))
+}
+
+impl From<&Row> for Record {
+    fn from(r: &Row) -> Record {
+        Record {
+            kernel: r.kernel.clone(), chapter: r.chapter, title: r.title.clone(), status: r.status, dtype: r.dtype, n: r.n,
+            block: r.block, cache: r.cache, median_us: r.median_us, min_us: r.min_us, max_us: r.max_us, gbps: r.gbps(),
+            bytes: r.bytes, working_set_bytes: r.working_set_bytes, repeats: r.repeats, method: r.method.clone(),
+        }
+    }
+}
+
+impl From<Record> for Row {
+    fn from(r: Record) -> Row {
+        Row {
+            kernel: r.kernel, chapter: r.chapter, title: r.title, status: r.status, dtype: r.dtype, n: r.n, block: r.block,
+            cache: r.cache, median_us: r.median_us, min_us: r.min_us, max_us: r.max_us, bytes: r.bytes,
+            working_set_bytes: r.working_set_bytes, repeats: r.repeats, method: r.method,
+        }
+    }
+}
+
+/// Write a results file: the machine's header, then one record per row.
 pub fn write_csv(path: &Path, machine: &Machine, rows: &[Row]) -> Result<()> {
-    let mut s = String::new();
-    let peak = machine.peak_gbps.map(|p| format!("{p:.1}")).unwrap_or_else(|| "unknown".into());
-    for (key, value) in [
-        ("gpu", machine.gpu.clone()),
-        ("compute_capability", machine.compute_capability.clone()),
-        ("sm_count", machine.sm_count.to_string()),
-        ("l2_bytes", machine.l2_bytes.to_string()),
-        ("peak_gbps", peak),
-        ("memory_clock_mhz", machine.memory_clock_mhz.to_string()),
-        ("sm_clock_mhz", machine.sm_clock_mhz.to_string()),
-        ("driver_cuda", machine.driver_cuda.clone()),
-        ("nvrtc", machine.nvrtc.clone()),
-        ("date", machine.date.clone()),
-        ("command", machine.command.clone()),
-    ] {
-        writeln!(s, "# {key}: {value}").unwrap();
-    }
-    writeln!(s, "{COLUMNS}").unwrap();
-    for r in rows {
-        writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.1},{},{},{},{}",
-            r.kernel, r.chapter, quote(&r.title), r.status, r.dtype, r.n, r.block, r.cache.name(),
-            r.median_us, r.min_us, r.max_us, r.gbps(), r.bytes, r.working_set_bytes, r.repeats, quote(&r.method)
-        )
-        .unwrap();
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| io_error(path, e))?;
-    }
-    std::fs::write(path, s).map_err(|e| io_error(path, e))
+    csv_file::write(path, &machine.header(), &rows.iter().map(Record::from).collect::<Vec<_>>())
 }
 
+/// Read a results file written by [`write_csv`] (or by `plots/peers.py`).
 pub fn read_csv(path: &Path) -> Result<(Machine, Vec<Row>)> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
-    parse_csv(&text).map_err(|why| io_error(path, why))
+    let (header, records) = csv_file::read::<Record>(path)?;
+    Ok((Machine::from_header(&header), records.into_iter().map(Row::from).collect()))
 }
 
-pub fn parse_csv(text: &str) -> std::result::Result<(Machine, Vec<Row>), String> {
-    let mut machine = Machine::default();
-    let mut rows = Vec::new();
-    let mut header_seen = false;
-    for (i, line) in text.lines().enumerate() {
-        if let Some(meta) = line.strip_prefix("# ") {
-            let (key, value) = meta.split_once(": ").ok_or(format!("line {}: expected `# key: value`", i + 1))?;
-            let value = value.to_string();
-            match key {
-                "gpu" => machine.gpu = value,
-                "compute_capability" => machine.compute_capability = value,
-                "sm_count" => machine.sm_count = value.parse().unwrap_or(0),
-                "l2_bytes" => machine.l2_bytes = value.parse().unwrap_or(0),
-                "peak_gbps" => machine.peak_gbps = value.parse().ok(),
-                "memory_clock_mhz" => machine.memory_clock_mhz = value.parse().unwrap_or(0),
-                "sm_clock_mhz" => machine.sm_clock_mhz = value.parse().unwrap_or(0),
-                "driver_cuda" => machine.driver_cuda = value,
-                "nvrtc" => machine.nvrtc = value,
-                "date" => machine.date = value,
-                "command" => machine.command = value,
-                _ => {}
-            }
-            continue;
-        }
-        if !header_seen {
-            if line != COLUMNS {
-                return Err(format!("line {}: expected the column names {COLUMNS}", i + 1));
-            }
-            header_seen = true;
-            continue;
-        }
-        let f = split_quoted(line);
-        if f.len() != 16 {
-            return Err(format!("line {}: expected 16 fields, found {}", i + 1, f.len()));
-        }
-        let num = |k: usize| f[k].parse::<f64>().map_err(|_| format!("line {}: field {} is not a number: {:?}", i + 1, k + 1, f[k]));
-        let int = |k: usize| f[k].parse::<usize>().map_err(|_| format!("line {}: field {} is not an integer: {:?}", i + 1, k + 1, f[k]));
-        rows.push(Row {
-            kernel: f[0].clone(),
-            chapter: int(1)? as u32,
-            title: f[2].clone(),
-            status: f[3].clone(),
-            dtype: f[4].clone(),
-            n: int(5)?,
-            block: int(6)? as u32,
-            cache: Cache::parse(&f[7]).ok_or(format!("line {}: unknown cache mode {:?}", i + 1, f[7]))?,
-            median_us: num(8)?,
-            min_us: num(9)?,
-            max_us: num(10)?,
-            bytes: int(12)?,
-            working_set_bytes: int(13)?,
-            repeats: int(14)?,
-            method: f[15].clone(),
-        });
-    }
-    if !header_seen {
-        return Err("no column header".into());
-    }
-    Ok((machine, rows))
-}
-
-/// A CSV field, quoted when it holds a comma or a quote.
-pub(crate) fn quote(s: &str) -> String {
-    if s.contains(',') || s.contains('"') { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
-/// The fields of one CSV line, quotes undone.
-pub(crate) fn split_quoted(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            (c, _) => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
+/// Parse the text of a results file; `origin` names it in errors.
+pub fn parse_csv(text: &str, origin: &str) -> Result<(Machine, Vec<Row>)> {
+    let (header, records) = csv_file::from_str::<Record>(text, origin)?;
+    Ok((Machine::from_header(&header), records.into_iter().map(Row::from).collect()))
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.
@@ -278,8 +284,8 @@ mod tests {
 
     fn sample_row() -> Row {
         Row {
-            kernel: "reduce7".into(), chapter: 7, title: "multiple elements, per thread".into(), status: "correct".into(),
-            dtype: "f32".into(), n: 1 << 22, block: 256, cache: Cache::Rotated, median_us: 10.0, min_us: 9.5,
+            kernel: "reduce7".into(), chapter: 7, title: "multiple elements, per thread".into(), status: Status::Correct,
+            dtype: Dtype::F32, n: 1 << 22, block: 256, cache: Cache::Rotated, median_us: 10.0, min_us: 9.5,
             max_us: 12.25, bytes: 4 << 22, working_set_bytes: 4 << 26, repeats: 21, method: "graph of 40 back-to-back, CUDA events".into(),
         }
     }
@@ -302,10 +308,34 @@ mod tests {
     }
 
     #[test]
-    fn malformed_files_are_refused_with_the_line() {
-        assert!(parse_csv("nonsense\n").unwrap_err().contains("line 1"));
-        let short = format!("{COLUMNS}\nreduce1,1\n");
-        assert!(parse_csv(&short).unwrap_err().contains("line 2"));
+    fn malformed_files_are_refused_with_the_record() {
+        let columns = "kernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method";
+        let short = format!("# gpu: x\n{columns}\nreduce1,1\n");
+        let message = parse_csv(&short, "short.csv").unwrap_err().to_string();
+        assert!(message.contains("short.csv") && message.contains("record 1"), "{message}");
+        let unknown = format!("{columns}\nreduce1,1,t,sorted,f32,1,1,rotated,1,1,1,1,1,1,1,m\n");
+        assert!(parse_csv(&unknown, "status.csv").unwrap_err().to_string().contains("record 1"));
+    }
+
+    #[test]
+    fn the_committed_results_files_read_and_write_back_the_same_format() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data");
+        for file in ["nvidia-h200.csv", "nvidia-h200-peers.csv", "rows/nvidia-h200.csv", "rows/nvidia-h200-peers.csv", "types/nvidia-h200.csv"] {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            let (machine, rows) = parse_csv(&text, file).unwrap();
+            assert!(!rows.is_empty(), "{file}");
+            let again = csv_file::to_string(&machine.header(), &rows.iter().map(Record::from).collect::<Vec<_>>()).unwrap();
+            // The header comes back, and every field but the bandwidth (computed again from the
+            // rounded time); fields are compared as CSV, so quoting must come back too.
+            let header = |t: &str| t.lines().take_while(|l| l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
+            assert_eq!(header(&text), header(&again), "{file}");
+            let body = |t: &str| t.lines().filter(|l| !l.starts_with('#')).map(|l| {
+                let fields = csv::ReaderBuilder::new().has_headers(false).from_reader(l.as_bytes()).records().next().unwrap().unwrap();
+                let kept: Vec<String> = fields.iter().enumerate().filter(|(i, _)| *i != 11).map(|(_, f)| f.to_string()).collect();
+                (kept, l.contains('"'), l.matches(',').count())
+            }).collect::<Vec<_>>();
+            assert_eq!(body(&text), body(&again), "{file}");
+        }
     }
 
     #[test]
@@ -319,11 +349,20 @@ mod tests {
 
     #[test]
     fn yardsticks_are_known_by_name_whatever_their_status() {
-        let old_copy = Row { kernel: COPY_KERNEL.into(), status: "ceiling".into(), ..sample_row() };
+        let old_copy = Row { kernel: COPY_KERNEL.into(), status: Status::Ceiling, ..sample_row() };
         assert!(old_copy.is_copy() && old_copy.is_yardstick() && !old_copy.is_read_only());
-        let read_only = Row { kernel: READ_ONLY_KERNEL.into(), status: "ceiling".into(), ..sample_row() };
+        let read_only = Row { kernel: READ_ONLY_KERNEL.into(), status: Status::Ceiling, ..sample_row() };
         assert!(read_only.is_read_only() && read_only.is_yardstick());
         assert!(!sample_row().is_yardstick());
+    }
+
+    #[test]
+    fn files_name_states_as_the_tables_do() {
+        for cache in [Cache::Rotated, Cache::Resident] {
+            assert_eq!(serde_json::to_string(&cache).unwrap(), format!("\"{}\"", cache.name()));
+        }
+        assert_eq!(serde_json::to_string(&Status::Historical).unwrap(), "\"historical\"");
+        assert_eq!(Status::from(crate::kernels::Status::Correct), Status::Correct);
     }
 
     #[test]

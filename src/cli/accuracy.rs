@@ -31,10 +31,10 @@ pub fn run(args: AccuracyArgs) -> Outcome {
     eprintln!("{}", gpu.info());
     let rows = reduction::accuracy::run(&gpu, &sizes, args.seeds as u64)?;
     let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
-    let path = reduction::accuracy::book_file(&data_dir, &gpu.info().name);
+    let path = reduction::book::accuracy::book_file(&data_dir, &gpu.info().name);
     let machine = machine_of(&gpu, command_line());
-    reduction::accuracy::write_csv(&path, &machine, &rows)?;
-    println!("{}", reduction::accuracy::table(&machine.gpu, &rows));
+    reduction::book::accuracy::write_csv(&path, &machine, &rows)?;
+    println!("{}", reduction::book::accuracy::table(&machine.gpu, &rows));
     println!("{} measurements written to {}", rows.len(), path.display());
     if args.out.is_none() {
         return render();

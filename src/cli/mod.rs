@@ -11,7 +11,7 @@ pub mod rows;
 pub mod sum;
 
 use clap::{Parser, Subcommand};
-use reduction::results::{self, Machine};
+use reduction::results::Machine;
 use reduction::Gpu;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -98,20 +98,7 @@ pub fn block(block: Option<usize>) -> Result<Option<u32>, String> {
 
 /// The header of a results file: this GPU, today, and the command that measured.
 pub fn machine_of(gpu: &Gpu, command: String) -> Machine {
-    let info = gpu.info();
-    Machine {
-        gpu: info.name.clone(),
-        compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
-        sm_count: info.sm_count,
-        l2_bytes: info.l2_cache_bytes,
-        peak_gbps: info.peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
-        memory_clock_mhz: info.memory_clock_khz / 1000,
-        sm_clock_mhz: info.sm_clock_khz / 1000,
-        driver_cuda: format!("{}.{}", info.driver_cuda_version.0, info.driver_cuda_version.1),
-        nvrtc: reduction::nvrtc::version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into()),
-        date: results::today(),
-        command,
-    }
+    reduction::measure::machine(gpu, command)
 }
 
 /// This command line as a reader would retype it, for a results file's header: where the

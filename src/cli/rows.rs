@@ -6,7 +6,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use reduction::limits::{count_in_words as words, Need};
 use reduction::results;
-use reduction::rows::{self, RowLayout, RowReducer, RowsBenchConfig, Strategy};
+use reduction::measure::rows_bench::{self, RowsBenchConfig};
+use reduction::rows::{self, RowLayout, RowReducer, Strategy};
 use reduction::Gpu;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -95,14 +96,14 @@ fn parse_shape(shape: &str) -> Result<(usize, usize), String> {
 pub fn bench(args: RowsBenchArgs) -> Outcome {
     let mut config = RowsBenchConfig::default();
     if args.quick {
-        config.shapes = rows::quick_shapes();
+        config.shapes = rows_bench::quick_shapes();
         config.target_ms = 1.0;
     }
     if let Some(shapes) = args.shapes {
         config.shapes = shapes;
     }
     config.seed = args.seed;
-    let out_dir = args.out.clone().unwrap_or_else(|| rows::results_dir(Path::new("plots/data")));
+    let out_dir = args.out.clone().unwrap_or_else(|| reduction::book::rows::results_dir(Path::new("plots/data")));
     // The largest matrix must fit on the host (the pool's copy) and on the GPU.
     let mut largest: Option<(usize, usize, usize)> = None;
     for &(m, n) in &config.shapes {
@@ -122,12 +123,12 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
     }
     eprintln!("{}", gpu.info());
     let started = std::time::Instant::now();
-    let measured = rows::bench(&gpu, &config)?;
+    let measured = rows_bench::bench(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());
     let path = out_dir.join(format!("{}.csv", results::slug(&gpu.info().name)));
     results::write_csv(&path, &machine, &measured)?;
     println!("{}: row sums of M × N f32 matrices (µs per M sums; the fastest in bold)\n", machine.gpu);
-    println!("{}", rows::table(&machine, &measured));
+    println!("{}", reduction::book::rows::table(&machine, &measured));
     println!("Why the host picks what it picks ({} SMs):", machine.sm_count);
     let mut reasons: Vec<(Strategy, &str)> = Vec::new();
     for &(m, n) in &config.shapes {

@@ -7,8 +7,8 @@ use crate::data::{exact_parallel_for, Checked, Reference};
 use crate::element::Dtype;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
-use crate::kernels::{KernelSpec, Status};
-use crate::results::{Cache, Row};
+use crate::kernels::KernelSpec;
+use crate::results::{Cache, Row, Status};
 use crate::Reducer;
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
@@ -118,12 +118,7 @@ impl<T: Checked> Pool<T> {
         // operands, and no value is zero or denormal).
         let host: Vec<T> = exact_parallel_for(len, largest, config.seed);
         let mut device = gpu.alloc::<T>(len)?;
-        for (i, chunk) in host.chunks(1 << 26).enumerate() {
-            let start = i << 26;
-            let mut view = device.slice_mut(start..start + chunk.len());
-            gpu.stream().memcpy_htod(chunk, &mut view).during("uploading the input pool")?;
-        }
-        gpu.synchronize()?;
+        gpu.upload_chunked(&host, &mut device, 0, "uploading the input pool")?;
         Ok(Pool { device, host })
     }
 
@@ -195,7 +190,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
                     unsafe { launch.launch(launch_config) }.during("launching the copy kernel").map(|_| ())
                 })?;
                 let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
-                rows.push(timing.row(crate::results::COPY_KERNEL, 0, crate::kernels::COPY.title, "pace", T::SUFFIX, n, 256, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
+                rows.push(timing.row(crate::results::COPY_KERNEL, 0, crate::kernels::COPY.title, Status::Pace, T::DTYPE, n, 256, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
             }
             bar.inc(1);
         }
@@ -240,7 +235,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             let got = reducer.sum(&pool.view(n, 0, cache))?;
             let check = reducer.check(got, &reference(n));
             if let Err(why) = &check {
-                if kernel.status == Status::Correct {
+                if kernel.status == crate::kernels::Status::Correct {
                     return Err(Error::Cuda { during: format!("checking {} {} n={n}", kernel.name, T::SUFFIX), message: why.clone() });
                 }
                 note(bar, format!("{} {} n={n} gave a wrong sum ({why}); not timed", kernel.name, T::SUFFIX));
@@ -248,7 +243,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             }
             let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, cache)).map(|_| ()))?;
             let working_set = pool.working_set(n, timing.ops_per_graph, cache);
-            rows.push(timing.row(kernel.name, kernel.chapter, kernel.title, status_name(kernel.status), T::SUFFIX, n, block, cache, n * std::mem::size_of::<T>(), working_set));
+            rows.push(timing.row(kernel.name, kernel.chapter, kernel.title, kernel.status.into(), T::DTYPE, n, block, cache, n * std::mem::size_of::<T>(), working_set));
         }
         note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
     }
@@ -304,7 +299,7 @@ fn read_only_ceiling<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>
         let timing = time_graph(gpu, config.target_ms, &mut enqueue)?;
         let working_set = pool.working_set(n, timing.ops_per_graph, cache);
         let bytes = n * std::mem::size_of::<T>();
-        rows.push(timing.row(crate::results::READ_ONLY_KERNEL, 0, spec.title, "ceiling", T::SUFFIX, n, block, cache, bytes, working_set));
+        rows.push(timing.row(crate::results::READ_ONLY_KERNEL, 0, spec.title, Status::Ceiling, T::DTYPE, n, block, cache, bytes, working_set));
     }
     Ok(rows)
 }
@@ -362,16 +357,9 @@ fn cublas_peer<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
             }
         };
         let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
-        rows.push(timing.row("cublas_sasum", 0, "cuBLAS Sasum (library peer)", "peer", "f32", n, 0, Cache::Rotated, n * 4, working_set));
+        rows.push(timing.row("cublas_sasum", 0, "cuBLAS Sasum (library peer)", Status::Peer, Dtype::F32, n, 0, Cache::Rotated, n * 4, working_set));
     }
     Ok(rows)
-}
-
-fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Correct => "correct",
-        Status::Historical => "historical",
-    }
 }
 
 /// Per-operation GPU times of one measurement.
@@ -382,7 +370,7 @@ pub(crate) struct Timing {
 
 impl Timing {
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn row(&self, kernel: &str, chapter: u32, title: &str, status: &str, dtype: &str, n: usize, block: u32, cache: Cache, bytes: usize, working_set_bytes: usize) -> Row {
+    pub(crate) fn row(&self, kernel: &str, chapter: u32, title: &str, status: Status, dtype: Dtype, n: usize, block: u32, cache: Cache, bytes: usize, working_set_bytes: usize) -> Row {
         let mut sorted = self.per_op_us.clone();
         sorted.sort_by(|a, b| a.total_cmp(b));
         let median = sorted[sorted.len() / 2];
@@ -390,8 +378,8 @@ impl Timing {
             kernel: kernel.to_string(),
             chapter,
             title: title.to_string(),
-            status: status.to_string(),
-            dtype: dtype.to_string(),
+            status,
+            dtype,
             n,
             block,
             cache,

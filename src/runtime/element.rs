@@ -44,15 +44,22 @@ element!(f64, f64, "f64", Dtype::F64, f64::NAN, true, |x: f64| x);
 element!(f16, f32, "f16", Dtype::F16, f16::NAN, true, |x: f16| x.to_f64());
 element!(bf16, f32, "bf16", Dtype::BF16, bf16::NAN, true, |x: bf16| x.to_f64());
 
-/// The element types as values, for command-line choices, the registry and tables. On the
-/// command line (`--dtype f64,f16,bf16`) each is written as its [`Dtype::name`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+/// The element types as values, for command-line choices (`--dtype f64,f16,bf16`), the registry,
+/// tables and results files: everywhere written as its [`Dtype::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dtype {
     F32,
     I32,
     F64,
     F16,
     BF16,
+}
+
+impl std::fmt::Display for Dtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 impl Dtype {
@@ -141,6 +148,7 @@ mod tests {
             assert_eq!(d.to_possible_value().unwrap().get_name(), d.name());
             assert_eq!(Dtype::parse(d.name()), Some(d));
             assert_eq!(with_dtype!(d, T => <T as Element>::DTYPE), d);
+            assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{}\"", d.name()));
         }
         assert_eq!(Dtype::parse("f8"), None);
         assert_eq!(<f16 as Element>::SUFFIX, Dtype::F16.name());

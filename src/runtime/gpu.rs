@@ -95,6 +95,9 @@ pub fn probe() -> Result<usize> {
     Ok(count as usize)
 }
 
+/// Values per copy of [`Gpu::upload_chunked`]: 2^26, 256 MiB of `f32`.
+pub const UPLOAD_CHUNK: usize = 1 << 26;
+
 impl Gpu {
     /// Open GPU 0.
     pub fn open() -> Result<Gpu> {
@@ -201,6 +204,19 @@ impl Gpu {
             self.inner.stream.memcpy_htod(host, &mut device).during("copying input to the GPU")?;
         }
         Ok(device)
+    }
+
+    /// Copy `host` into `device` from element `offset` on, [`UPLOAD_CHUNK`] values at a time,
+    /// waiting for each copy: the caller may reuse or refill `host` as soon as this returns, and
+    /// a copy of gigabytes never waits on one transfer. `what` names the upload in errors.
+    pub fn upload_chunked<T: Element>(&self, host: &[T], device: &mut CudaSlice<T>, offset: usize, what: &str) -> Result<()> {
+        for (i, chunk) in host.chunks(UPLOAD_CHUNK).enumerate() {
+            let start = offset + i * UPLOAD_CHUNK;
+            let mut view = device.slice_mut(start..start + chunk.len());
+            self.inner.stream.memcpy_htod(chunk, &mut view).during(what)?;
+            self.synchronize()?;
+        }
+        Ok(())
     }
 
     /// Overwrite a device buffer with `value` (used to poison outputs before a run).

@@ -1,0 +1,211 @@
+//! The accuracy experiment's results as data and as the chapter shows them: the results file
+//! (`plots/data/accuracy/<gpu>.csv`), the median error of each method, and the table. The
+//! experiment itself is `measure::accuracy`; its chart is drawn by `plots::draw_accuracy`.
+
+use crate::book::csv_file::{self, Header};
+use crate::element::Dtype;
+use crate::error::{io_error, Result};
+use crate::results::Machine;
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One sum of one input by one method.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    pub method: String,
+    /// The input's element type: `f32`, `f16` or `bf16`.
+    pub input: Dtype,
+    pub n: usize,
+    pub seed: u64,
+    pub result: f64,
+    pub exact: f64,
+}
+
+impl Measurement {
+    /// |result − exact| / |exact|.
+    pub fn relative_error(&self) -> f64 {
+        (self.result - self.exact).abs() / self.exact.abs()
+    }
+}
+
+/// The methods, in the order the chapter discusses them, with what each is.
+pub const METHODS: &[(&str, &str)] = &[
+    ("cpu_sequential", "CPU loop, f32: s += x, one after another"),
+    ("cpu_pairwise", "CPU pairwise, f32: halves summed recursively"),
+    ("gpu_tree", "GPU tree, f32 (kernel 3: one element per thread)"),
+    ("gpu_cascaded", "GPU cascaded, f32 (kernel 9: 4 accumulators per thread, then the tree)"),
+    ("gpu_kahan", "GPU compensated, f32 (Kahan-Neumaier per thread)"),
+    ("gpu_f64_accumulator", "GPU, f32 inputs summed in f64"),
+    ("gpu_f16_in_f32", "GPU, f16 inputs summed in f32 (kernel 9)"),
+    ("gpu_f16_in_f16", "GPU, f16 inputs summed in f16"),
+    ("gpu_bf16_in_f32", "GPU, bf16 inputs summed in f32 (kernel 9)"),
+    ("gpu_bf16_in_bf16", "GPU, bf16 inputs summed in bf16"),
+];
+
+/// One line of the results file: a [`Measurement`] and its relative error, each number in
+/// scientific notation (`5.064353942871094e2`) so that it reads back bit for bit.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    method: String,
+    input: Dtype,
+    n: usize,
+    seed: u64,
+    #[serde(serialize_with = "scientific")]
+    result: f64,
+    #[serde(serialize_with = "scientific")]
+    exact: f64,
+    /// Written for a reader of the file; computed again from the two sums when read.
+    #[serde(serialize_with = "scientific")]
+    relative_error: f64,
+}
+
+fn scientific<S: Serializer>(value: &f64, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format!("{value:e}"))
+}
+
+/// The header of an accuracy file: the GPU, the date and the command.
+fn header(machine: &Machine) -> Header {
+    [("gpu", &machine.gpu), ("date", &machine.date), ("command", &machine.command)].into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+}
+
+pub fn write_csv(path: &Path, machine: &Machine, rows: &[Measurement]) -> Result<()> {
+    let records: Vec<Record> = rows
+        .iter()
+        .map(|r| Record { method: r.method.clone(), input: r.input, n: r.n, seed: r.seed, result: r.result, exact: r.exact, relative_error: r.relative_error() })
+        .collect();
+    csv_file::write(path, &header(machine), &records)
+}
+
+/// (GPU name, measurements) from a file written by [`write_csv`].
+pub fn read_csv(path: &Path) -> Result<(String, Vec<Measurement>)> {
+    let (header, records) = csv_file::read::<Record>(path)?;
+    let gpu = csv_file::value(&header, "gpu").unwrap_or("unknown GPU").to_string();
+    let rows = records.into_iter().map(|r| Measurement { method: r.method, input: r.input, n: r.n, seed: r.seed, result: r.result, exact: r.exact }).collect();
+    Ok((gpu, rows))
+}
+
+/// The median relative error of each method at each n (over the seeds), in method order.
+pub fn medians(rows: &[Measurement]) -> Vec<(&'static str, &'static str, Vec<(usize, f64)>)> {
+    METHODS
+        .iter()
+        .filter_map(|&(method, what)| {
+            let mut sizes: Vec<usize> = rows.iter().filter(|r| r.method == method).map(|r| r.n).collect();
+            sizes.sort_unstable();
+            sizes.dedup();
+            let points: Vec<(usize, f64)> = sizes
+                .into_iter()
+                .map(|n| {
+                    let mut errors: Vec<f64> = rows.iter().filter(|r| r.method == method && r.n == n).map(|r| r.relative_error()).collect();
+                    errors.sort_by(|a, b| a.total_cmp(b));
+                    (n, errors[errors.len() / 2])
+                })
+                .collect();
+            (!points.is_empty()).then_some((method, what, points))
+        })
+        .collect()
+}
+
+/// The chapter's table: each method's median relative error at 2^20 and 2^30 (or the largest
+/// sizes measured), next to the two textbook bounds.
+pub fn table(gpu: &str, rows: &[Measurement]) -> String {
+    let medians = medians(rows);
+    let mut sizes: Vec<usize> = rows.iter().map(|r| r.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let shown: Vec<usize> = [1usize << 20, 1 << 30].into_iter().filter(|n| sizes.contains(n)).collect();
+    let seeds = {
+        let mut s: Vec<u64> = rows.iter().map(|r| r.seed).collect();
+        s.sort_unstable();
+        s.dedup();
+        s.len()
+    };
+    let mut s = String::new();
+    writeln!(s, "Median relative error over {seeds} inputs of uniform random values in [0, 1), measured on an {gpu}; an error of 0 means the sum was exact.\n").unwrap();
+    let head: Vec<String> = shown.iter().map(|n| format!("n = 2^{}", n.trailing_zeros())).collect();
+    writeln!(s, "| method | {} |\n|---|{}", head.join(" | "), "--:|".repeat(shown.len())).unwrap();
+    for (method, what, points) in &medians {
+        let cells: Vec<String> = shown
+            .iter()
+            .map(|n| match points.iter().find(|(m, _)| m == n) {
+                None => "–".into(),
+                Some((_, e)) if e.is_infinite() => "∞ (the sum overflowed)".into(),
+                Some((_, e)) => format!("{e:.1e}"),
+            })
+            .collect();
+        writeln!(s, "| {what} (`{method}`) | {} |", cells.join(" | ")).unwrap();
+    }
+    let u = crate::data::F32_UNIT_ROUNDOFF;
+    let bound = |f: &dyn Fn(f64) -> f64| shown.iter().map(|&n| format!("{:.1e}", f(n as f64))).collect::<Vec<_>>().join(" | ");
+    writeln!(s, "| bound for any order of additions, (n − 1)·u (f32) | {} |", bound(&|n| (n - 1.0) * u)).unwrap();
+    writeln!(s, "| bound for a balanced tree, ⌈log₂ n⌉·u (f32) | {} |", bound(&|n| n.log2().ceil() * u)).unwrap();
+    s
+}
+
+/// Write `book/generated/accuracy.md` (the table) and `plots/accuracy.svg` (the chart) from the
+/// results of the GPU the book shows; where the experiment has not run on it, a note says how to
+/// run it and the chart is empty.
+pub fn render(data_dir: &Path, book_gpu: &str, root: &Path) -> Result<Vec<PathBuf>> {
+    let file = book_file(data_dir, book_gpu);
+    let path = root.join("book/generated/accuracy.md");
+    let chart = root.join("plots/accuracy.svg");
+    let mut written = Vec::new();
+    if file.is_file() {
+        let (gpu, rows) = read_csv(&file)?;
+        std::fs::write(&path, table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
+        written.push(crate::plots::draw_accuracy(&chart, &gpu, &medians(&rows))?);
+    } else {
+        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
+        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
+        written.push(crate::plots::draw_accuracy(&chart, book_gpu, &[])?);
+    }
+    written.push(path);
+    Ok(written)
+}
+
+/// The results file of the GPU the book shows, if the experiment has run on it.
+pub fn book_file(data_dir: &Path, gpu: &str) -> PathBuf {
+    data_dir.join("accuracy").join(format!("{}.csv", crate::results::slug(gpu)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_round_trips_and_the_table_reads_it() {
+        let rows = vec![
+            Measurement { method: "cpu_sequential".into(), input: Dtype::F32, n: 1 << 20, seed: 1, result: 524_300.0, exact: 524_288.0 },
+            Measurement { method: "gpu_tree".into(), input: Dtype::F32, n: 1 << 20, seed: 1, result: 524_288.0, exact: 524_288.0 },
+        ];
+        let path = std::env::temp_dir().join(format!("reduction-accuracy-{}.csv", std::process::id()));
+        let machine = Machine { gpu: "Test GPU".into(), date: "2026-11-30".into(), command: "reduction accuracy".into(), ..Default::default() };
+        write_csv(&path, &machine, &rows).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (gpu, back) = read_csv(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(text.starts_with("# gpu: Test GPU\n# date: 2026-11-30\n# command: reduction accuracy\nmethod,input,n,seed,result,exact,relative_error\n"), "{text}");
+        assert!(text.contains("\ncpu_sequential,f32,1048576,1,5.243e5,5.24288e5,2.288818359375e-5\n"), "{text}");
+        assert_eq!(gpu, "Test GPU");
+        assert_eq!(back, rows);
+        let t = table(&gpu, &back);
+        assert!(t.contains("(`cpu_sequential`) | 2.3e-5 |"), "{t}");
+        assert!(t.contains("(`gpu_tree`) | 0.0e0 |"), "{t}");
+    }
+
+    #[test]
+    fn the_committed_file_writes_back_byte_for_byte() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/accuracy/nvidia-h200.csv");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (header, records) = csv_file::from_str::<Record>(&text, "accuracy").unwrap();
+        assert_eq!(csv_file::to_string(&header, &records).unwrap(), text);
+        let (gpu, rows) = read_csv(&path).unwrap();
+        let machine = Machine { gpu, date: csv_file::value(&header, "date").unwrap().into(), command: csv_file::value(&header, "command").unwrap().into(), ..Default::default() };
+        let again = std::env::temp_dir().join(format!("reduction-accuracy-again-{}.csv", std::process::id()));
+        write_csv(&again, &machine, &rows).unwrap();
+        let written = std::fs::read_to_string(&again).unwrap();
+        std::fs::remove_file(&again).unwrap();
+        // The relative error is computed again from the two sums: the same bits.
+        assert_eq!(written, text);
+    }
+}

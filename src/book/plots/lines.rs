@@ -1,0 +1,225 @@
+//! Line charts against N (log x), built as data from the rows: time, bandwidth, and the GPUs side
+//! by side.
+
+use crate::results::{Cache, Machine, Row, Status};
+use super::SWEEP_DTYPE;
+use super::draw::{bytes_label, power_of_two};
+use super::looks::{COPY_LOOK, Look, PEAK_LOOK, READ_ONLY_LOOK, kernels_in_order, nth_look};
+
+/// Bytes a reduction of the same N reads. A copy row counts its read and its write.
+pub(super) fn read_bytes(row: &Row) -> f64 {
+    if row.is_copy() { row.bytes as f64 / 2.0 } else { row.bytes as f64 }
+}
+
+/// A usable peak: the CSV says `unknown` when the driver did not report the memory clock.
+pub(super) fn peak_gbps(machine: &Machine) -> Option<f64> {
+    machine.peak_gbps.filter(|p| p.is_finite() && *p > 0.0)
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Series {
+    pub(super) label: String,
+    /// (N, value), in increasing N.
+    pub(super) points: Vec<(f64, f64)>,
+    pub(super) look: Look,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Axis {
+    Log,
+    /// From zero.
+    Linear,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct LineChart {
+    pub(super) title: String,
+    pub(super) y_desc: String,
+    pub(super) y_axis: Axis,
+    /// The y axis goes at least this high (100 on a percentage of the peak: the gap shows).
+    pub(super) y_reach: f64,
+    pub(super) series: Vec<Series>,
+    /// Said in place of the chart when there is no series to draw.
+    pub(super) if_empty: String,
+    /// What the x axis counts.
+    pub(super) x_axis: XAxis,
+}
+
+/// The quantity on a line chart's (logarithmic, base 2) x axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum XAxis {
+    /// N, the elements summed: ticks `2^20`.
+    Elements,
+    /// A message size in bytes: ticks `1 MiB`.
+    Bytes,
+}
+
+impl XAxis {
+    pub(super) fn desc(self) -> &'static str {
+        match self {
+            XAxis::Elements => "N (elements summed)",
+            XAxis::Bytes => "message size (bytes)",
+        }
+    }
+
+    pub(super) fn label(self, v: f64) -> String {
+        match self {
+            XAxis::Elements => power_of_two(v),
+            XAxis::Bytes => bytes_label(v),
+        }
+    }
+}
+
+/// The rows the charts against N use: one element type, inputs rotated past L2.
+/// Which kernels a chart shows: Harris's seven, or kernel 7 and everything after it with the
+/// library peer (one chart of all of them would have too many lines to read). The read-only
+/// ceiling and the copy are in both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Part {
+    Harris,
+    Modern,
+}
+
+impl Part {
+    pub(super) fn shows(self, row: &Row) -> bool {
+        match self {
+            _ if row.is_yardstick() => true,
+            Part::Harris => (1..=7).contains(&row.chapter) && row.status != Status::Peer,
+            Part::Modern => row.chapter >= 7 || row.status == Status::Peer,
+        }
+    }
+
+    pub(super) fn caption(self) -> &'static str {
+        match self {
+            Part::Harris => "Harris's kernels",
+            Part::Modern => "modern kernels",
+        }
+    }
+}
+
+pub(super) fn swept(rows: &[Row], part: Part) -> Vec<&Row> {
+    rows.iter().filter(|r| r.dtype == SWEEP_DTYPE && r.cache == Cache::Rotated && part.shows(r)).collect()
+}
+
+/// One series per kernel of `rows` (historical ones dashed), valued by `value`. Looks follow
+/// the kernel's place among all the GPU's kernels (`all`), so they match from chart to chart.
+pub(super) fn kernel_series(all: &[Row], rows: &[&Row], value: impl Fn(&Row) -> f64) -> Vec<Series> {
+    kernels_in_order(all)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, kernel)| {
+            let mine: Vec<&Row> = rows.iter().copied().filter(|r| r.kernel == kernel).collect();
+            let first = mine.first()?;
+            let look = nth_look(i, first.status == Status::Historical);
+            Some(Series { label: format!("{kernel}: {}", first.title), points: points(&mine, &value), look })
+        })
+        .collect()
+}
+
+/// (N, value) for each row, sorted by N.
+pub(super) fn points(rows: &[&Row], value: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
+    let mut sorted = rows.to_vec();
+    sorted.sort_by_key(|r| r.n);
+    sorted.iter().map(|r| (r.n as f64, value(r))).collect()
+}
+
+pub(super) fn copy_rows<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
+    rows.iter().copied().filter(|r| r.is_copy()).collect()
+}
+
+pub(super) fn read_only_rows<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
+    rows.iter().copied().filter(|r| r.is_read_only()).collect()
+}
+
+/// Harris's "performance comparison" for this GPU: time per sum, with the measured read-only
+/// ceiling, the copy's pace and the theoretical floor under it.
+pub(super) fn time_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
+    let rows = swept(all, part);
+    let kernels: Vec<&Row> = rows.iter().copied().filter(|r| !r.is_yardstick()).collect();
+    let mut series = kernel_series(all, &kernels, |r| r.median_us);
+    let ceiling = read_only_rows(&rows);
+    if !ceiling.is_empty() {
+        // The read-only kernel's own time: a sum of N values that only reads them.
+        series.push(Series { label: "read-only ceiling: N values read once, measured".into(), points: points(&ceiling, |r| r.median_us), look: READ_ONLY_LOOK });
+    }
+    let copies = copy_rows(&rows);
+    if !copies.is_empty() {
+        // Reading N values at the copy's measured bandwidth (its reads and writes counted).
+        let floor = points(&copies, |r| read_bytes(r) / (r.gbps() * 1e9) * 1e6);
+        series.push(Series { label: "copy pace: N values at the copy kernel's bandwidth".into(), points: floor, look: COPY_LOOK });
+    }
+    if let Some(peak) = peak_gbps(machine) {
+        let floor = dedup_x(points(&rows, |r| read_bytes(r) / (peak * 1e9) * 1e6));
+        series.push(Series { label: format!("peak floor: N values read at {peak:.0} GB/s (theoretical)"), points: floor, look: PEAK_LOOK });
+    }
+    LineChart {
+        title: format!("Time per sum vs N, {}: {} ({SWEEP_DTYPE}, inputs rotated past L2)", machine.gpu, part.caption()),
+        y_desc: "median time per sum (µs)".into(),
+        y_axis: Axis::Log,
+        y_reach: 0.0,
+        series,
+        if_empty: format!("no {SWEEP_DTYPE} measurements with rotated inputs"),
+        x_axis: XAxis::Elements,
+    }
+}
+
+/// One point per N (points are sorted by N): every kernel at that N reads the same bytes.
+pub(super) fn dedup_x(mut points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    points.dedup_by(|a, b| a.0 == b.0);
+    points
+}
+
+/// Achieved bandwidth of every kernel, of the read-only ceiling and of the copy, as a share of
+/// the theoretical peak (or in GB/s where the peak is unknown).
+pub(super) fn bandwidth_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
+    let rows = swept(all, part);
+    let peak = peak_gbps(machine);
+    let (scale, y_reach, y_desc) = match peak {
+        Some(p) => (100.0 / p, 100.0, format!("achieved bandwidth (% of the {p:.0} GB/s peak)")),
+        None => (1.0, 0.0, "achieved bandwidth (GB/s; peak unknown)".to_string()),
+    };
+    let mut series = kernel_series(all, &rows, |r| r.gbps() * scale);
+    let ceiling = read_only_rows(&rows);
+    if let Some(first) = ceiling.first() {
+        series.push(Series { label: format!("read-only ceiling: {}", first.title), points: points(&ceiling, |r| r.gbps() * scale), look: READ_ONLY_LOOK });
+    }
+    let copies = copy_rows(&rows);
+    if let Some(first) = copies.first() {
+        series.push(Series { label: format!("copy (a pace): {}", first.title), points: points(&copies, |r| r.gbps() * scale), look: COPY_LOOK });
+    }
+    LineChart {
+        title: format!("Bandwidth vs N, {}: {} ({SWEEP_DTYPE}, inputs rotated past L2)", machine.gpu, part.caption()),
+        y_desc,
+        y_axis: Axis::Linear,
+        y_reach,
+        series,
+        if_empty: format!("no {SWEEP_DTYPE} measurements with rotated inputs"),
+        x_axis: XAxis::Elements,
+    }
+}
+
+/// The best correct kernel of each GPU: the one with the highest bandwidth at any N.
+pub(super) fn gpus_chart(data: &[(Machine, Vec<Row>)]) -> LineChart {
+    let series = data
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (machine, rows))| {
+            let rows: Vec<&Row> = rows.iter().filter(|r| r.dtype == SWEEP_DTYPE && r.cache == Cache::Rotated).collect();
+            let correct = rows.iter().copied().filter(|r| r.status == Status::Correct);
+            let best = correct.max_by(|a, b| a.gbps().total_cmp(&b.gbps()))?;
+            let mine: Vec<&Row> = rows.iter().copied().filter(|r| r.kernel == best.kernel).collect();
+            let label = format!("{}: {} ({})", machine.gpu, best.kernel, best.title);
+            Some(Series { label, points: points(&mine, |r| r.gbps()), look: nth_look(i, false) })
+        })
+        .collect();
+    let names: Vec<&str> = data.iter().map(|(m, _)| m.gpu.as_str()).collect();
+    LineChart {
+        title: format!("Best correct kernel vs N: {} ({SWEEP_DTYPE}, rotated)", names.join(", ")),
+        y_desc: "achieved bandwidth (GB/s)".into(),
+        y_axis: Axis::Linear,
+        y_reach: 0.0,
+        series,
+        if_empty: format!("no correct kernel measured on {SWEEP_DTYPE} with rotated inputs"),
+        x_axis: XAxis::Elements,
+    }
+}

@@ -1,0 +1,130 @@
+//! Tests of the charts' data and rendering, without a GPU.
+
+use super::draw::*;
+use super::lines::*;
+use super::looks::*;
+use super::speedup::*;
+use super::*;
+use crate::results::{Cache, Status};
+use plotters::prelude::*;
+
+fn row(kernel: &str, chapter: u32, status: Status, n: usize, cache: Cache, median_us: f64) -> Row {
+    let bytes = if kernel == "copy" { 8 * n } else { 4 * n };
+    Row {
+        kernel: kernel.into(), chapter, title: format!("{kernel} title"), status, dtype: Dtype::F32,
+        n, block: 256, cache, median_us, min_us: median_us, max_us: median_us, bytes, working_set_bytes: bytes,
+        repeats: 3, method: "test".into(),
+    }
+}
+
+fn machine(peak: Option<f64>) -> Machine {
+    Machine { gpu: "Test GPU".into(), peak_gbps: peak, ..Default::default() }
+}
+
+#[test]
+fn copy_floor_is_the_read_half_of_the_copy_at_its_bandwidth() {
+    // A copy of 2^20 values in 10 µs moves 8 MiB; reading 4 MiB at that rate takes 5 µs.
+    let rows = vec![row("copy", 0, Status::Pace, 1 << 20, Cache::Rotated, 10.0), row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 50.0)];
+    let chart = time_chart(&(machine(None), rows), Part::Harris);
+    let floor = chart.series.iter().find(|s| s.label.starts_with("copy pace")).unwrap();
+    assert_eq!(floor.points.len(), 1);
+    assert!((floor.points[0].1 - 5.0).abs() < 1e-9, "{:?}", floor.points);
+    assert!(!chart.series.iter().any(|s| s.label.starts_with("peak floor")), "no peak, no peak line");
+}
+
+#[test]
+fn read_only_ceiling_is_drawn_at_its_own_time_and_bandwidth_in_both_parts() {
+    let rows = vec![
+        row("read_only", 0, Status::Ceiling, 1 << 20, Cache::Rotated, 2.0),
+        row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 50.0),
+        row("reduce9", 9, Status::Correct, 1 << 20, Cache::Rotated, 3.0),
+    ];
+    for part in [Part::Harris, Part::Modern] {
+        let time = time_chart(&(machine(Some(4194.304)), rows.clone()), part);
+        let ceiling = time.series.iter().find(|s| s.label.starts_with("read-only ceiling")).expect("a ceiling line");
+        assert_eq!(ceiling.points, vec![((1 << 20) as f64, 2.0)]);
+        assert_eq!(ceiling.look, READ_ONLY_LOOK);
+        let bandwidth = bandwidth_chart(&(machine(Some(4194.304)), rows.clone()), part);
+        let ceiling = bandwidth.series.iter().find(|s| s.label.starts_with("read-only ceiling")).expect("a ceiling line");
+        // 4 MiB in 2 µs is 2097.152 GB/s: half of the 4194.304 GB/s peak.
+        assert!((ceiling.points[0].1 - 50.0).abs() < 1e-9, "{:?}", ceiling.points);
+        assert!(!bandwidth.series.iter().any(|s| s.label.starts_with("read_only:")), "the ceiling is not drawn as a kernel");
+    }
+}
+
+#[test]
+fn peak_floor_reads_n_values_at_the_peak() {
+    let rows = vec![row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 50.0)];
+    let chart = time_chart(&(machine(Some(4000.0)), rows), Part::Harris);
+    let peak = chart.series.iter().find(|s| s.label.starts_with("peak floor")).unwrap();
+    let expected_us = (4 << 20) as f64 / 4000e9 * 1e6;
+    assert!((peak.points[0].1 - expected_us).abs() < 1e-9);
+}
+
+#[test]
+fn series_follow_book_order_and_mark_historical_kernels_dashed() {
+    let rows = vec![
+        row("reduce5", 5, Status::Correct, 1024, Cache::Rotated, 3.0),
+        row("reduce1", 1, Status::Correct, 2048, Cache::Rotated, 9.0),
+        row("reduce1", 1, Status::Correct, 1024, Cache::Rotated, 5.0),
+        row("reduce5_volatile", 5, Status::Historical, 1024, Cache::Rotated, 3.0),
+        row("reduce3", 3, Status::Correct, 1024, Cache::Resident, 1.0), // not rotated: left out
+    ];
+    let chart = time_chart(&(machine(None), rows), Part::Harris);
+    let labels: Vec<&str> = chart.series.iter().map(|s| s.label.split(':').next().unwrap()).collect();
+    assert_eq!(labels, ["reduce1", "reduce5", "reduce5_volatile"]);
+    assert_eq!(chart.series[0].points, vec![(1024.0, 5.0), (2048.0, 9.0)], "sorted by N");
+    assert!(chart.series[2].look.dashed && !chart.series[1].look.dashed);
+    let looks: Vec<Look> = chart.series.iter().map(|s| s.look).collect();
+    for (i, a) in looks.iter().enumerate() {
+        for b in &looks[i + 1..] {
+            assert!(a.colour != b.colour && a.marker != b.marker, "{a:?} and {b:?} look alike");
+        }
+    }
+}
+
+#[test]
+fn looks_stay_distinct_past_one_cycle_of_colours() {
+    let looks: Vec<(RGBColor, Marker)> = (0..64).map(|i| nth_look(i, false)).map(|l| (l.colour, l.marker)).collect();
+    for (i, a) in looks.iter().enumerate() {
+        assert!(!looks[i + 1..].contains(a), "look {i} repeats");
+    }
+}
+
+#[test]
+fn speedups_are_ratios_of_times_skipping_gaps() {
+    let times = [Some(40.0), Some(20.0), None, Some(5.0)];
+    assert_eq!(step_speedups(&times), [None, Some(2.0), None, Some(4.0)]);
+    assert_eq!(cumulative_speedups(&times), [Some(1.0), Some(2.0), None, Some(8.0)]);
+}
+
+#[test]
+fn bandwidth_is_a_percentage_of_the_peak_when_known() {
+    let rows = vec![row("reduce1", 1, Status::Correct, 1 << 20, Cache::Rotated, 2.0)];
+    let with_peak = bandwidth_chart(&(machine(Some(4194.304)), rows.clone()), Part::Harris);
+    let gbps = rows[0].gbps();
+    assert!((with_peak.series[0].points[0].1 - 100.0 * gbps / 4194.304).abs() < 1e-9);
+    let without = bandwidth_chart(&(machine(None), rows), Part::Harris);
+    assert!((without.series[0].points[0].1 - gbps).abs() < 1e-9);
+}
+
+#[test]
+fn a_zero_time_is_refused_not_drawn() {
+    let rows = vec![row("reduce1", 1, Status::Correct, 1024, Cache::Rotated, 0.0)];
+    let err = Figure::Lines(time_chart(&(machine(None), rows), Part::Harris)).render().unwrap_err();
+    assert!(err.contains("reduce1") && err.contains("1024"), "{err}");
+}
+
+#[test]
+fn tick_labels_are_short() {
+    assert_eq!(power_of_two(1048576.0), "2^20");
+    assert_eq!(power_of_two(1000.0), "1000");
+    assert_eq!(number(0.125), "0.125");
+    assert_eq!(number(2.5), "2.5");
+    assert_eq!(number(250.0), "250");
+    assert_eq!(number(0.30000000000000004), "0.3");
+    assert_eq!(bytes_label(8.0), "8 B");
+    assert_eq!(bytes_label(65536.0), "64 KiB");
+    assert_eq!(bytes_label((1u64 << 30) as f64), "1 GiB");
+    assert_eq!(bytes_label(1000.0), "1000");
+}

@@ -1,0 +1,264 @@
+//! The row-sum chapter's table and chart, drawn from `plots/data/rows/` with no GPU. Row-sum
+//! results are ordinary benchmark rows ([`crate::results`]) with one convention: `n` is the row
+//! length N, and `bytes` the M·N·4 bytes read, so M = bytes / (4·n) ([`rows_of`]).
+
+use crate::error::{io_error, Result};
+use crate::results::{Cache, Machine, Row};
+use crate::rows::Strategy;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The name of the automatic choice's rows, and of the library peer's.
+pub const AUTO_KERNEL: &str = "rows_auto";
+pub const TORCH_KERNEL: &str = "torch_sum_dim1";
+/// The chapter of the kernels, in the results' `chapter` column.
+pub const CHAPTER: u32 = 13;
+
+/// Where the row-sum results of a GPU are: `plots/data/rows/<gpu-slug>.csv`, and
+/// `<gpu-slug>-peers.csv` from `plots/peers.py --rows`.
+pub fn results_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("rows")
+}
+
+/// The command that measures what the table and chart show.
+pub const MEASURE_COMMAND: &str = "cargo run --release -- rows-bench";
+
+/// The rows of one GPU (by slug) under `rows_dir`, both files merged, the benchmark's header
+/// kept; `None` where neither file exists.
+pub fn load(rows_dir: &Path, slug: &str) -> Result<Option<(Machine, Vec<Row>)>> {
+    let mut found: Option<(Machine, Vec<Row>)> = None;
+    for file in [format!("{slug}.csv"), format!("{slug}-peers.csv")] {
+        let path = rows_dir.join(file);
+        if !path.is_file() {
+            continue;
+        }
+        let (machine, rows) = crate::results::read_csv(&path)?;
+        match found.as_mut() {
+            Some((_, existing)) => existing.extend(rows),
+            None => found = Some((machine, rows)),
+        }
+    }
+    Ok(found)
+}
+
+/// M of a row-sum result: bytes / (4 · n).
+pub fn rows_of(row: &Row) -> usize {
+    row.bytes / (4 * row.n.max(1))
+}
+
+/// Write `book/generated/rows.md` (the table), `book/generated/rows_chart.md` (the chart, or
+/// why there is none) and, where there are measurements, `plots/rows.svg`, for the GPU the
+/// book shows. With no row data, the two notes say how to measure, and no chart is drawn.
+pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBuf>> {
+    let slug = crate::results::slug(&book.gpu);
+    let loaded = load(&results_dir(data_dir), &slug)?;
+    let generated = root.join("book/generated");
+    std::fs::create_dir_all(&generated).map_err(|e| io_error(&generated, e))?;
+    let mut written = Vec::new();
+    let (table, chart_note) = match &loaded {
+        Some((machine, rows)) if !rows.is_empty() => {
+            let svg = root.join("plots/rows.svg");
+            let (title, y_desc, series) = chart_series(machine, rows);
+            written.push(crate::plots::draw_line_chart(&svg, title, y_desc, series)?);
+            (table(machine, rows), "{{#include ../../plots/rows.svg}}\n".to_string())
+        }
+        _ => {
+            let note = format!("*Not yet measured on the {}: run `{MEASURE_COMMAND}` on it (on a GPU host without Rust, \
+                `bash tests/gpu-host.sh rows` and copy `$OUT/rows/*.csv` to `plots/data/rows/`), then \
+                `cargo run -- bench --plot-only`.*\n", book.gpu);
+            (note, format!("*Not yet measured on the {}: no chart yet.*\n", book.gpu))
+        }
+    };
+    for (name, text) in [("rows.md", table), ("rows_chart.md", chart_note)] {
+        let path = generated.join(name);
+        std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// The series the chart draws: time against N at the M·N most shapes share (the fixed product
+/// of the sweep), one line per strategy, the automatic choice and the library peer (dashed).
+fn chart_series(machine: &Machine, rows: &[Row]) -> (String, String, crate::plots::PlainSeries) {
+    let product = common_product(rows);
+    let mut series = Vec::new();
+    let names: Vec<(&str, String, bool)> = Strategy::ALL.iter().map(|s| (s.kernel(), format!("{}: {}", s.kernel(), s.title()), false))
+        .chain([(AUTO_KERNEL, format!("{AUTO_KERNEL}: the host's choice"), false), (TORCH_KERNEL, "torch.sum(x, dim=1)".to_string(), true)])
+        .collect();
+    for (kernel, label, dashed) in names {
+        let mut points: Vec<(f64, f64)> = rows.iter()
+            .filter(|r| r.kernel == kernel && r.bytes == product)
+            .map(|r| (r.n as f64, r.median_us))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if !points.is_empty() {
+            series.push((label, points, dashed));
+        }
+    }
+    let values = product / 4;
+    let size = if values.is_power_of_two() { format!("2^{}", values.trailing_zeros()) } else { values.to_string() };
+    (format!("Row sums of M × N = {size} f32 values, {}: time vs row length N", machine.gpu), "median time per M row sums (µs)".into(), series)
+}
+
+/// The bytes per operation that most rows share.
+fn common_product(rows: &[Row]) -> usize {
+    let mut counts: Vec<(usize, usize)> = Vec::new();
+    for r in rows {
+        match counts.iter_mut().find(|(b, _)| *b == r.bytes) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((r.bytes, 1)),
+        }
+    }
+    // The most common; on a tie the largest, so that the sweep wins over a lone small shape.
+    counts.into_iter().max_by_key(|&(b, c)| (c, b)).map_or(0, |(b, _)| b)
+}
+
+fn find<'a>(rows: &'a [Row], kernel: &str, m: usize, n: usize) -> Option<&'a Row> {
+    rows.iter().find(|r| r.kernel == kernel && r.n == n && rows_of(r) == m && r.cache == Cache::Rotated)
+}
+
+fn power(v: usize) -> String {
+    if v.is_power_of_two() && v >= 1 << 14 { format!("2^{}", v.trailing_zeros()) } else { v.to_string() }
+}
+
+/// The table of every shape: each strategy's time, the automatic choice, the library peer, the
+/// fastest in bold and its bandwidth; then how often the automatic choice was the fastest of
+/// the three kernels.
+pub fn table(machine: &Machine, rows: &[Row]) -> String {
+    let mut shapes: Vec<(usize, usize)> = rows.iter().map(|r| (rows_of(r), r.n)).collect();
+    shapes.sort_by_key(|&(m, n)| (n, m));
+    shapes.dedup();
+    let has_peer = rows.iter().any(|r| r.kernel == TORCH_KERNEL);
+    let mut s = String::new();
+    let mut header = "| M × N | automatic choice | warp per row (µs) | block per row (µs) | split rows (µs) | automatic (µs) |".to_string();
+    let mut rule = "|---|---|--:|--:|--:|--:|".to_string();
+    if has_peer {
+        header.push_str(" torch.sum(x, dim=1) (µs) |");
+        rule.push_str("--:|");
+    }
+    header.push_str(" fastest: GB/s | % of peak |");
+    rule.push_str("--:|--:|");
+    writeln!(s, "{header}\n{rule}").unwrap();
+    let (mut picked_best, mut compared, mut worst): (usize, usize, Option<(f64, usize, usize)>) = (0, 0, None);
+    for &(m, n) in &shapes {
+        let auto = find(rows, AUTO_KERNEL, m, n);
+        let mut kernels: Vec<&str> = Strategy::ALL.iter().map(|s| s.kernel()).collect();
+        kernels.push(AUTO_KERNEL);
+        if has_peer {
+            kernels.push(TORCH_KERNEL);
+        }
+        let fastest = kernels.iter().filter_map(|k| find(rows, k, m, n)).min_by(|a, b| a.median_us.total_cmp(&b.median_us));
+        let cell = |k: &str| match find(rows, k, m, n) {
+            Some(r) if fastest.is_some_and(|f| std::ptr::eq(f, r)) => format!("**{:.2}**", r.median_us),
+            Some(r) => format!("{:.2}", r.median_us),
+            None => "–".into(),
+        };
+        let pick = auto.and_then(|a| a.title.split_once('(').map(|(_, rest)| rest.trim_end_matches(')').to_string()));
+        let mut line = format!("| {} × {} | {} |", power(m), power(n), pick.clone().unwrap_or_else(|| "–".into()));
+        for k in &kernels {
+            write!(line, " {} |", cell(k)).unwrap();
+        }
+        match fastest {
+            Some(f) => {
+                let pct = machine.peak_gbps.filter(|p| *p > 0.0).map(|p| format!("{:.1} %", 100.0 * f.gbps() / p)).unwrap_or_else(|| "–".into());
+                write!(line, " {:.1} | {pct} |", f.gbps()).unwrap();
+            }
+            None => line.push_str(" – | – |"),
+        }
+        writeln!(s, "{line}").unwrap();
+        // The automatic choice against the fastest of the three kernels at this shape.
+        let best_kernel = Strategy::ALL.iter().filter_map(|k| find(rows, k.kernel(), m, n)).min_by(|a, b| a.median_us.total_cmp(&b.median_us));
+        let chosen = pick.as_deref().and_then(Strategy::parse).and_then(|p| find(rows, p.kernel(), m, n));
+        if let (Some(best), Some(chosen)) = (best_kernel, chosen) {
+            compared += 1;
+            if std::ptr::eq(best, chosen) {
+                picked_best += 1;
+            } else {
+                let slower = chosen.median_us / best.median_us;
+                if worst.map_or(true, |(w, _, _)| slower > w) {
+                    worst = Some((slower, m, n));
+                }
+            }
+        }
+    }
+    writeln!(s).unwrap();
+    if compared > 0 {
+        write!(s, "The automatic choice picked the fastest of the three kernels at {picked_best} of {compared} shapes").unwrap();
+        match worst {
+            Some((slower, m, n)) => writeln!(s, "; where it did not, its pick took at most {slower:.2}× the fastest one's time (at {} × {}).", power(m), power(n)).unwrap(),
+            None => writeln!(s, ".").unwrap(),
+        }
+        writeln!(s).unwrap();
+    }
+    let peak = machine.peak_gbps.map(|p| format!(", theoretical peak {p:.0} GB/s")).unwrap_or_default();
+    writeln!(s, "*Measured on an {} ({} SMs, {:.0} MiB of L2{peak}; driver CUDA {}, NVRTC {}) on {} by `{}`; inputs rotated through a pool larger than L2, \
+        median of CUDA-event timings of graphs of back-to-back calls; every result checked row by row before it was timed.*",
+        machine.gpu, machine.sm_count, machine.l2_bytes as f64 / (1 << 20) as f64, machine.driver_cuda, machine.nvrtc, machine.date, machine.command).unwrap();
+    if has_peer {
+        writeln!(s, "*`torch.sum(x, dim=1)` measured by `python3 plots/peers.py --rows`, the same way.*").unwrap();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::Dtype;
+    use crate::results::Status;
+
+    fn row(kernel: &str, title: &str, m: usize, n: usize, median_us: f64) -> Row {
+        Row {
+            kernel: kernel.into(), chapter: CHAPTER, title: title.into(), status: Status::Correct, dtype: Dtype::F32, n, block: 256,
+            cache: Cache::Rotated, median_us, min_us: median_us, max_us: median_us, bytes: 4 * m * n, working_set_bytes: 4 * m * n,
+            repeats: 15, method: "test".into(),
+        }
+    }
+
+    fn sample() -> (Machine, Vec<Row>) {
+        let machine = Machine { gpu: "Test GPU".into(), sm_count: 132, peak_gbps: Some(4800.0), date: "2026-01-01".into(), command: "reduction rows-bench".into(), ..Default::default() };
+        let rows = vec![
+            row("rows_warp", "one warp per row", 1 << 20, 1 << 8, 270.0),
+            row("rows_block", "one block per row", 1 << 20, 1 << 8, 290.0),
+            row("rows_auto", "automatic (warp)", 1 << 20, 1 << 8, 271.0),
+            row("rows_block", "one block per row", 16, 1 << 24, 1600.0),
+            row("rows_split", "several blocks per row", 16, 1 << 24, 240.0),
+            row("rows_auto", "automatic (split)", 16, 1 << 24, 241.0),
+            row("rows_warp", "one warp per row", 4096, 64, 4.0),
+            row("rows_block", "one block per row", 4096, 64, 3.0),
+            row("rows_auto", "automatic (warp)", 4096, 64, 4.1),
+        ];
+        (machine, rows)
+    }
+
+    #[test]
+    fn the_table_marks_the_fastest_and_counts_the_automatic_choice() {
+        let (machine, rows) = sample();
+        let t = table(&machine, &rows);
+        assert!(t.contains("| 2^20 × 256 | warp | **270.00** | 290.00 | – | 271.00 |"), "{t}");
+        assert!(t.contains("| 16 × 2^24 | split | – | 1600.00 | **240.00** | 241.00 |"), "{t}");
+        // 4096 × 64: the block was faster than the warp the host picked, by 4/3.
+        assert!(t.contains("fastest of the three kernels at 2 of 3 shapes"), "{t}");
+        assert!(t.contains("at most 1.33× the fastest one's time (at 4096 × 64)"), "{t}");
+        assert!(t.contains("Test GPU") && !t.contains("torch"), "{t}");
+        // 2^28 values (2^30 bytes) in 240 µs: 4473.9 GB/s, 93.2 % of 4800.
+        assert!(t.contains("| 4473.9 | 93.2 % |"), "{t}");
+    }
+
+    #[test]
+    fn the_chart_shows_the_fixed_product_only() {
+        let (machine, mut rows) = sample();
+        rows.push(row(TORCH_KERNEL, "torch", 16, 1 << 24, 250.0));
+        let (title, _, series) = chart_series(&machine, &rows);
+        assert!(title.contains("2^28") && title.contains("Test GPU"), "{title}");
+        let warp = series.iter().find(|s| s.0.starts_with("rows_warp")).unwrap();
+        assert_eq!(warp.1, vec![(256.0, 270.0)], "the 4096 × 64 shape is off the fixed product");
+        let torch = series.iter().find(|s| s.0.starts_with("torch")).unwrap();
+        assert!(torch.2, "the peer is dashed");
+        assert_eq!(series.len(), 5);
+    }
+
+    #[test]
+    fn rows_are_recovered_from_bytes() {
+        assert_eq!(rows_of(&row("rows_warp", "", 4096, 64, 1.0)), 4096);
+    }
+}

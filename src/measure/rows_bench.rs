@@ -1,0 +1,123 @@
+//! The row sums' benchmark (chapter 13): each strategy of [`crate::rows`] where it could win, and
+//! the automatic choice, at a fixed M·N, each checked row by row before it is timed. Results are
+//! ordinary benchmark rows ([`crate::results`]) under `plots/data/rows/`, with the convention of
+//! [`crate::book::rows`]: `n` is the row length N, and `bytes` the M·N·4 bytes read.
+
+use crate::book::rows::{AUTO_KERNEL, CHAPTER};
+use crate::data::Checked;
+use crate::element::{Dtype, Element};
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::results::{Cache, Row, Status};
+use crate::rows::{check_rows, exact_row_references, RowLayout, RowReducer, Strategy, SPLIT_MIN_COLS, WARP_MAX_COLS};
+
+/// M·N of the sweep: 2^28 values, 1 GiB of f32, many times any L2.
+pub const SWEEP_VALUES: usize = 1 << 28;
+
+/// The default shapes: M·N = 2^28 from 2^20 rows of 2^8 values to 16 rows of 2^24, and a
+/// small LayerNorm-like 4096 × 64.
+pub fn default_shapes() -> Vec<(usize, usize)> {
+    let mut shapes = vec![(4096, 64)];
+    shapes.extend((8..=24).map(|k| (SWEEP_VALUES >> k, 1usize << k)));
+    shapes
+}
+
+/// A few of them, for `--quick`.
+pub fn quick_shapes() -> Vec<(usize, usize)> {
+    let mut shapes = vec![(4096, 64)];
+    shapes.extend((8..=24).step_by(4).map(|k| (SWEEP_VALUES >> k, 1usize << k)));
+    shapes
+}
+
+/// Whether the benchmark measures `strategy` on rows of `cols` values: where it could win. A
+/// warp per row up to 8192 values (past that, one warp per SM-sized row is hopeless); the
+/// split from 4096 (below, it is one block per row with a ticket); one block per row always.
+pub fn measured(strategy: Strategy, cols: usize) -> bool {
+    match strategy {
+        Strategy::Warp => cols <= 8 * WARP_MAX_COLS,
+        Strategy::Block => true,
+        Strategy::Split => cols >= SPLIT_MIN_COLS / 2,
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct RowsBenchConfig {
+    /// (M, N) pairs.
+    pub shapes: Vec<(usize, usize)>,
+    pub target_ms: f64,
+    pub seed: u64,
+}
+
+impl Default for RowsBenchConfig {
+    fn default() -> Self {
+        RowsBenchConfig { shapes: default_shapes(), target_ms: 3.0, seed: 2007 }
+    }
+}
+
+/// Measure each shape with each strategy that [`measured`] names and with the automatic choice:
+/// each checked row by row against the reference before it is timed, timed like the full sums
+/// (CUDA graphs of back-to-back sums, CUDA events, inputs rotated through a pool larger than
+/// L2). One line per measurement goes to stderr as it is made.
+pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
+    let elem = std::mem::size_of::<f32>();
+    let largest = config.shapes.iter().map(|&(m, n)| m * n).max().unwrap_or(0);
+    let want = (2 * largest).max(8 * gpu.info().l2_cache_bytes / elem);
+    let (free, _) = gpu.memory()?;
+    let pool_len = want.min((free as f64 * 0.45) as usize / elem);
+    if pool_len < largest {
+        return Err(Error::OutOfMemory { requested_bytes: largest * elem, free_bytes: free });
+    }
+    // Exact by construction for the longest row, so that every row of every shape is checked bit
+    // for bit before it is timed (the time of an f32 add does not depend on its operands).
+    let longest = config.shapes.iter().map(|&(_, n)| n).max().unwrap_or(1);
+    eprintln!("input pool of {} values ({}), exact by construction (nonzero integers up to {}, random signs), seed {}",
+        pool_len, crate::error::human_bytes(pool_len * elem), f32::exact_limit(longest), config.seed);
+    let host: Vec<f32> = crate::data::exact_parallel_for(pool_len, longest, config.seed);
+    let mut pool = gpu.alloc::<f32>(pool_len)?;
+    gpu.upload_chunked(&host, &mut pool, 0, "uploading the input pool")?;
+    let mut reducers: Vec<(Option<Strategy>, RowReducer)> = Vec::new();
+    for s in [Some(Strategy::Warp), Some(Strategy::Block), Some(Strategy::Split), None] {
+        reducers.push((s, RowReducer::with_strategy(gpu, s)?));
+    }
+    let mut rows = Vec::new();
+    for &(m, n) in &config.shapes {
+        let layout = RowLayout::dense(m, n);
+        let total = m * n;
+        if total == 0 || total > pool_len {
+            eprintln!("skipped {layout}: empty, or larger than the pool");
+            continue;
+        }
+        // Consecutive inputs start 1 KiB apart at least and do not overlap.
+        let step = total.div_ceil(256) * 256;
+        let slots = (pool_len - total) / step + 1;
+        let references = exact_row_references(&host[..total], layout).map_err(|why| Error::Cuda { during: format!("making the reference of {layout}"), message: why })?;
+        let mut out = gpu.alloc::<f32>(m)?;
+        for (strategy, reducer) in reducers.iter_mut() {
+            if strategy.is_some_and(|s| !measured(s, n)) {
+                continue;
+            }
+            let launch = reducer.plan(layout)?.expect("a non-empty layout is launched");
+            // Correct before fast: poisoned outputs, the first input, every row checked.
+            gpu.fill(&mut out, f32::POISON)?;
+            reducer.enqueue(&pool.slice(..total), layout, &mut out.as_view_mut())?;
+            let got = gpu.download(&out)?;
+            gpu.synchronize()?;
+            let name = strategy.map_or(AUTO_KERNEL, |s| s.kernel());
+            check_rows(&got, &references, launch.addition_depth(n)).map_err(|why| Error::Cuda { during: format!("checking {name} on {layout}"), message: why })?;
+            let timing = crate::bench::time_graph(gpu, config.target_ms, |j| {
+                let start = (j % slots) * step;
+                reducer.enqueue(&pool.slice(start..start + total), layout, &mut out.as_view_mut()).map(|_| ())
+            })?;
+            let title = match strategy {
+                Some(s) => s.title().to_string(),
+                None => format!("automatic ({})", launch.strategy.name()),
+            };
+            let working_set = timing.ops_per_graph.min(slots) * total * elem;
+            let row = timing.row(name, CHAPTER, &title, Status::Correct, Dtype::F32, n, launch.block, Cache::Rotated, total * elem, working_set);
+            eprintln!("{:>8} × {:<9} {:<11} {:>10.2} µs {:>8.1} GB/s   {launch}", m, n, name, row.median_us, row.gbps());
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
