@@ -137,13 +137,7 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
     for mutant in mutants::WHOLE_ARRAY {
         let kernel = mutant.original().expect("planted in a registered kernel");
         for dtype in kernel.dtypes {
-            trials.push(match dtype {
-                Dtype::F32 => whole_array_trial::<f32>(mutant),
-                Dtype::I32 => whole_array_trial::<i32>(mutant),
-                Dtype::F64 => whole_array_trial::<f64>(mutant),
-                Dtype::F16 => whole_array_trial::<f16>(mutant),
-                Dtype::BF16 => whole_array_trial::<bf16>(mutant),
-            });
+            trials.push(reduction::with_dtype!(*dtype, T => whole_array_trial::<T>(mutant)));
         }
     }
     for mutant in mutants::ROWS {

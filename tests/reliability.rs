@@ -154,13 +154,7 @@ fn property_case(gpu: &Gpu, case: usize, seed: u64) -> Result<(), Failed> {
     let block = blocks[rng.gen_range(0..blocks.len())];
     let data_seed = rng.gen();
     let describe = || format!("case {case}: {} {} n={n} block={block} (seed {seed})", kernel.name, dtype.name());
-    let outcome = match dtype {
-        Dtype::F32 => check::<f32>(gpu, kernel.name, n, block, data_seed),
-        Dtype::I32 => check::<i32>(gpu, kernel.name, n, block, data_seed),
-        Dtype::F64 => check::<f64>(gpu, kernel.name, n, block, data_seed),
-        Dtype::F16 => check::<half::f16>(gpu, kernel.name, n, block, data_seed),
-        Dtype::BF16 => check::<half::bf16>(gpu, kernel.name, n, block, data_seed),
-    };
+    let outcome = reduction::with_dtype!(dtype, T => check::<T>(gpu, kernel.name, n, block, data_seed));
     outcome.map_err(|e| format!("{}: {e}", describe()).into())
 }
 

@@ -3,11 +3,10 @@
 
 use super::{command_line, parse_seconds, parse_seed, parse_size, Outcome};
 use clap::Args;
-use reduction::data::Checked;
 use reduction::guard::{Class, Deadline, Observation, DEADLINE_ENV, STARTUP_ENV};
 use reduction::limits::{count_in_words as words, Need};
 use reduction::mistakes::{self, Recorded, Records, RunOptions};
-use reduction::{Gpu, Reducer};
+use reduction::Gpu;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -161,7 +160,7 @@ pub fn all(args: MistakesArgs) -> Outcome {
         println!("\nrecorded in {}", path.display());
     }
 
-    match parent_still_sums(&gpu) {
+    match reduction::mistakes::parent_still_sums(&gpu) {
         Ok(()) => println!("\nthis process's own GPU context still sums correctly"),
         Err(why) => {
             println!("\nthis process's own GPU context no longer sums: {why}");
@@ -175,11 +174,3 @@ pub fn all(args: MistakesArgs) -> Outcome {
     }
 }
 
-/// After every mistake has run in a child, the parent's own context must still sum right.
-// NOTE: this belongs beside the mistakes code (src/mistakes/), where tests/mistakes.rs has its
-// own `parent_still_sums`; one definition there can serve both once that module exports it.
-fn parent_still_sums(gpu: &Gpu) -> Result<(), String> {
-    let xs = <i32 as Checked>::random((1 << 20) + 37, 11);
-    let got = Reducer::<i32>::new(gpu, "reduce3", 256).and_then(|mut r| r.sum_host(&xs)).map_err(|e| e.to_string())?;
-    i32::check_sum(got, &xs)
-}

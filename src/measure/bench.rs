@@ -74,13 +74,7 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}").unwrap().progress_chars("=> "));
     for &dtype in &config.dtypes {
-        rows.extend(match dtype {
-            Dtype::F32 => run_dtype::<f32>(gpu, config, &bar)?,
-            Dtype::I32 => run_dtype::<i32>(gpu, config, &bar)?,
-            Dtype::F64 => run_dtype::<f64>(gpu, config, &bar)?,
-            Dtype::F16 => run_dtype::<half::f16>(gpu, config, &bar)?,
-            Dtype::BF16 => run_dtype::<half::bf16>(gpu, config, &bar)?,
-        });
+        rows.extend(crate::with_dtype!(dtype, T => run_dtype::<T>(gpu, config, &bar))?);
     }
     bar.finish_and_clear();
     Ok(rows)
@@ -372,8 +366,7 @@ impl Timing {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn row(&self, kernel: &str, chapter: u32, title: &str, status: Status, dtype: Dtype, n: usize, block: u32, cache: Cache, bytes: usize, working_set_bytes: usize) -> Row {
         let mut sorted = self.per_op_us.clone();
-        sorted.sort_by(|a, b| a.total_cmp(b));
-        let median = sorted[sorted.len() / 2];
+        let median = crate::measure::median(&mut sorted); // sorts too
         Row {
             kernel: kernel.to_string(),
             chapter,

@@ -34,7 +34,7 @@ pub use catalogue::{all, find, kernel_files, kernel_spec, run_order, sanitizer_c
 pub use child::{run_child_if_asked, run_in_process};
 pub use describe::what_it_did;
 pub use records::{header, parse_records, read_records, record_path, write_records, Recorded, Records};
-pub use verdict::run_guarded;
+pub use verdict::{parent_still_sums, run_guarded};
 // The chapter's tables, drawn by the book layer; here too for the command line.
 pub use crate::book::mistakes::{book_records, records_dir, sentence_markdown, table_markdown, write_mistakes_table, MEASURE_COMMAND, TABLE_COMMAND};
 

@@ -170,8 +170,7 @@ pub fn run(ranks: &Ranks, config: &AllReduceConfig) -> Result<(AllReduceHeader, 
                 let ms = time_calls(gpu, &mut comm, &send, &mut recv, n, ops, &start, &end, config.nccl_timeout)?;
                 per_op_us.push(ms * 1e3 / ops as f64);
             }
-            per_op_us.sort_by(|a, b| a.total_cmp(b));
-            let median = per_op_us[per_op_us.len() / 2];
+            let median = crate::measure::median(&mut per_op_us);
             let row = AllReduceRow {
                 bytes,
                 count: n,

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 mod ceiling;
+pub use ceiling::fastest;
 mod claims;
 mod harris;
 mod modern;
