@@ -4,7 +4,7 @@ use super::{parse_seed, parse_size, Outcome};
 use clap::Args;
 use reduction::data::Checked;
 use reduction::limits::Need;
-use reduction::{kernels, with_dtype, Dtype, Error, Gpu, Reducer};
+use reduction::{kernels, with_dtype, Dtype, Gpu, Reducer};
 use std::process::ExitCode;
 
 /// `reduction info`: what the GPU is, NVRTC's version, and the registered kernels.
@@ -54,7 +54,7 @@ pub fn run(args: SumArgs) -> Outcome {
     // Everything that can be refused without a GPU is refused before one is opened.
     let spec = kernels::find(&kernel)?;
     if !spec.supports(dtype) {
-        return Err(Error::unsupported_dtype(spec, dtype).into());
+        return Err(spec.unsupported(dtype).into());
     }
     // The input is made on the host, then copied to the GPU.
     let input = Need::values(n, dtype);

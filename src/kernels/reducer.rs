@@ -41,7 +41,7 @@ impl<T: Element> Reducer<T> {
     /// [`crate::mutants`] are registered kernels with one line changed).
     pub fn with_spec(gpu: &Gpu, kernel: &'static KernelSpec, block: u32) -> Result<Self> {
         if !kernel.supports(T::DTYPE) {
-            return Err(Error::unsupported_dtype(kernel, T::DTYPE));
+            return Err(kernel.unsupported(T::DTYPE));
         }
         let info = gpu.info();
         let acc_bytes = std::mem::size_of::<Acc<T>>();

@@ -239,7 +239,10 @@ pub fn correct() -> impl Iterator<Item = &'static KernelSpec> {
 
 /// Look a kernel up by name.
 pub fn find(name: &str) -> Result<&'static KernelSpec> {
-    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| Error::UnknownKernel(name.to_string()))
+    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| Error::UnknownKernel {
+        name: name.to_string(),
+        known: KERNELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "),
+    })
 }
 
 /// Every distinct kernel file, for the compile check.
@@ -254,6 +257,11 @@ pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
 }
 
 impl KernelSpec {
+    /// The refusal of an element type this kernel has no entry point for.
+    pub fn unsupported(&self, dtype: Dtype) -> Error {
+        Error::UnsupportedDtype { kernel: self.name.to_string(), dtype, supported: self.dtypes.to_vec() }
+    }
+
     /// The entry point for element type `T` at this block size.
     pub fn entry_name<T: Element>(&self, block: u32) -> String {
         if self.block_in_entry_name {
@@ -437,5 +445,18 @@ mod tests {
     fn unknown_kernel_error_lists_the_known_ones() {
         let e = find("reduce99").unwrap_err().to_string();
         assert!(e.contains("reduce99") && e.contains("reduce1") && e.contains("reduce7"), "{e}");
+    }
+}
+
+/// What the runtime needs to compile a kernel file: its name, its text, its options.
+impl crate::gpu::KernelSource for KernelSpec {
+    fn file(&self) -> &'static str {
+        self.file
+    }
+    fn text(&self) -> String {
+        self.full_source()
+    }
+    fn options(&self) -> Result<Vec<String>> {
+        self.compile_options()
     }
 }

@@ -2,7 +2,6 @@
 
 use crate::element::Element;
 use crate::error::{During, Error, Result};
-use crate::kernels::KernelSpec;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream};
 use cudarc::nvrtc::Ptx;
@@ -64,6 +63,17 @@ impl fmt::Display for DeviceInfo {
         }
         write!(f, "  driver supports CUDA {}.{}", self.driver_cuda_version.0, self.driver_cuda_version.1)
     }
+}
+
+/// A kernel file the runtime can compile: the kernels layer's registry entries implement it, so
+/// that the runtime needs to know nothing of them. Compiled once per `file` per process.
+pub trait KernelSource {
+    /// A name unique to this source (the cache key and the name in compiler messages).
+    fn file(&self) -> &'static str;
+    /// The text NVRTC compiles.
+    fn text(&self) -> String;
+    /// NVRTC options beyond the base ones.
+    fn options(&self) -> Result<Vec<String>>;
 }
 
 /// An open GPU: its context, the one stream every operation of this crate is ordered on, and
@@ -151,27 +161,27 @@ impl Gpu {
     }
 
     /// Load one entry point of `kernel`, compiling its file first if this process has not.
-    pub fn function(&self, kernel: &KernelSpec, entry: &str) -> Result<CudaFunction> {
+    pub fn function(&self, kernel: &dyn KernelSource, entry: &str) -> Result<CudaFunction> {
         // Driver calls on the function that follow (the occupancy calculator) need this GPU's
         // context current on the calling thread, which may be a new one.
         self.bind_to_thread()?;
         let module = self.module(kernel)?;
         module.load_function(entry).map_err(|e| Error::Cuda {
-            during: format!("loading entry point {entry} from {}", kernel.file),
+            during: format!("loading entry point {entry} from {}", kernel.file()),
             message: e.to_string(),
         })
     }
 
-    fn module(&self, kernel: &KernelSpec) -> Result<Arc<CudaModule>> {
+    fn module(&self, kernel: &dyn KernelSource) -> Result<Arc<CudaModule>> {
         // Held across the compile, so that two threads never compile the same file twice.
         let mut modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(module) = modules.get(kernel.file) {
+        if let Some(module) = modules.get(kernel.file()) {
             return Ok(module.clone());
         }
-        let compiled = crate::nvrtc::compile_cubin(kernel.file, &kernel.full_source(), &self.info().arch(), &kernel.compile_options()?)?;
+        let compiled = crate::nvrtc::compile_cubin(kernel.file(), &kernel.text(), &self.info().arch(), &kernel.options()?)?;
         let module = self.inner.context.load_module(Ptx::from_binary(compiled.cubin))
-            .during(&format!("loading the CUBIN of {}", kernel.file))?;
-        modules.insert(kernel.file, module.clone());
+            .during(&format!("loading the CUBIN of {}", kernel.file()))?;
+        modules.insert(kernel.file(), module.clone());
         Ok(module)
     }
 
