@@ -230,7 +230,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             let check = reducer.check(got, &reference(n));
             if let Err(why) = &check {
                 if kernel.status == crate::kernels::Status::Correct {
-                    return Err(Error::Cuda { during: format!("checking {} {} n={n}", kernel.name, T::SUFFIX), message: why.clone() });
+                    return Err(Error::WrongSum { what: format!("{} {} n={n}", kernel.name, T::SUFFIX), why: why.clone() });
                 }
                 note(bar, format!("{} {} n={n} gave a wrong sum ({why}); not timed", kernel.name, T::SUFFIX));
                 continue;

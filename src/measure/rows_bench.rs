@@ -91,7 +91,7 @@ pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
         // Consecutive inputs start 1 KiB apart at least and do not overlap.
         let step = total.div_ceil(256) * 256;
         let slots = (pool_len - total) / step + 1;
-        let references = exact_row_references(&host[..total], layout).map_err(|why| Error::Cuda { during: format!("making the reference of {layout}"), message: why })?;
+        let references = exact_row_references(&host[..total], layout).map_err(|why| Error::Config { setting: format!("the exact input of {layout}"), reason: why })?;
         let mut out = gpu.alloc::<f32>(m)?;
         for (strategy, reducer) in reducers.iter_mut() {
             if strategy.is_some_and(|s| !measured(s, n)) {
@@ -104,7 +104,7 @@ pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
             let got = gpu.download(&out)?;
             gpu.synchronize()?;
             let name = strategy.map_or(AUTO_KERNEL, |s| s.kernel());
-            check_rows(&got, &references, launch.addition_depth(n)).map_err(|why| Error::Cuda { during: format!("checking {name} on {layout}"), message: why })?;
+            check_rows(&got, &references, launch.addition_depth(n)).map_err(|why| Error::WrongSum { what: format!("{name} on {layout}"), why })?;
             let timing = crate::bench::time_graph(gpu, config.target_ms, |j| {
                 let start = (j % slots) * step;
                 reducer.enqueue(&pool.slice(start..start + total), layout, &mut out.as_view_mut()).map(|_| ())
