@@ -6,7 +6,7 @@ use clap::Args;
 use reduction::bench::{self, BenchConfig};
 use reduction::limits::Need;
 use reduction::results::{self, Machine, Row};
-use reduction::{kernels, Dtype, Gpu};
+use reduction::{kernels, Dtype};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -62,15 +62,7 @@ pub fn run(args: BenchArgs) -> Outcome {
     // Sizes asked for must fit, on the host (the pool's copy for the references) and on the
     // GPU. The default sweep is the program's own choice: what does not fit there is skipped.
     let largest = args.sizes.as_ref().map(|_| largest_input(&config)).transpose()?.flatten();
-    if let Some(need) = &largest {
-        need.check_host()?;
-    }
-
-    let gpu = Gpu::open()?;
-    if let Some(need) = &largest {
-        need.check_device(&gpu)?;
-    }
-    eprintln!("{}", gpu.info());
+    let gpu = super::open_gpu_for(largest.as_ref())?;
     let started = std::time::Instant::now();
     let rows = bench::run(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());

@@ -97,6 +97,21 @@ pub fn block(block: Option<usize>) -> Result<Option<u32>, String> {
 // ---- what several subcommands share ----
 
 /// The header of a results file: this GPU, today, and the command that measured.
+/// Open the GPU for a measurement whose largest input is `largest` (if the reader chose the
+/// sizes): the input must fit on the host before the GPU is opened and on the GPU before
+/// anything is allocated. Prints what the GPU is.
+pub fn open_gpu_for(largest: Option<&reduction::limits::Need>) -> Result<Gpu, Box<dyn std::error::Error>> {
+    if let Some(need) = largest {
+        need.check_host()?;
+    }
+    let gpu = Gpu::open()?;
+    if let Some(need) = largest {
+        need.check_device(&gpu)?;
+    }
+    eprintln!("{}", gpu.info());
+    Ok(gpu)
+}
+
 pub fn machine_of(gpu: &Gpu, command: String) -> Machine {
     reduction::measure::machine(gpu, command)
 }

@@ -113,15 +113,7 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
         }
     }
     let largest = largest.map(|(m, n, values)| Need::elements(format!("a {} × {} f32 matrix", words(m), words(n)), values, 4));
-    if let Some(need) = &largest {
-        need.check_host()?;
-    }
-
-    let gpu = Gpu::open()?;
-    if let Some(need) = &largest {
-        need.check_device(&gpu)?;
-    }
-    eprintln!("{}", gpu.info());
+    let gpu = super::open_gpu_for(largest.as_ref())?;
     let started = std::time::Instant::now();
     let measured = rows_bench::bench(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());
