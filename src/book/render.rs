@@ -74,6 +74,8 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, row_sums.as_ref().map(|(_, rows)| rows.as_slice()));
     std::fs::write(&path, sentence).map_err(|e| io_error(&path, e))?;
     written.push(path);
+    // The tile languages (plots/tile_peers.py): line counts, the generated CUDA, the comparisons.
+    written.extend(crate::book::tile::render(&data_dir, &book.0, root)?);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     // Across GPUs (`reduction multigpu allreduce`): plots/data/nccl/, or a "not yet measured" note.
     written.extend(crate::book::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);
