@@ -28,6 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True  # no plots/__pycache__ beside the data
 import peers  # noqa: E402  (the timing and the CSV columns are shared)
 
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}

@@ -114,7 +114,7 @@ fn main() {
     }
     // No GPU needed: every listing the chapter counts is there, anchored, and short.
     trials.push(Trial::test("listings::every_counted_listing_is_anchored", || {
-        let counts = reduction::book::tile::line_counts(&root())?;
+        let counts = reduction::book::tile::line_counts()?;
         if counts.len() != reduction::book::tile::LISTINGS.len() || counts.iter().any(|(_, n)| *n == 0) {
             return Err(format!("{counts:?}").into());
         }
@@ -128,6 +128,15 @@ fn main() {
             }
         }
         Ok(())
+    }));
+    // The chapter's paragraph on what TileLang did for us: each claim in the saved source.
+    trials.push(Trial::test("generated::the_saved_source_shows_what_the_chapter_says", || {
+        let path = root().join("plots/data/tile").join(reduction::book::tile::GENERATED_SOURCE);
+        let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let claims = [("16-byte loads", "*(float4*)(A +"), ("loads issued before any add", "#pragma unroll"), ("adds in registers first", "rv < "),
+            ("shuffles across threads", "tl::AllReduce"), ("the block size from the program", "__launch_bounds__(128")];
+        let missing: Vec<&str> = claims.iter().filter(|(_, needle)| !source.contains(needle)).map(|(claim, _)| *claim).collect();
+        if missing.is_empty() { Ok(()) } else { Err(format!("{}: no sign of {missing:?}", path.display()).into()) }
     }));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -66,25 +66,36 @@ pub fn code_lines(text: &str, anchor: &str) -> Option<usize> {
     found.then_some(count)
 }
 
-/// The pack sum's lines, which the CUDA row sum uses from `kernels/vector_load.cuh`.
-fn pack_sum_lines(root: &Path) -> Result<usize> {
-    let path = root.join("kernels/vector_load.cuh");
-    let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
-    code_lines(&text, "pack_sum").ok_or_else(|| io_error(&path, "no pack_sum anchor"))
+/// The text of a listed file, compiled in (as the kernels are), so that the counts need no
+/// checkout: the book can be redrawn anywhere.
+pub fn listed_source(file: &str) -> Option<&'static str> {
+    Some(match file {
+        "kernels/tilelang/row_sum.py" => include_str!("../../kernels/tilelang/row_sum.py"),
+        "kernels/triton/row_sum.py" => include_str!("../../kernels/triton/row_sum.py"),
+        "kernels/tilelang/sum.py" => include_str!("../../kernels/tilelang/sum.py"),
+        "kernels/triton/sum.py" => include_str!("../../kernels/triton/sum.py"),
+        "kernels/13_rows.cu" => include_str!("../../kernels/13_rows.cu"),
+        "kernels/vector_load.cuh" => include_str!("../../kernels/vector_load.cuh"),
+        _ => return None,
+    })
 }
 
-/// The lines of each listing, counted in the files under `root`.
-pub fn line_counts(root: &Path) -> Result<Vec<(&'static str, usize)>> {
+/// The lines of each listing; the CUDA row sum also counts the pack sum it uses from
+/// `kernels/vector_load.cuh`.
+pub fn line_counts() -> Result<Vec<(&'static str, usize)>> {
+    let missing = |what: String| crate::error::Error::Config { setting: "the tile chapter's listings".into(), reason: what };
+    let lines_of = |file: &str, anchor: &str| -> Result<usize> {
+        let text = listed_source(file).ok_or_else(|| missing(format!("{file} is not compiled in")))?;
+        code_lines(text, anchor).ok_or_else(|| missing(format!("{file} has no `ANCHOR: {anchor}`")))
+    };
     let mut out = Vec::new();
     for listing in &LISTINGS {
-        let path = root.join(listing.file);
-        let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
         let mut lines = 0;
         for anchor in listing.anchors {
-            lines += code_lines(&text, anchor).ok_or_else(|| io_error(&path, format!("no `ANCHOR: {anchor}`")))?;
+            lines += lines_of(listing.file, anchor)?;
         }
         if listing.file.ends_with("13_rows.cu") {
-            lines += pack_sum_lines(root)?;
+            lines += lines_of("kernels/vector_load.cuh", "pack_sum")?;
         }
         out.push((listing.label, lines));
     }
@@ -248,7 +259,7 @@ pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBu
     let not_yet = |what: &str| format!("*{what} not yet measured on the {}: `cargo run --release -- rows-bench` (it runs `python3 plots/tile_peers.py` after its own measurement; on a GPU host without Rust, `bash tests/gpu-host.sh rows`).*\n", book.gpu);
 
     let mut lines = String::from("| listing | lines of code |\n|---|--:|\n");
-    for (label, count) in line_counts(root)? {
+    for (label, count) in line_counts()? {
         writeln!(lines, "| {label} | {count} |").unwrap();
     }
     lines.push_str("\n*Counted by `reduction::book::tile::line_counts` in the files the listings above include: lines that are not blank and not comments.*\n");
