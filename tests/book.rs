@@ -53,8 +53,9 @@ fn check_includes(chapter: &Path) -> Result<(), Failed> {
             continue;
         };
         // Line-number ranges are not used: listings are pulled by anchor so they cannot drift.
+        // Anchors are comments: `// ANCHOR: x` in CUDA and Rust, `# ANCHOR: x` in Python.
         if let Some(anchor) = anchor.filter(|a| !a.chars().next().is_some_and(|c| c.is_ascii_digit())) {
-            let has = |marker: &str| target.lines().any(|l| l.trim_start().trim_start_matches("//").trim() == format!("{marker}: {anchor}"));
+            let has = |marker: &str| target.lines().any(|l| l.trim_start().trim_start_matches("//").trim_start_matches('#').trim() == format!("{marker}: {anchor}"));
             if !has("ANCHOR") || !has("ANCHOR_END") {
                 problems.push(format!("includes {path}:{anchor}, but that file has no ANCHOR/ANCHOR_END pair named {anchor}"));
             }

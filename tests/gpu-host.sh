@@ -170,25 +170,27 @@ if has multigpu; then
 fi
 
 if has rows; then
-  # Row sums (chapter 13): their tests, then their benchmark (each strategy and the automatic
-  # choice at M·N = 2^28, and 4096 × 64), then torch.sum(x, dim=1) where PyTorch is here. Copy
-  # back $OUT/rows/*.csv to plots/data/rows/, then `cargo run -- bench --plot-only` redraws
-  # book/generated/rows.md, book/generated/rows_chart.md and plots/rows.svg.
-  echo "=== rows (row sums: tests with REQUIRE_GPU=1, a smoke run, the benchmark)"
-  mkdir -p "$OUT/rows"
-  REQUIRE_GPU=1 timeout 180 $B/tests/test-rows > "$OUT/rows-tests.log" 2>&1 || status=1
-  grep -E "FAILED|panicked|^test result" "$OUT/rows-tests.log" | head -40
-  $B/bin/reduction rows --m 64 --n 1000003 || status=1
-  timeout 300 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
-  [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
-  if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-    timeout 180 python3 plots/peers.py --rows --out "$OUT/rows" > "$OUT/rows-peers.log" 2>&1 \
-      || echo "plots/peers.py --rows failed (not counted against the run): $(tail -2 "$OUT/rows-peers.log")"
-    tail -1 "$OUT/rows-peers.log"
-  else
-    echo "PyTorch with CUDA is not importable here: torch.sum(x, dim=1) is not measured"
+  # Row sums (chapter 13): their tests, the tile-language checks, then the benchmark (each
+  # strategy and the automatic choice at M·N = 2^28, and 4096 × 64; f32, f16 and bf16), which
+  # then runs plots/tile_peers.py on the same shapes: TileLang, Triton and torch.sum beside our
+  # kernels, and the tile languages' whole-array sums. TileLang, if the host lacks it: unpack
+  # .gpu-tilelang/tilelang.tar.xz (../shared/gpu/tilelang-pack.sh) as below. Copy back
+  # $OUT/rows/*.csv to plots/data/rows/ and $OUT/rows/tile/* to plots/data/tile/, then
+  # `cargo run -- bench --plot-only` redraws the row and tile-language tables and charts.
+  echo "=== rows (row sums: tests with REQUIRE_GPU=1, tile-language checks, a smoke run, the benchmark and its peers)"
+  mkdir -p "$OUT/rows/tile"
+  if [ -f .gpu-tilelang/tilelang.tar.xz ] && ! python3 -c "import tilelang" 2>/dev/null; then
+    tar xJf .gpu-tilelang/tilelang.tar.xz -C /tmp && ln -sf libz3.so.4.15 /tmp/tlt/z3/lib/libz3.so
+    export PYTHONPATH=/tmp/tlt${PYTHONPATH:+:$PYTHONPATH} LD_LIBRARY_PATH=/tmp/tlt/z3/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
-  ls -l "$OUT/rows"
+  REQUIRE_GPU=1 timeout 240 $B/tests/test-rows > "$OUT/rows-tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result" "$OUT/rows-tests.log" | head -40
+  REQUIRE_GPU=1 timeout 300 $B/tests/test-tile_languages --nocapture > "$OUT/tile-tests.log" 2>&1 || status=1
+  grep -E "checks passed|ignored|FAILED|panicked|^test result" "$OUT/tile-tests.log" | grep -v "^test .* ok$" | head -20
+  $B/bin/reduction rows --m 64 --n 1000003 || status=1
+  timeout 400 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
+  ls -l "$OUT/rows" "$OUT/rows/tile"
   pack
 fi
 

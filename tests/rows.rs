@@ -13,7 +13,8 @@ use reduction::data::Checked;
 use reduction::element::Element;
 use reduction::book::rows as book_rows;
 use reduction::measure::rows_bench;
-use reduction::rows::{self, choose, plan, Limits, RowLayout, RowReducer, Strategy};
+use reduction::element::{bf16, f16, Dtype};
+use reduction::rows::{self, choose, plan, plan_typed, Limits, RowLayout, RowReducer, Strategy};
 use reduction::{Error, Gpu};
 use std::path::PathBuf;
 
@@ -94,6 +95,36 @@ fn exact_trial(name: String, strategy: Option<Strategy>, layout: RowLayout) -> T
     })
 }
 
+/// Rows of f16 or bf16 (`shift` values into the buffer, NaN outside the rows): exact inputs
+/// bit for bit, then random ones within the f32 bound.
+fn half_trial<T: Checked<Acc = f32>>(name: String, strategy: Option<Strategy>, layout: RowLayout, shift: usize) -> Trial {
+    let seed = trial_seed(&name);
+    gpu_trial(name, move |gpu| {
+        for exact in [true, false] {
+            let values: Vec<T> = if exact { reduction::data::exact_parallel(layout.rows * layout.cols, seed) } else { T::random(layout.rows * layout.cols, seed) };
+            let mut host = vec![T::POISON; shift + layout.rows * layout.stride.max(1)];
+            for r in 0..layout.rows {
+                host[shift + r * layout.stride..][..layout.cols].copy_from_slice(&values[r * layout.cols..][..layout.cols]);
+            }
+            let mut reducer = RowReducer::with_strategy(gpu, strategy)?;
+            let input = gpu.upload(&host)?;
+            let mut out = gpu.alloc::<f32>(layout.rows + GUARD)?;
+            gpu.fill(&mut out, f32::POISON)?;
+            let launch = reducer.enqueue(&input.slice(shift..), layout, &mut out.as_view_mut())?.ok_or("no launch")?;
+            let got = gpu.download(&out)?;
+            gpu.synchronize()?;
+            if got[layout.rows..].iter().any(|g| g.to_bits() != f32::POISON.to_bits()) {
+                return Err(format!("{layout}: something wrote past the last row's output").into());
+            }
+            let rows_host = &host[shift..];
+            let references = if exact { rows::exact_row_references(rows_host, layout)? } else { rows::row_references(rows_host, layout) };
+            rows::check_rows(&got[..layout.rows], &references, launch.addition_depth(layout.cols))
+                .map_err(|e| format!("{layout} of {}, {} inputs: {e}", T::DTYPE, if exact { "exact" } else { "random" }))?;
+        }
+        Ok(())
+    })
+}
+
 fn gpu_trials(trials: &mut Vec<Trial>) {
     // (M, N): one row, warp and block edges, packs and no packs, rows long enough to split,
     // many short rows (more blocks than a grid holds along y), LayerNorm-like shapes.
@@ -148,6 +179,20 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
         }
     }
 
+    // f16 and bf16 rows (summed in f32): exact and random, at the pack edges of 8 values, and
+    // views one to seven values off the 16-byte boundary.
+    for strategy in STRATEGIES {
+        let s = strategy_name(strategy);
+        for (m, n) in [(1, 1), (37, 7), (5, 8), (5, 9), (4096, 64), (3, 255), (3, 2049), (2, 70_001), (1, (1 << 20) + 7)] {
+            if fits_cap(m * n) {
+                trials.push(half_trial::<f16>(format!("half::f16::{s}::{m}x{n}"), strategy, RowLayout::dense(m, n), 0));
+                trials.push(half_trial::<bf16>(format!("half::bf16::{s}::{m}x{n}"), strategy, RowLayout::dense(m, n), 0));
+            }
+        }
+        for shift in [1, 3, 7] {
+            trials.push(half_trial::<bf16>(format!("half::bf16::{s}::37x1000::stride=1003::shift={shift}"), strategy, RowLayout::strided(37, 1000, 1003), shift));
+        }
+    }
     trials.push(gpu_trial("empty::no_rows_no_launch", |gpu| {
         let host = [1.0f32; 4];
         for layout in [RowLayout::dense(0, 4), RowLayout::dense(0, 0)] {
@@ -155,7 +200,7 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
             if !got.is_empty() {
                 return Err(format!("{layout}: {got:?}").into());
             }
-            if !RowReducer::new(gpu)?.sum_host(&[], layout)?.is_empty() {
+            if !RowReducer::new(gpu)?.sum_host::<f32>(&[], layout)?.is_empty() {
                 return Err(format!("{layout}: sum_host gave sums for no rows").into());
             }
         }
@@ -169,7 +214,7 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
                 return Err(format!("{}: {got:?}", strategy_name(strategy)).into());
             }
         }
-        if RowReducer::new(gpu)?.sum_host(&[], RowLayout::dense(3, 0))? != vec![0.0; 3] {
+        if RowReducer::new(gpu)?.sum_host::<f32>(&[], RowLayout::dense(3, 0))? != vec![0.0; 3] {
             return Err("sum_host: rows of nothing are not zero".into());
         }
         Ok(())
@@ -187,7 +232,7 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
         expect("a view too short", reducer.sum(&input.as_view(), RowLayout::dense(11, 10)), "needs 110")?;
         expect("a stride under the row", reducer.sum(&input.as_view(), RowLayout::strided(2, 10, 9)), "shorter than a row")?;
         expect("an index past 64 bits", reducer.sum(&input.as_view(), RowLayout::strided(usize::MAX / 2, 4, 4)), "64-bit")?;
-        expect("a host slice too short", reducer.sum_host(&[1.0; 5], RowLayout::dense(2, 3)), "needs 6")?;
+        expect("a host slice too short", reducer.sum_host(&[1.0f32; 5], RowLayout::dense(2, 3)), "needs 6")?;
         let mut small = gpu.alloc::<f32>(3)?;
         match reducer.enqueue(&input.as_view(), RowLayout::dense(10, 10), &mut small.as_view_mut()) {
             Err(e @ Error::InvalidLength { .. }) if e.to_string().contains("output holds 3") => {}
@@ -276,13 +321,13 @@ fn host_trials(trials: &mut Vec<Trial>) {
         Ok(())
     }));
     trials.push(Trial::test("choice::few_long_rows_are_split", || {
-        for (m, n) in [(131, 8192), (16, 1 << 24), (1, 1 << 30)] {
+        for (m, n) in [(131, 32768), (16, 1 << 24), (1, 1 << 30)] {
             if choose(m, n, 132).0 != Strategy::Split {
                 return Err(format!("{m} × {n}: {:?}", choose(m, n, 132)).into());
             }
         }
         // Too short to split, and the SM count decides.
-        assert_eq!(choose(131, 8191, 132).0, Strategy::Block);
+        assert_eq!(choose(131, 32764, 132).0, Strategy::Block); // 8191 packs: under two tiles
         assert_eq!(choose(100, 1 << 20, 64).0, Strategy::Block);
         assert_eq!(choose(100, 1 << 20, 132).0, Strategy::Split);
         Ok(())
@@ -338,27 +383,42 @@ fn host_trials(trials: &mut Vec<Trial>) {
         let warp = plan(huge, Some(Strategy::Warp), limits)?.unwrap();
         let split = plan(RowLayout::dense(3_000_000_000, 9000), Some(Strategy::Split), limits)?.unwrap();
         assert_eq!(block.grid, (Limits::HARDWARE_GRID_X, 1));
-        assert_eq!(warp.grid, (375_000_000, 1));
+        assert_eq!(warp.grid, (23_437_500, 1)); // one lane per row of one value: 128 rows a block
         assert_eq!(split.grid, (1, Limits::HARDWARE_GRID_Y));
         let small = Limits { max_grid_x: 3, max_grid_y: 3, ..limits };
         assert_eq!(plan(RowLayout::dense(1000, 100), Some(Strategy::Block), small)?.unwrap().grid, (3, 1));
         assert_eq!(plan(RowLayout::dense(1000, 40_000), Some(Strategy::Split), small)?.unwrap().grid.1, 3);
         Ok(())
     }));
-    trials.push(Trial::test("plan::the_split_fills_the_gpu_once_with_slices_of_4096_or_more", || {
-        let limits = Limits::h200(); // 1056 resident blocks
+    trials.push(Trial::test("plan::the_split_gives_each_block_one_tile_of_64_kib", || {
+        let limits = Limits::h200();
         let slices = |m: usize, n: usize| plan(RowLayout::dense(m, n), Some(Strategy::Split), limits).unwrap().unwrap().slices;
-        assert_eq!(slices(16, 1 << 24), 66); // 16 × 66 = 1056
-        assert_eq!(slices(1, 8192), 2); // no slice under 4096 values
-        assert_eq!(slices(1, 8191), 1);
-        assert_eq!(slices(2000, 1 << 20), 1); // the rows fill the GPU by themselves
+        assert_eq!(rows::SPLIT_TILE_PACKS * 16, 64 << 10);
+        assert_eq!(slices(16, 1 << 24), 1024); // 2^24 values of 4 bytes in tiles of 16384
+        assert_eq!(slices(1, 16384), 1);
+        assert_eq!(slices(1, 16385), 2);
+        assert_eq!(slices(2000, 1 << 20), 64);
+        let half = plan_typed(RowLayout::dense(16, 1 << 24), Dtype::BF16, Some(Strategy::Split), limits)?.unwrap();
+        assert_eq!(half.slices, 512, "a tile holds 32768 values of 2 bytes");
         let launch = plan(RowLayout::dense(16, 1 << 24), None, limits)?.unwrap();
-        assert_eq!((launch.strategy, launch.grid, launch.block), (Strategy::Split, (66, 16), rows::SPLIT_BLOCK));
+        assert_eq!((launch.strategy, launch.grid, launch.block), (Strategy::Split, (1024, 16), rows::SPLIT_BLOCK));
         Ok(())
     }));
-    trials.push(Trial::test("plan::block_threads_give_each_thread_about_four_loads", || {
-        let got: Vec<u32> = [1, 64, 2048, 2049, 4096, 8192, 16384, 1 << 24].iter().map(|&n| rows::block_threads(n)).collect();
-        assert_eq!(got, vec![128, 128, 128, 256, 256, 512, 1024, 1024]);
+    trials.push(Trial::test("plan::block_threads_give_each_thread_one_round_of_four_loads", || {
+        let got: Vec<u32> = [1, 16, 512, 513, 1024, 2048, 4096, 1 << 22].iter().map(|&packs| rows::block_threads(packs)).collect();
+        assert_eq!(got, vec![64, 64, 128, 256, 256, 512, 1024, 1024]);
+        Ok(())
+    }));
+    trials.push(Trial::test("plan::lanes_give_each_lane_eight_loads_and_more_lanes_to_few_rows", || {
+        assert_eq!(rows::warp_lanes(1 << 20, 64, 132), 8); // 256 f32 values: 64 packs, 8 each
+        assert_eq!(rows::warp_lanes(1 << 20, 32, 132), 4); // 256 bf16 values
+        assert_eq!(rows::warp_lanes(1 << 18, 256, 132), 32);
+        assert_eq!(rows::warp_lanes(1 << 20, 1, 132), 1);
+        // 4096 rows of 16 packs: 2 lanes would leave the GPU nearly empty; up to one per pack.
+        assert_eq!(rows::warp_lanes(4096, 16, 132), 16);
+        assert_eq!(rows::warp_lanes(4096, 1000, 132), 32);
+        let warp = plan_typed(RowLayout::dense(1 << 20, 256), Dtype::F16, None, Limits::h200())?.unwrap();
+        assert_eq!((warp.strategy, warp.lanes, warp.grid.0), (Strategy::Warp, 4, (1 << 20) / 32));
         Ok(())
     }));
     trials.push(Trial::test("plan::a_forced_strategy_says_so", || {
@@ -366,7 +426,7 @@ fn host_trials(trials: &mut Vec<Trial>) {
         assert_eq!((launch.strategy, launch.reason), (Strategy::Split, rows::FORCED));
         let auto = plan(RowLayout::dense(4096, 64), None, Limits::h200())?.unwrap();
         assert_eq!((auto.strategy, auto.reason), choose(4096, 64, 132));
-        assert!(auto.to_string().contains("because rows of at most 1024 values"), "{auto}");
+        assert!(auto.to_string().contains("because rows of at most 256 16-byte packs"), "{auto}");
         Ok(())
     }));
     trials.push(Trial::test("bench::shapes_keep_m_times_n_fixed", || {
@@ -421,7 +481,7 @@ fn host_trials(trials: &mut Vec<Trial>) {
     }));
     trials.push(Trial::test("gpu_host::the_script_runs_the_rows_tests_and_benchmark", || {
         let script = std::fs::read_to_string(root().join("tests/gpu-host.sh"))?;
-        for needle in ["has rows", "$B/tests/test-rows", "$B/bin/reduction rows-bench --out", "plots/peers.py --rows"] {
+        for needle in ["has rows", "$B/tests/test-rows", "$B/bin/reduction rows-bench --out", "$B/tests/test-tile_languages", "$OUT/rows/tile"] {
             if !script.contains(needle) {
                 return Err(format!("tests/gpu-host.sh has no `{needle}`").into());
             }

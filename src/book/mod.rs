@@ -12,3 +12,4 @@ pub mod render;
 pub mod results;
 pub mod rows;
 pub mod tables;
+pub mod tile;

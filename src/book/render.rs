@@ -71,9 +71,12 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     let row_sums = crate::book::rows::load(&crate::book::rows::results_dir(&data_dir), &crate::results::slug(&book.0.gpu))?;
     let path = root.join("book/generated/rows_few.md");
     let sm_count = row_sums.as_ref().map_or(book.0.sm_count, |(m, _)| m.sm_count);
-    let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, row_sums.as_ref().map(|(_, rows)| rows.as_slice()));
+    let f32_sums: Option<Vec<Row>> = row_sums.as_ref().map(|(_, rows)| rows.iter().filter(|r| r.dtype == crate::element::Dtype::F32).cloned().collect());
+    let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, f32_sums.as_deref());
     std::fs::write(&path, sentence).map_err(|e| io_error(&path, e))?;
     written.push(path);
+    // The tile languages (plots/tile_peers.py): line counts, the generated CUDA, the comparisons.
+    written.extend(crate::book::tile::render(&data_dir, &book.0, root)?);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     // Across GPUs (`reduction multigpu allreduce`): plots/data/nccl/, or a "not yet measured" note.
     written.extend(crate::book::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);

@@ -1,8 +1,9 @@
 //! The row-sum chapter's table and chart, drawn from `plots/data/rows/` with no GPU. Row-sum
 //! results are ordinary benchmark rows ([`crate::results`]) with one convention: `n` is the row
-//! length N, and `bytes` the M·N·4 bytes read, so M = bytes / (4·n) ([`rows_of`]).
+//! length N, and `bytes` the M·N·size bytes read, so M = bytes / (size·n) ([`rows_of`]).
 
 use crate::error::{io_error, Result};
+use crate::element::Dtype;
 use crate::results::{Cache, Machine, Row};
 use crate::rows::Strategy;
 use std::fmt::Write as _;
@@ -11,6 +12,11 @@ use std::path::{Path, PathBuf};
 /// The name of the automatic choice's rows, and of the library peer's.
 pub const AUTO_KERNEL: &str = "rows_auto";
 pub const TORCH_KERNEL: &str = "torch_sum_dim1";
+/// The tile-language peers (`plots/tile_peers.py`, kernels/tilelang/ and kernels/triton/).
+pub const TILELANG_KERNEL: &str = "tilelang_row_sum";
+pub const TRITON_KERNEL: &str = "triton_row_sum";
+/// The peers, as (kernel, column heading), in the order the table shows them.
+pub const PEERS: [(&str, &str); 3] = [(TILELANG_KERNEL, "TileLang"), (TRITON_KERNEL, "Triton"), (TORCH_KERNEL, "torch.sum(x, dim=1)")];
 /// The chapter of the kernels, in the results' `chapter` column.
 pub const CHAPTER: u32 = 13;
 
@@ -41,9 +47,14 @@ pub fn load(rows_dir: &Path, slug: &str) -> Result<Option<(Machine, Vec<Row>)>> 
     Ok(found)
 }
 
-/// M of a row-sum result: bytes / (4 · n).
+/// M of a row-sum result: bytes / (size · n).
 pub fn rows_of(row: &Row) -> usize {
-    row.bytes / (4 * row.n.max(1))
+    row.bytes / (row.dtype.size_bytes() * row.n.max(1))
+}
+
+/// The f32 rows: the main table and chart; f16 and bf16 have a table of their own.
+fn f32_only(rows: &[Row]) -> Vec<Row> {
+    rows.iter().filter(|r| r.dtype == Dtype::F32).cloned().collect()
 }
 
 /// Write `book/generated/rows.md` (the table), `book/generated/rows_chart.md` (the chart, or
@@ -56,7 +67,8 @@ pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBu
     std::fs::create_dir_all(&generated).map_err(|e| io_error(&generated, e))?;
     let mut written = Vec::new();
     let (table, chart_note) = match &loaded {
-        Some((machine, rows)) if !rows.is_empty() => {
+        Some((machine, all)) if all.iter().any(|r| r.dtype == Dtype::F32) => {
+            let rows = &f32_only(all);
             let svg = root.join("plots/rows.svg");
             let (title, y_desc, series) = chart_series(machine, rows);
             written.push(crate::plots::draw_line_chart(&svg, title, y_desc, series)?);
@@ -69,7 +81,12 @@ pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBu
             (note, format!("*Not yet measured on the {}: no chart yet.*\n", book.gpu))
         }
     };
-    for (name, text) in [("rows.md", table), ("rows_chart.md", chart_note)] {
+    let half = match &loaded {
+        Some((machine, all)) => half_table(machine, all),
+        None => None,
+    }
+    .unwrap_or_else(|| format!("*f16 and bf16 row sums not yet measured on the {}: `{MEASURE_COMMAND}` measures them.*\n", book.gpu));
+    for (name, text) in [("rows.md", table), ("rows_chart.md", chart_note), ("rows_half.md", half)] {
         let path = generated.join(name);
         std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
         written.push(path);
@@ -83,7 +100,8 @@ fn chart_series(machine: &Machine, rows: &[Row]) -> (String, String, crate::plot
     let product = common_product(rows);
     let mut series = Vec::new();
     let names: Vec<(&str, String, bool)> = Strategy::ALL.iter().map(|s| (s.kernel(), format!("{}: {}", s.kernel(), s.title()), false))
-        .chain([(AUTO_KERNEL, format!("{AUTO_KERNEL}: the host's choice"), false), (TORCH_KERNEL, "torch.sum(x, dim=1)".to_string(), true)])
+        .chain([(AUTO_KERNEL, format!("{AUTO_KERNEL}: the host's choice"), false)])
+        .chain(PEERS.iter().map(|&(k, label)| (k, label.to_string(), true)))
         .collect();
     for (kernel, label, dashed) in names {
         let mut points: Vec<(f64, f64)> = rows.iter()
@@ -114,7 +132,7 @@ fn common_product(rows: &[Row]) -> usize {
 }
 
 fn find<'a>(rows: &'a [Row], kernel: &str, m: usize, n: usize) -> Option<&'a Row> {
-    rows.iter().find(|r| r.kernel == kernel && r.n == n && rows_of(r) == m && r.cache == Cache::Rotated)
+    rows.iter().find(|r| r.kernel == kernel && r.n == n && rows_of(r) == m && r.cache == Cache::Rotated && r.dtype == Dtype::F32)
 }
 
 fn power(v: usize) -> String {
@@ -128,12 +146,13 @@ pub fn table(machine: &Machine, rows: &[Row]) -> String {
     let mut shapes: Vec<(usize, usize)> = rows.iter().map(|r| (rows_of(r), r.n)).collect();
     shapes.sort_by_key(|&(m, n)| (n, m));
     shapes.dedup();
-    let has_peer = rows.iter().any(|r| r.kernel == TORCH_KERNEL);
+    let peers: Vec<(&str, &str)> = PEERS.iter().copied().filter(|(k, _)| rows.iter().any(|r| r.kernel == *k)).collect();
+    let has_peer = !peers.is_empty();
     let mut s = String::new();
-    let mut header = "| M × N | automatic choice | warp per row (µs) | block per row (µs) | split rows (µs) | automatic (µs) |".to_string();
+    let mut header = "| M × N | automatic choice | lanes per row (µs) | block per row (µs) | split rows (µs) | automatic (µs) |".to_string();
     let mut rule = "|---|---|--:|--:|--:|--:|".to_string();
-    if has_peer {
-        header.push_str(" torch.sum(x, dim=1) (µs) |");
+    for (_, heading) in &peers {
+        write!(header, " {heading} (µs) |").unwrap();
         rule.push_str("--:|");
     }
     header.push_str(" fastest: GB/s | % of peak |");
@@ -144,9 +163,7 @@ pub fn table(machine: &Machine, rows: &[Row]) -> String {
         let auto = find(rows, AUTO_KERNEL, m, n);
         let mut kernels: Vec<&str> = Strategy::ALL.iter().map(|s| s.kernel()).collect();
         kernels.push(AUTO_KERNEL);
-        if has_peer {
-            kernels.push(TORCH_KERNEL);
-        }
+        kernels.extend(peers.iter().map(|(k, _)| *k));
         let fastest = kernels.iter().filter_map(|k| find(rows, k, m, n)).min_by(|a, b| a.median_us.total_cmp(&b.median_us));
         let cell = |k: &str| match find(rows, k, m, n) {
             Some(r) if fastest.is_some_and(|f| std::ptr::eq(f, r)) => format!("**{:.2}**", r.median_us),
@@ -195,15 +212,64 @@ pub fn table(machine: &Machine, rows: &[Row]) -> String {
         median of CUDA-event timings of graphs of back-to-back calls; every result checked row by row before it was timed.*",
         machine.gpu, machine.sm_count, machine.l2_bytes as f64 / (1 << 20) as f64, machine.driver_cuda, machine.nvrtc, machine.date, machine.command).unwrap();
     if has_peer {
-        writeln!(s, "*`torch.sum(x, dim=1)` measured by `python3 plots/peers.py --rows`, the same way.*").unwrap();
+        let names: Vec<&str> = peers.iter().map(|(_, h)| *h).collect();
+        writeln!(s, "*{} measured by `python3 plots/tile_peers.py` (which `rows-bench` runs after its own measurement), the same way.*", names.join(", ")).unwrap();
     }
     s
+}
+
+/// The f16 and bf16 rows: the automatic choice against `torch.sum(x, dim=1)` on the same type
+/// (f32 sums out of both); `None` where neither type was measured.
+pub fn half_table(machine: &Machine, rows: &[Row]) -> Option<String> {
+    let dtypes: Vec<Dtype> = [Dtype::F16, Dtype::BF16].into_iter().filter(|d| rows.iter().any(|r| r.dtype == *d && r.kernel == AUTO_KERNEL)).collect();
+    if dtypes.is_empty() {
+        return None;
+    }
+    let mut shapes: Vec<(usize, usize)> = rows.iter().filter(|r| dtypes.contains(&r.dtype)).map(|r| (rows_of(r), r.n)).collect();
+    shapes.sort_by_key(|&(m, n)| (n, m));
+    shapes.dedup();
+    let mut s = String::new();
+    let mut header = "| M × N |".to_string();
+    let mut rule = "|---|".to_string();
+    for d in &dtypes {
+        write!(header, " automatic, {d} (µs) | torch.sum, {d} (µs) | automatic: GB/s | % of peak |").unwrap();
+        rule.push_str("--:|--:|--:|--:|");
+    }
+    writeln!(s, "{header}\n{rule}").unwrap();
+    let (mut faster, mut compared) = (0, 0);
+    for &(m, n) in &shapes {
+        let mut line = format!("| {} × {} |", power(m), power(n));
+        for &d in &dtypes {
+            let get = |k: &str| rows.iter().find(|r| r.kernel == k && r.dtype == d && r.n == n && rows_of(r) == m && r.cache == Cache::Rotated);
+            let (auto, torch) = (get(AUTO_KERNEL), get(TORCH_KERNEL));
+            let bold = |r: Option<&Row>, other: Option<&Row>| match r {
+                Some(r) if other.is_none_or(|o| r.median_us <= o.median_us) => format!("**{:.2}**", r.median_us),
+                Some(r) => format!("{:.2}", r.median_us),
+                None => "–".into(),
+            };
+            let (gbps, pct) = match auto {
+                Some(a) => (format!("{:.1}", a.gbps()), machine.peak_gbps.filter(|p| *p > 0.0).map_or("–".into(), |p| format!("{:.1} %", 100.0 * a.gbps() / p))),
+                None => ("–".into(), "–".into()),
+            };
+            write!(line, " {} | {} | {gbps} | {pct} |", bold(auto, torch), bold(torch, auto)).unwrap();
+            if let (Some(a), Some(t)) = (auto, torch) {
+                compared += 1;
+                faster += usize::from(a.median_us <= t.median_us);
+            }
+        }
+        writeln!(s, "{line}").unwrap();
+    }
+    writeln!(s).unwrap();
+    if compared > 0 {
+        writeln!(s, "The automatic row sum was at least as fast as `torch.sum(x, dim=1)` on the same type at {faster} of {compared} shapes.\n").unwrap();
+    }
+    writeln!(s, "*Inputs of 2 bytes a value, summed in f32; bytes read are M·N·2. Measured on an {} by `{}` and `python3 plots/tile_peers.py` on {}.*", machine.gpu, machine.command, machine.date).unwrap();
+    Some(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::element::Dtype;
     use crate::results::Status;
 
     fn row(kernel: &str, title: &str, m: usize, n: usize, median_us: f64) -> Row {
@@ -255,6 +321,7 @@ mod tests {
         let torch = series.iter().find(|s| s.0.starts_with("torch")).unwrap();
         assert!(torch.2, "the peer is dashed");
         assert_eq!(series.len(), 5);
+        assert!(table(&machine, &rows).contains("torch.sum(x, dim=1) (µs)"));
     }
 
     #[test]

@@ -100,8 +100,8 @@ pub const ROWS: &[Mutant] = &[
         kernel: "rows",
         strategy: Some(crate::rows::Strategy::Block),
         bug: "the loop over a row's ragged tail stops one value early",
-        find: "if (t < n - tail) acc[0] += p[tail + t];",
-        replace: "if (t + 1 < n - tail) acc[0] += p[tail + t];",
+        find: "for (u64 i = t; i < n - tail; i += threads) acc[0] += to_acc<float>(p[tail + i]);",
+        replace: "for (u64 i = t; i + 1 < n - tail; i += threads) acc[0] += to_acc<float>(p[tail + i]);",
     },
     Mutant {
         name: "row_sum_unwritten",

@@ -83,6 +83,12 @@ pub struct RowsBenchArgs {
     /// A few shapes, shorter timings
     #[arg(long)]
     quick: bool,
+    /// Input types (f32 with every strategy, f16 and bf16 with the automatic choice)
+    #[arg(long = "dtype", value_name = "TYPE,...", value_delimiter = ',', default_value = "f32,f16,bf16")]
+    dtypes: Vec<reduction::element::Dtype>,
+    /// Do not run plots/tile_peers.py (TileLang, Triton and torch.sum on the same shapes) afterwards
+    #[arg(long)]
+    no_peers: bool,
 }
 
 /// `4096x64`, `2^10x2^16`.
@@ -103,6 +109,7 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
         config.shapes = shapes;
     }
     config.seed = args.seed;
+    config.dtypes = args.dtypes.clone();
     let out_dir = args.out.clone().unwrap_or_else(|| reduction::book::rows::results_dir(Path::new("plots/data")));
     // The largest matrix must fit on the host (the pool's copy) and on the GPU.
     let mut largest: Option<(usize, usize, usize)> = None;
@@ -133,8 +140,41 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
         println!("  {:<5}  {why}", strategy.name());
     }
     println!("\n{} measurements in {:.0} s, written to {}", measured.len(), started.elapsed().as_secs_f64(), path.display());
+    if !args.no_peers {
+        // The peers in the same run, on the same GPU, right after: the rows beside ours, the
+        // whole-array sums beside the benchmark's (with --out DIR: DIR and DIR/tile).
+        let sums_dir = match &args.out {
+            Some(dir) => dir.join("tile"),
+            None => reduction::book::tile::results_dir(Path::new("plots/data")),
+        };
+        let shapes: Vec<String> = config.shapes.iter().map(|(m, n)| format!("{m}x{n}")).collect();
+        run_peers(&out_dir, &sums_dir, &shapes.join(","));
+    }
     if args.out.is_none() {
         return render();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Run `python3 plots/tile_peers.py` on the same shapes, and say what became of it: the peers
+/// are not part of the book's own measurement, so a missing Python, PyTorch, TileLang or Triton
+/// is reported, not fatal.
+fn run_peers(rows_dir: &Path, sums_dir: &Path, shapes: &str) {
+    let script = Path::new("plots/tile_peers.py");
+    if !script.is_file() {
+        println!("peers not measured: {} not found (run from the repository's root)", script.display());
+        return;
+    }
+    println!("\nthe peers on the same shapes: python3 {} (TileLang, Triton, torch.sum)", script.display());
+    let status = std::process::Command::new("python3")
+        .arg(script)
+        .arg("--rows-out").arg(rows_dir)
+        .arg("--sums-out").arg(sums_dir)
+        .arg("--shapes").arg(shapes)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => println!("peers not measured: python3 {} exited with {s} (it says why above)", script.display()),
+        Err(e) => println!("peers not measured: python3 could not be started: {e}"),
+    }
 }

@@ -206,7 +206,7 @@ pub static READ_ONLY: KernelSpec = KernelSpec {
     needs_cuda_headers: false,
 };
 
-/// The row sums of chapter 13 (`f32` sums of each row of a matrix): three entry points with a
+/// The row sums of chapter 13 (`f32` sums of each row of an f32, f16 or bf16 matrix): entry points with a
 /// signature of their own, launched by [`crate::rows::RowReducer`], which owns their launch
 /// rules; never by [`crate::Reducer`], so not in [`all`]. Registered for the compile checks.
 pub static ROWS: KernelSpec = KernelSpec {
@@ -223,7 +223,7 @@ pub static ROWS: KernelSpec = KernelSpec {
     grid: GridRule::ResidentBlocks,
     shape: Shape::LastBlock,
     shared: Shared::Static,
-    dtypes: &[Dtype::F32],
+    dtypes: &[Dtype::F32, Dtype::F16, Dtype::BF16],
     needs_cuda_headers: false,
 };
 

@@ -8,6 +8,7 @@
 //! and chart are drawn by `book::rows`.
 
 use crate::data::{compensated_sum, Checked, Reference};
+use crate::element::{Dtype, Element};
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
@@ -130,45 +131,67 @@ impl fmt::Display for RowLayout {
 }
 
 // ANCHOR: choose
-/// Rows this short go to one warp each: at most eight 16-byte loads per lane.
-pub const WARP_MAX_COLS: usize = 1024;
-/// Rows this long may be split: at least two slices of 4096 values (each of a slice's 256
-/// threads then makes four 16-byte loads or more).
-pub const SPLIT_MIN_COLS: usize = 8192;
+/// Rows of at most this many 16-byte packs go to a team of lanes each: 1024 f32 values, 2048
+/// f16 or bf16 values, at most eight loads per lane for a whole warp.
+pub const WARP_MAX_PACKS: usize = 256;
+/// The same for f32 rows, in values.
+pub const WARP_MAX_COLS: usize = WARP_MAX_PACKS * 4;
+/// Rows of at least this many 16-byte packs may be split: at least two of the split's tiles.
+pub const SPLIT_MIN_PACKS: usize = 2 * SPLIT_TILE_PACKS;
+/// The same for f32 rows, in values.
+pub const SPLIT_MIN_COLS: usize = SPLIT_MIN_PACKS * 4;
 
-/// The strategy for `m` rows of `n` values on a GPU of `sm_count` SMs, and why.
+/// The strategy for `m` rows of `n` f32 values on a GPU of `sm_count` SMs, and why.
 pub fn choose(m: usize, n: usize, sm_count: u32) -> (Strategy, &'static str) {
-    if n <= WARP_MAX_COLS {
-        (Strategy::Warp, "rows of at most 1024 values: one warp per row, at most eight 16-byte loads per lane, no barrier")
+    choose_packs(m, n.div_ceil(4), sm_count)
+}
+
+/// The strategy for `m` rows of `packs` 16-byte packs each (of any element type), and why.
+pub fn choose_packs(m: usize, packs: usize, sm_count: u32) -> (Strategy, &'static str) {
+    if packs <= WARP_MAX_PACKS {
+        (Strategy::Warp, "rows of at most 256 16-byte packs (1024 f32 values): a team of lanes per row, up to eight loads per lane, no barrier")
     } else if m >= sm_count as usize {
-        (Strategy::Block, "rows longer than 1024 values, and at least one per SM: one block per row")
-    } else if n >= SPLIT_MIN_COLS {
-        (Strategy::Split, "fewer rows than SMs: one block per row would leave SMs idle, so each row is split across several blocks")
+        (Strategy::Block, "rows longer than 256 packs, and at least one per SM: one block per row")
+    } else if packs >= SPLIT_MIN_PACKS {
+        (Strategy::Split, "fewer rows than SMs: one block per row would leave SMs idle, so each row is cut into tiles of 16384 f32 values, one block each")
     } else {
-        (Strategy::Block, "fewer rows than SMs, but rows under 8192 values, too short to split: one block per row")
+        (Strategy::Block, "fewer rows than SMs, but rows under 32768 f32 values, less than two tiles: one block per row")
     }
 }
 // ANCHOR_END: choose
 
-/// Threads per block of the warp strategy: 8 rows per block.
-pub const WARP_BLOCK: u32 = 256;
+/// Loads in flight per thread of the block and split kernels (`ROW_LOADS` there): four; the
+/// warp kernel makes eight (measured on the H200: eight per thread made the block kernel slower).
+pub const BLOCK_LOADS: usize = 4;
+pub const WARP_LOADS: usize = 8;
+/// Threads per block of the warp strategy.
+pub const WARP_BLOCK: u32 = 128;
 /// Threads per block of the split strategy.
-pub const SPLIT_BLOCK: u32 = 256;
-/// Values one slice of a split row holds at least: four 16-byte loads per thread.
-pub const SPLIT_MIN_SLICE: usize = SPLIT_BLOCK as usize * 16;
+pub const SPLIT_BLOCK: u32 = 512;
+/// 16-byte packs in one tile of a split row: 512 threads, two rounds of four loads each (64 KiB).
+pub const SPLIT_TILE_PACKS: usize = SPLIT_BLOCK as usize * BLOCK_LOADS * 2;
 
-/// Threads per block of the block strategy: enough that each makes about four 16-byte loads,
-/// from 128 (rows up to 2048 values) to 1024 (rows of 16384 values and more).
-pub fn block_threads(cols: usize) -> u32 {
-    (cols.div_ceil(16).max(1).next_power_of_two()).clamp(128, 1024) as u32
+/// Threads per block of the block strategy for rows of `packs` 16-byte packs: each thread makes
+/// one round of four loads, from 64 threads (rows of up to 256 packs) to 1024.
+pub fn block_threads(packs: usize) -> u32 {
+    (packs.div_ceil(BLOCK_LOADS).max(1).next_power_of_two()).clamp(64, 1024) as u32
+}
+
+/// Lanes per row of the warp strategy for `rows` rows of `packs` 16-byte packs: enough that each
+/// lane makes up to eight loads, and more (up to one lane per pack, 32 at most) while the rows
+/// are too few to give every SM 2048 threads.
+pub fn warp_lanes(rows: usize, packs: usize, sm_count: u32) -> u32 {
+    let mut lanes = packs.div_ceil(WARP_LOADS).max(1).next_power_of_two().min(32);
+    while lanes < 32 && lanes < packs && rows.saturating_mul(lanes) < sm_count as usize * 2048 {
+        lanes *= 2;
+    }
+    lanes as u32
 }
 
 /// What the planner needs to know of the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub sm_count: u32,
-    /// Blocks of the split kernel the GPU holds at once (SMs × resident blocks per SM).
-    pub split_resident_blocks: u32,
     /// The most blocks a launch uses along x (warp and block strategies) and along y (the
     /// split's rows); the kernels loop over the rows past them. The hardware's limits by
     /// default; the tests lower them to reach the loops.
@@ -180,10 +203,9 @@ impl Limits {
     pub const HARDWARE_GRID_X: u32 = i32::MAX as u32;
     pub const HARDWARE_GRID_Y: u32 = 65535;
 
-    /// An H200's numbers (132 SMs, 8 resident blocks of 256 threads each), for tests and
-    /// examples without a GPU.
+    /// An H200's numbers (132 SMs), for tests and examples without a GPU.
     pub fn h200() -> Limits {
-        Limits { sm_count: 132, split_resident_blocks: 132 * 8, max_grid_x: Limits::HARDWARE_GRID_X, max_grid_y: Limits::HARDWARE_GRID_Y }
+        Limits { sm_count: 132, max_grid_x: Limits::HARDWARE_GRID_X, max_grid_y: Limits::HARDWARE_GRID_Y }
     }
 }
 
@@ -194,6 +216,8 @@ pub struct Launch {
     pub reason: &'static str,
     pub grid: (u32, u32),
     pub block: u32,
+    /// Lanes per row (the warp strategy; the block size otherwise).
+    pub lanes: u32,
     /// Blocks per row (the split strategy; 1 otherwise).
     pub slices: u32,
 }
@@ -201,8 +225,10 @@ pub struct Launch {
 impl fmt::Display for Launch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}): grid {} × {} of {} threads", self.strategy.title(), self.strategy.kernel(), self.grid.0, self.grid.1, self.block)?;
-        if self.strategy == Strategy::Split {
-            write!(f, ", {} blocks per row", self.slices)?;
+        match self.strategy {
+            Strategy::Warp => write!(f, ", {} lanes per row", self.lanes)?,
+            Strategy::Split => write!(f, ", {} blocks per row", self.slices)?,
+            Strategy::Block => {}
         }
         write!(f, "; because {}", self.reason)
     }
@@ -210,18 +236,18 @@ impl fmt::Display for Launch {
 
 impl Launch {
     /// The most roundings any one value of a row of `cols` values goes through in this launch:
-    /// what the row's error bound is computed from ([`crate::data::error_bound`]). A warp adds its
-    /// lanes' shares in 5 shuffle steps; a block adds its threads' in its tree; a split row adds
-    /// its slices' partials with one more block.
+    /// what the row's error bound is computed from ([`crate::data::error_bound`]). A team adds
+    /// its lanes' shares in at most 5 shuffle steps; a block adds its threads' in its tree; a
+    /// split row adds its slices' partials with one more block.
     pub fn addition_depth(&self, cols: usize) -> u64 {
         use crate::plan::{block_depth, thread_depth};
         let cols = cols as u64;
         match self.strategy {
-            Strategy::Warp => thread_depth(cols, 32) + 5,
+            Strategy::Warp => thread_depth(cols, self.lanes as u64) + 5,
             Strategy::Block => thread_depth(cols, self.block as u64) + block_depth(self.block),
             Strategy::Split => {
                 let slices = self.slices.max(1) as u64;
-                let per = cols.div_ceil(slices).div_ceil(4) * 4;
+                let per = cols.div_ceil(slices);
                 thread_depth(per, self.block as u64) + thread_depth(slices, self.block as u64) + 2 * block_depth(self.block)
             }
         }
@@ -231,29 +257,40 @@ impl Launch {
 /// The reason given for a strategy the caller chose.
 pub const FORCED: &str = "the caller asked for it";
 
-/// The launch that sums `layout`: `strategy`, or the automatic choice when `None`. `None` for
-/// an empty layout (no launch: no rows, or rows whose sums are zero).
+/// The launch that sums `layout` of f32 values: `strategy`, or the automatic choice when
+/// `None`. `None` for an empty layout (no launch: no rows, or rows whose sums are zero).
 pub fn plan(layout: RowLayout, strategy: Option<Strategy>, limits: Limits) -> Result<Option<Launch>> {
+    plan_typed(layout, Dtype::F32, strategy, limits)
+}
+
+/// [`plan`] for values of `dtype` (f32, f16 or bf16): the thresholds are in 16-byte packs.
+pub fn plan_typed(layout: RowLayout, dtype: Dtype, strategy: Option<Strategy>, limits: Limits) -> Result<Option<Launch>> {
     layout.required_len()?;
     if layout.is_empty() {
         return Ok(None);
     }
     let (m, n) = (layout.rows, layout.cols);
+    let packs = n.div_ceil(16 / dtype.size_bytes());
     let (strategy, reason) = match strategy {
         Some(s) => (s, FORCED),
-        None => choose(m, n, limits.sm_count),
+        None => choose_packs(m, packs, limits.sm_count),
     };
-    let rows_per_block = (WARP_BLOCK / 32) as usize;
     let capped = |blocks: usize, cap: u32| blocks.min(cap.max(1) as usize) as u32;
     let launch = match strategy {
-        Strategy::Warp => Launch { strategy, reason, grid: (capped(m.div_ceil(rows_per_block), limits.max_grid_x), 1), block: WARP_BLOCK, slices: 1 },
-        Strategy::Block => Launch { strategy, reason, grid: (capped(m, limits.max_grid_x), 1), block: block_threads(n), slices: 1 },
+        Strategy::Warp => {
+            let lanes = warp_lanes(m, packs, limits.sm_count);
+            let rows_per_block = (WARP_BLOCK / lanes) as usize;
+            Launch { strategy, reason, grid: (capped(m.div_ceil(rows_per_block), limits.max_grid_x), 1), block: WARP_BLOCK, lanes, slices: 1 }
+        }
+        Strategy::Block => {
+            let block = block_threads(packs);
+            Launch { strategy, reason, grid: (capped(m, limits.max_grid_x), 1), block, lanes: block, slices: 1 }
+        }
         Strategy::Split => {
-            // Enough blocks in all to fill the GPU once, but no slice under SPLIT_MIN_SLICE.
-            let wanted = (limits.split_resident_blocks.max(1) as usize).div_ceil(m);
-            let slices = wanted.min(n / SPLIT_MIN_SLICE).clamp(1, limits.max_grid_x as usize) as u32;
+            // One tile per block, no loop: the read-only kernel's best shape, row by row.
+            let slices = packs.div_ceil(SPLIT_TILE_PACKS).clamp(1, limits.max_grid_x as usize) as u32;
             m.checked_mul(slices as usize).ok_or_else(|| layout.refuse(format!("{m} rows × {slices} partial sums overflow")))?;
-            Launch { strategy, reason, grid: (slices, capped(m, limits.max_grid_y)), block: SPLIT_BLOCK, slices }
+            Launch { strategy, reason, grid: (slices, capped(m, limits.max_grid_y)), block: SPLIT_BLOCK, lanes: SPLIT_BLOCK, slices }
         }
     };
     Ok(Some(launch))
@@ -262,12 +299,15 @@ pub fn plan(layout: RowLayout, strategy: Option<Strategy>, limits: Limits) -> Re
 // ---------------------------------------------------------------------------------------------
 // On the GPU.
 
-/// Sums the rows of matrices on one GPU: the three entry points, loaded once, and the split's
-/// scratch buffers (partial sums and one ticket per row), which only grow.
+/// The input types the row kernels have entry points for: f32, f16 and bf16, summed in f32.
+pub const DTYPES: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::BF16];
+
+/// Sums the rows of matrices on one GPU: the entry points for every input type, loaded once,
+/// and the split's scratch buffers (partial sums and one ticket per row), which only grow.
 pub struct RowReducer {
     gpu: Gpu,
-    /// Indexed by [`Strategy`].
-    functions: [CudaFunction; 3],
+    /// Indexed by [`DTYPES`] position, then by [`Strategy`].
+    functions: Vec<[CudaFunction; 3]>,
     strategy: Option<Strategy>,
     limits: Limits,
     partials: Option<CudaSlice<f32>>,
@@ -290,16 +330,13 @@ impl RowReducer {
     /// As [`RowReducer::with_strategy`], with the row kernels of `kernels` (a planted bug of
     /// [`crate::mutants`] in place of [`crate::kernels::ROWS`]).
     pub fn with_spec(gpu: &Gpu, kernels: &'static crate::kernels::KernelSpec, strategy: Option<Strategy>) -> Result<RowReducer> {
-        let load = |s: Strategy| gpu.function(kernels, &format!("{}_f32", s.kernel()));
-        let functions = [load(Strategy::Warp)?, load(Strategy::Block)?, load(Strategy::Split)?];
-        let per_sm = functions[Strategy::Split.index()]
-            .occupancy_max_active_blocks_per_multiprocessor(SPLIT_BLOCK, 0, None)
-            .during("asking the occupancy calculator")?;
-        if per_sm == 0 {
-            return Err(Error::InvalidBlockSize { kernel: "rows_split".into(), block: SPLIT_BLOCK, reason: "not one block of this size fits on an SM".into() });
+        let mut functions = Vec::new();
+        for dtype in DTYPES {
+            let load = |s: Strategy| gpu.function(kernels, &format!("{}_{}", s.kernel(), dtype.name()));
+            functions.push([load(Strategy::Warp)?, load(Strategy::Block)?, load(Strategy::Split)?]);
         }
         let sm_count = gpu.info().sm_count;
-        let limits = Limits { sm_count, split_resident_blocks: sm_count * per_sm, max_grid_x: Limits::HARDWARE_GRID_X, max_grid_y: Limits::HARDWARE_GRID_Y };
+        let limits = Limits { sm_count, max_grid_x: Limits::HARDWARE_GRID_X, max_grid_y: Limits::HARDWARE_GRID_Y };
         Ok(RowReducer { gpu: gpu.clone(), functions, strategy, limits, partials: None, tickets: None })
     }
 
@@ -314,20 +351,29 @@ impl RowReducer {
         self.limits.max_grid_y = max_blocks.clamp(1, Limits::HARDWARE_GRID_Y);
     }
 
-    /// The launch this reducer makes for `layout` (`None`: nothing to launch).
+    /// The launch this reducer makes for `layout` of f32 values (`None`: nothing to launch).
     pub fn plan(&self, layout: RowLayout) -> Result<Option<Launch>> {
         plan(layout, self.strategy, self.limits)
     }
 
-    /// Queue the row sums of `input` (laid out as `layout`) into `out[0 .. rows)`, and return the
-    /// launch made. Nothing waits for the GPU, so calls can be timed or captured into a graph.
-    /// An empty layout launches nothing: rows of no values get zeros (a memset), no rows nothing.
-    pub fn enqueue(&mut self, input: &CudaView<'_, f32>, layout: RowLayout, out: &mut CudaViewMut<'_, f32>) -> Result<Option<Launch>> {
+    /// The launch this reducer makes for `layout` of `dtype` values.
+    pub fn plan_typed(&self, layout: RowLayout, dtype: Dtype) -> Result<Option<Launch>> {
+        plan_typed(layout, dtype, self.strategy, self.limits)
+    }
+
+    /// Queue the row sums of `input` (laid out as `layout`; f32, f16 or bf16) into
+    /// `out[0 .. rows)` in f32, and return the launch made. Nothing waits for the GPU, so calls
+    /// can be timed or captured into a graph. An empty layout launches nothing: rows of no values
+    /// get zeros (a memset), no rows nothing.
+    pub fn enqueue<T: Element<Acc = f32>>(&mut self, input: &CudaView<'_, T>, layout: RowLayout, out: &mut CudaViewMut<'_, f32>) -> Result<Option<Launch>> {
+        let Some(index) = DTYPES.iter().position(|&d| d == T::DTYPE) else {
+            return Err(Error::Config { setting: format!("row sums of {}", T::DTYPE), reason: "the row kernels take f32, f16 or bf16".into() });
+        };
         layout.check(input.len())?;
         if out.len() < layout.rows {
             return Err(layout.refuse(format!("the output holds {} values, one per row needs {}", out.len(), layout.rows)));
         }
-        let Some(launch) = self.plan(layout)? else {
+        let Some(launch) = self.plan_typed(layout, T::DTYPE)? else {
             if layout.rows > 0 {
                 self.gpu.stream().memset_zeros(&mut out.slice_mut(..layout.rows)).during("zeroing the sums of empty rows")?;
             }
@@ -336,13 +382,20 @@ impl RowReducer {
         let (rows, cols, stride) = (layout.rows as u64, layout.cols as u64, layout.stride as u64);
         let config = LaunchConfig { grid_dim: (launch.grid.0, launch.grid.1, 1), block_dim: (launch.block, 1, 1), shared_mem_bytes: 0 };
         let stream = self.gpu.stream().clone();
-        let function = &self.functions[launch.strategy.index()];
+        let function = &self.functions[index][launch.strategy.index()];
         let mut args = stream.launch_builder(function);
         args.arg(input).arg(out).arg(&rows).arg(&cols).arg(&stride);
         let fired = match launch.strategy {
-            // SAFETY: rows_{warp,block}_f32(const float*, float*, u64, u64, u64): layout.check
-            // proved the input holds (rows - 1) * stride + cols values, and out holds >= rows.
-            Strategy::Warp | Strategy::Block => unsafe { args.launch(config) },
+            Strategy::Warp => {
+                args.arg(&launch.lanes);
+                // SAFETY: rows_warp_<T>(const In*, float*, u64, u64, u64, unsigned lanes):
+                // layout.check proved the input holds (rows - 1) * stride + cols values, out holds
+                // >= rows, and the planner's lanes is a power of two up to 32.
+                unsafe { args.launch(config) }
+            }
+            // SAFETY: rows_block_<T>(const In*, float*, u64, u64, u64): as above; the block
+            // is at most 1024 threads, the entry's launch bound.
+            Strategy::Block => unsafe { args.launch(config) },
             Strategy::Split => {
                 let partials_len = layout.rows * launch.slices as usize; // plan checked it fits
                 if self.partials.as_ref().map_or(true, |p| p.len() < partials_len) {
@@ -355,8 +408,9 @@ impl RowReducer {
                 }
                 let (partials, tickets) = (self.partials.as_mut().unwrap(), self.tickets.as_mut().unwrap());
                 args.arg(partials).arg(tickets);
-                // SAFETY: rows_split_f32(..., float* partials, unsigned* tickets): as above, plus
-                // partials for rows × gridDim.x values and one zeroed ticket per row.
+                // SAFETY: rows_split_<T>(..., float* partials, unsigned* tickets): as above, plus
+                // partials for rows × gridDim.x values and one zeroed ticket per row; 512 threads,
+                // the entry's launch bound.
                 unsafe { args.launch(config) }
             }
         };
@@ -365,7 +419,7 @@ impl RowReducer {
     }
 
     /// The row sums of a device matrix, read back (waits for the GPU).
-    pub fn sum(&mut self, input: &CudaView<'_, f32>, layout: RowLayout) -> Result<Vec<f32>> {
+    pub fn sum<T: Element<Acc = f32>>(&mut self, input: &CudaView<'_, T>, layout: RowLayout) -> Result<Vec<f32>> {
         layout.check(input.len())?;
         if layout.rows == 0 {
             return Ok(Vec::new());
@@ -378,7 +432,7 @@ impl RowReducer {
     }
 
     /// Copy `host` to the GPU and sum its rows there.
-    pub fn sum_host(&mut self, host: &[f32], layout: RowLayout) -> Result<Vec<f32>> {
+    pub fn sum_host<T: Element<Acc = f32>>(&mut self, host: &[T], layout: RowLayout) -> Result<Vec<f32>> {
         layout.check(host.len())?;
         if layout.rows == 0 {
             return Ok(Vec::new());
@@ -392,7 +446,7 @@ impl RowReducer {
 // The reference: one compensated f64 sum per row, and the f32 error bound of data.rs.
 
 /// The reference of every row of `host`, computed on every core.
-pub fn row_references(host: &[f32], layout: RowLayout) -> Vec<Reference> {
+pub fn row_references<T: Element>(host: &[T], layout: RowLayout) -> Vec<Reference> {
     let row = |r: usize| -> Reference {
         let start = r * layout.stride;
         let (sum_f64, abs_sum) = compensated_sum(&host[start..start + layout.cols]);
@@ -416,11 +470,11 @@ pub fn row_references(host: &[f32], layout: RowLayout) -> Vec<Reference> {
 /// The exact reference of every row of an exact-by-construction `host` ([`Checked::fill_exact`],
 /// drawn for rows of `layout.cols` values): each row's sum must come back bit for bit. `Err` if
 /// a row is not such an input.
-pub fn exact_row_references(host: &[f32], layout: RowLayout) -> std::result::Result<Vec<Reference>, String> {
+pub fn exact_row_references<T: Checked>(host: &[T], layout: RowLayout) -> std::result::Result<Vec<Reference>, String> {
     (0..layout.rows)
         .map(|r| {
             let start = r * layout.stride;
-            f32::exact_reference(&host[start..start + layout.cols]).map_err(|why| format!("row {r}: {why}"))
+            T::exact_reference(&host[start..start + layout.cols]).map_err(|why| format!("row {r}: {why}"))
         })
         .collect()
 }

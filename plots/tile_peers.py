@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Measure the row sums and whole-array sums written in tile languages -- TileLang
+(kernels/tilelang/) and Triton (kernels/triton/) -- beside torch.sum, the way `reduction
+rows-bench` and `reduction bench` measure the book's kernels, in the same CSV format.
+
+    python3 plots/tile_peers.py [--rows-out plots/data/rows] [--sums-out plots/data/tile]
+                                [--shapes 4096x64,2^20x2^8,...] [--sizes 2^10,...,2^30] [--no-sums]
+
+Row sums go to <rows-out>/<gpu-slug>-peers.csv (n is the row length N, bytes the M*N*size
+read), merged with rows-bench's <gpu-slug>.csv when the chapter is drawn: TileLang and Triton
+on f32, torch.sum(x, dim=1) on f32, f16 and bf16 (f32 out). Whole-array sums go to
+<sums-out>/<gpu-slug>.csv, and the CUDA that TileLang generated for the row sum to
+<sums-out>/tilelang_row_sum.cu.
+
+Method, as in plots/peers.py (whose timing it uses): each result is checked against a float64
+sum of the same input before it is timed; inputs rotate through a pool larger than L2; K
+back-to-back calls are captured into a CUDA graph and timed with CUDA events (or timed as K
+back-to-back calls where capture fails, which the `method` column then says); the median of
+many repeats is kept. A language that cannot be imported is skipped with the reason.
+"""
+import argparse
+import datetime
+import importlib.util
+import os
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True  # no plots/__pycache__ beside the data
+import peers  # noqa: E402  (the timing and the CSV columns are shared)
+
+DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+
+def load_kernel(relative):
+    """A module of kernels/ by path (kernels/tilelang/row_sum.py, ...), or the reason it is not."""
+    path = HERE.parent / "kernels" / relative
+    spec = importlib.util.spec_from_file_location(relative.replace("/", "_").removesuffix(".py"), path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # ImportError, or a library that fails on import
+        return None, f"{relative}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return module, None
+
+
+def within_bound(torch, got, x64, n):
+    """Per-row (or whole) check of got against the float64 sum of the same values."""
+    exact = x64.sum(dim=-1)
+    bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * x64.abs().sum(dim=-1)
+    return int((~((got.double() - exact).abs() <= bound)).sum())
+
+
+def csv_row(kernel, title, dtype, n, median, times, nbytes, working_set, method):
+    return (f"{kernel},0,\"{title}\",peer,{dtype},{n},0,rotated,{median:.3f},{times[0]:.3f},{times[-1]:.3f},"
+            f"{nbytes / (median * 1e-6) / 1e9:.1f},{nbytes},{working_set},{len(times)},\"{method}\"")
+
+
+def measure_rows(torch, shapes, peers_by_dtype):
+    """Each (name, title, fn) of peers_by_dtype[dtype] at each shape: checked, then timed."""
+    rows = []
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 60 << 20)
+    for dtype, row_peers in peers_by_dtype.items():
+        tdtype = getattr(torch, DTYPES[dtype])
+        size = torch.tensor([], dtype=tdtype).element_size()
+        largest = max(m * n for m, n in shapes)
+        pool_len = max(2 * largest, 8 * l2 // size)
+        gen = torch.Generator(device="cuda").manual_seed(2007)
+        pool = (torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1).to(tdtype)
+        for m, n in shapes:
+            total = m * n
+            step = -(-total // 256) * 256
+            slots = (pool_len - total) // step + 1
+            x0 = pool[:total].view(m, n)
+            x64 = x0.double()
+            for name, title, fn in row_peers:
+                try:
+                    wrong = within_bound(torch, fn(x0, m, n), x64, n)
+                except Exception as e:
+                    print(f"{name} {dtype} {m}x{n}: failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+                    continue
+                if wrong:
+                    print(f"{name} {dtype} {m}x{n}: {wrong} of {m} rows exceed the bound; not timed", file=sys.stderr)
+                    continue
+                out = [None]
+
+                def enqueue(j, fn=fn, m=m, n=n, total=total, step=step, slots=slots):
+                    o = (j % slots) * step
+                    out[0] = fn(pool[o:o + total].view(m, n), m, n)
+
+                times, ops, method = peers.time_graph(torch, enqueue, True)
+                median = statistics.median(times)
+                nbytes = size * total
+                rows.append(csv_row(name, title, dtype, n, median, times, nbytes, min(ops, slots) * nbytes, method))
+                print(f"{name:17} {dtype:4} {m:>8} x {n:<9} {median:10.2f} µs {nbytes / median / 1e3:8.1f} GB/s  ({method})", flush=True)
+            del x64
+        del pool
+    return rows
+
+
+def measure_sums(torch, sizes, sum_peers):
+    """Each (name, title, fn) of sum_peers on f32 arrays of each size: checked, then timed."""
+    rows = []
+    props = torch.cuda.get_device_properties(0)
+    pool_len = max(2 * max(sizes), 8 * getattr(props, "L2_cache_size", 60 << 20) // 4)
+    gen = torch.Generator(device="cuda").manual_seed(2007)
+    pool = torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1
+    for name, title, fn in sum_peers:
+        for n in sizes:
+            stride = -(-n // 256) * 256
+            slots = (pool_len - n) // stride + 1
+            x0 = pool[:n]
+            try:
+                wrong = within_bound(torch, fn(x0).reshape(()), x0.double(), n)
+            except Exception as e:
+                print(f"{name} n={n}: failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+                continue
+            if wrong:
+                print(f"{name} n={n}: exceeds the bound; not timed", file=sys.stderr)
+                continue
+            out = [None]
+
+            def enqueue(j, fn=fn, n=n, stride=stride, slots=slots):
+                o = (j % slots) * stride
+                out[0] = fn(pool[o:o + n])
+
+            times, ops, method = peers.time_graph(torch, enqueue, True)
+            median = statistics.median(times)
+            rows.append(csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
+            print(f"{name:17} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs {4 * n / median / 1e3:8.1f} GB/s  ({method})", flush=True)
+    return rows
+
+
+def header(torch, props, versions, command):
+    return [
+        f"# gpu: {props.name}",
+        f"# compute_capability: {props.major}.{props.minor}",
+        f"# sm_count: {props.multi_processor_count}",
+        f"# l2_bytes: {getattr(props, 'L2_cache_size', 0)}",
+        "# peak_gbps: unknown",
+        "# memory_clock_mhz: 0",
+        "# sm_clock_mhz: 0",
+        f"# driver_cuda: {torch.version.cuda}",
+        f"# nvrtc: {versions}",
+        f"# date: {datetime.date.today().isoformat()}",
+        f"# command: {command}",
+    ]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows-out", default="plots/data/rows")
+    parser.add_argument("--sums-out", default="plots/data/tile")
+    parser.add_argument("--shapes", default=None, help="MxN,... (default: those of reduction rows-bench)")
+    parser.add_argument("--sizes", default=",".join(f"2^{k}" for k in range(10, 31)))
+    parser.add_argument("--no-sums", action="store_true", help="row sums only")
+    args = parser.parse_args()
+    shapes = peers.row_shapes() if args.shapes is None else [
+        tuple(peers.parse_size(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
+    sizes = [peers.parse_size(s) for s in args.sizes.split(",")]
+    try:
+        import torch
+    except ImportError:
+        sys.exit("PyTorch is needed for the CUDA events and graphs (and for torch.sum); not installed here")
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA GPU visible to PyTorch")
+    props = torch.cuda.get_device_properties(0)
+    versions = [f"torch {torch.__version__}"]
+
+    row_peers = {"f32": [], "f16": [], "bf16": []}
+    sum_peers = []
+    tl_rows, why = load_kernel("tilelang/row_sum.py")
+    tl_sum, why_sum = load_kernel("tilelang/sum.py")
+    if tl_rows is None or tl_sum is None:
+        print(f"TileLang skipped: {why or why_sum}", file=sys.stderr)
+    else:
+        import tilelang
+        versions.append(f"tilelang {tilelang.__version__}")
+        # Every row-sum shape compiled at once, on every core (nvcc takes ~2 s a kernel).
+        funcs = [tl_rows.row_sum(m, n, "float32", *tl_rows.tile_shape(n)) for m, n in shapes]
+        kernels = dict(zip(shapes, tilelang.par_compile(funcs, out_idx=[1])))
+        row_peers["f32"].append(("tilelang_row_sum", "TileLang row sum (T.reduce_sum)", lambda x, m, n: kernels[(m, n)](x)))
+        os.makedirs(args.sums_out, exist_ok=True)
+        probe = (1 << 20, 256) if (1 << 20, 256) in kernels else shapes[0]
+        path = os.path.join(args.sums_out, "tilelang_row_sum.cu")
+        with open(path, "w") as f:
+            f.write(f"// The CUDA TileLang {tilelang.__version__} generated for kernels/tilelang/row_sum.py at "
+                    f"M x N = {probe[0]} x {probe[1]}, float32 (kernel.get_kernel_source()).\n")
+            f.write(kernels[probe].get_kernel_source())
+        print(f"generated source written to {path}")
+        array_sum = tl_sum.ArraySum("float32")
+        sum_peers.append(("tilelang_sum", "TileLang sum (passes of T.reduce_sum)", array_sum))
+    tr_rows, why = load_kernel("triton/row_sum.py")
+    tr_sum, why_sum = load_kernel("triton/sum.py")
+    if tr_rows is None or tr_sum is None:
+        print(f"Triton skipped: {why or why_sum}", file=sys.stderr)
+    else:
+        import triton
+        versions.append(f"triton {triton.__version__}")
+        row_peers["f32"].append(("triton_row_sum", "Triton row sum (tl.sum)", lambda x, m, n: tr_rows.row_sum(x)))
+        sum_peers.append(("triton_sum", "Triton sum (tl.sum + tl.atomic_add)", tr_sum.array_sum))
+    for dtype in row_peers:
+        row_peers[dtype].append(("torch_sum_dim1", "torch.sum(x, dim=1) (PyTorch)",
+                                 lambda x, m, n: torch.sum(x, dim=1, dtype=torch.float32)))
+
+    command = "python3 plots/tile_peers.py"
+    rows = measure_rows(torch, shapes, row_peers)
+    os.makedirs(args.rows_out, exist_ok=True)
+    path = os.path.join(args.rows_out, f"{peers.slug(props.name)}-peers.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + rows) + "\n")
+    print(f"{len(rows)} row-sum peer measurements written to {path}")
+    if not args.no_sums and sum_peers:
+        sums = measure_sums(torch, sizes, sum_peers)
+        path = os.path.join(args.sums_out, f"{peers.slug(props.name)}.csv")
+        os.makedirs(args.sums_out, exist_ok=True)
+        with open(path, "w") as f:
+            f.write("\n".join(header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + sums) + "\n")
+        print(f"{len(sums)} whole-array peer measurements written to {path}")
+
+
+if __name__ == "__main__":
+    main()
