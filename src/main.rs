@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Command::Mistakes(args) => cli::mistakes::all(args),
         Command::Multigpu(command) => cli::multigpu::run(command),
         Command::Exercise(args) => cli::exercise::run(args),
+        Command::BookRuns(args) => cli::book_runs::run(args),
     };
     match outcome {
         Ok(code) => code,

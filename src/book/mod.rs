@@ -11,4 +11,5 @@ pub mod plots;
 pub mod render;
 pub mod results;
 pub mod rows;
+pub mod runs;
 pub mod tables;

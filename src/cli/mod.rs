@@ -5,6 +5,7 @@
 
 pub mod accuracy;
 pub mod bench;
+pub mod book_runs;
 pub mod exercise;
 pub mod mistakes;
 pub mod multigpu;
@@ -49,6 +50,8 @@ pub enum Command {
     Multigpu(multigpu::Multigpu),
     /// Check your kernel for one of the book's exercises on this GPU
     Exercise(exercise::ExerciseArgs),
+    /// Run the commands of the chapters' "Run it" sections and write their output for the book
+    BookRuns(book_runs::BookRunsArgs),
 }
 
 /// What a subcommand ends with: an exit code, or an error printed as `error: ...` (exit 1).

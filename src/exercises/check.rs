@@ -121,14 +121,19 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
     }
 }
 
-/// The error count of compute-sanitizer's `ERROR SUMMARY: N errors` line (0 if none).
+/// What compute-sanitizer found: the count of its `ERROR SUMMARY: N errors` line, or of
+/// racecheck's `RACECHECK SUMMARY: N hazards displayed` (a race inside one warp is reported as
+/// a warning, not an error, and is still a race). 0 if neither.
 pub fn sanitizer_errors(output: &str) -> usize {
-    output
-        .lines()
-        .filter_map(|l| l.split("ERROR SUMMARY:").nth(1))
-        .filter_map(|rest| rest.split_whitespace().next()?.parse::<usize>().ok())
-        .max()
-        .unwrap_or(0)
+    let count = |marker: &str| {
+        output
+            .lines()
+            .filter_map(|l| l.split(marker).nth(1))
+            .filter_map(|rest| rest.split_whitespace().next()?.parse::<usize>().ok())
+            .max()
+            .unwrap_or(0)
+    };
+    count("ERROR SUMMARY:").max(count("RACECHECK SUMMARY:"))
 }
 
 #[cfg(test)]
@@ -140,6 +145,7 @@ mod tests {
         assert_eq!(sanitizer_errors("========= ERROR SUMMARY: 3 errors\n"), 3);
         assert_eq!(sanitizer_errors("========= ERROR SUMMARY: 0 errors\n"), 0);
         assert_eq!(sanitizer_errors("nothing"), 0);
+        assert_eq!(sanitizer_errors("========= RACECHECK SUMMARY: 3 hazards displayed (0 errors, 10 warnings)\n========= ERROR SUMMARY: 0 errors"), 3);
     }
 
     #[test]
