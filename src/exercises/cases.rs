@@ -106,14 +106,18 @@ impl Case {
     }
 }
 
-/// ` (2^8 + 1)` for sizes next to a power of two, nothing otherwise.
+/// ` (2^8 + 1)` for sizes next to a power of two (at most 40 away from the nearest), nothing
+/// for small sizes or others.
 pub fn size_shape(n: usize) -> String {
-    let near = |p: usize| n.abs_diff(1 << p) <= 40;
-    match (1..63).find(|&p| near(p)) {
-        Some(p) if n == 1 << p => format!(" (2^{p})"),
-        Some(p) if n > 1 << p => format!(" (2^{p} + {})", n - (1 << p)),
-        Some(p) => format!(" (2^{p} - {})", (1 << p) - n),
-        None => String::new(),
+    if n < 16 {
+        return String::new();
+    }
+    let p = (n as f64).log2().round() as u32;
+    match n as i128 - (1i128 << p) {
+        0 => format!(" (2^{p})"),
+        d if d > 0 && d <= 40 => format!(" (2^{p} + {d})"),
+        d if d < 0 && d >= -40 => format!(" (2^{p} - {})", -d),
+        _ => String::new(),
     }
 }
 
@@ -252,6 +256,10 @@ mod tests {
         assert_eq!(size_shape((1 << 24) + 3), " (2^24 + 3)");
         assert_eq!(size_shape(4095), " (2^12 - 1)");
         assert_eq!(size_shape(300), "");
+        assert_eq!(size_shape(33), " (2^5 + 1)");
+        assert_eq!(size_shape(31), " (2^5 - 1)");
+        assert_eq!(size_shape(1), "");
+        assert_eq!(size_shape((1 << 20) + 37), " (2^20 + 37)");
     }
 
     #[test]
