@@ -6,6 +6,7 @@ pub mod accuracy;
 pub mod allreduce;
 pub mod csv_file;
 pub mod diagrams;
+pub mod figures;
 pub mod mistakes;
 pub mod plots;
 pub mod render;
