@@ -10,7 +10,7 @@
 mod common;
 
 use common::{gpu_trial, nvrtc_trial, run_seed};
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use libtest_mimic::{Arguments, Failed, Trial};
 use reduction::exercises::{self, CaughtBy, Exercise, NearMiss, Options, Verdict, Which, TODO_MARKER};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -182,6 +182,3 @@ fn closing_note() {
         }
     }
 }
-
-#[allow(dead_code)]
-fn _completion(_: Completion) {}

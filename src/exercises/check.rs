@@ -73,6 +73,8 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
     if let Some(verdict) = compile(&file, &text, "sm_90")? {
         return Ok(verdict);
     }
+    // It compiles; running it needs a GPU. Say so plainly rather than as a crashed child.
+    crate::gpu::probe()?;
     let scratch = std::env::temp_dir().join(format!("reduction-exercise-{}-{}.cu", exercise.number, std::process::id()));
     std::fs::write(&scratch, &text).map_err(|e| crate::error::io_error(&scratch, e))?;
     let mut command = match &options.sanitize {
