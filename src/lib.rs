@@ -18,6 +18,7 @@
 // kernels and checks, which use the runtime. The book's output never opens a GPU.
 pub mod book;
 pub mod check;
+pub mod exercises;
 pub mod kernels;
 pub mod measure;
 pub mod mistakes;

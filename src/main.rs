@@ -25,6 +25,10 @@ fn main() -> ExitCode {
     if let Some(code) = mistakes::run_child_if_asked() {
         std::process::exit(code);
     }
+    // The same for a child of `reduction exercise`.
+    if let Some(code) = reduction::exercises::run_child_if_asked() {
+        std::process::exit(code);
+    }
     let outcome = match Cli::parse().command {
         Command::Info => cli::sum::info(),
         Command::Sum(args) => cli::sum::run(args),
@@ -35,6 +39,8 @@ fn main() -> ExitCode {
         Command::Mistake(args) => cli::mistakes::one(args),
         Command::Mistakes(args) => cli::mistakes::all(args),
         Command::Multigpu(command) => cli::multigpu::run(command),
+        Command::Exercise(args) => cli::exercise::run(args),
+        Command::BookRuns(args) => cli::book_runs::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -5,6 +5,7 @@
 #
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
+#                                                   and book (only when named: the chapters' recorded outputs)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
@@ -191,6 +192,21 @@ if has rows; then
   timeout 400 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
   ls -l "$OUT/rows" "$OUT/rows/tile"
+  pack
+fi
+
+if has book; then
+  # What the chapters show, written by programs (only when named): the Run-it outputs, the
+  # snippets' outputs and the exercise counts. Copy back:
+  #   $OUT/book/runs/*.txt      -> book/generated/runs/
+  #   $OUT/book/snippets/*.txt  -> book/generated/snippets/
+  #   $OUT/book/exercises.md    -> book/generated/exercises.md
+  echo "=== book (Run-it outputs, snippet outputs, exercise counts)"
+  mkdir -p "$OUT/book"
+  timeout 300 $B/bin/reduction book-runs --out "$OUT/book/runs" > "$OUT/book/book-runs.log" 2>&1 || status=1
+  REQUIRE_GPU=1 SNIPPETS_RECORD="$OUT/book/snippets" timeout 120 $B/tests/test-snippets output:: > "$OUT/book/snippets.log" 2>&1 || status=1
+  REQUIRE_GPU=1 EXERCISES_RECORD="$OUT/book/exercises.md" timeout 300 $B/tests/test-exercises > "$OUT/book/exercises.log" 2>&1 || status=1
+  grep -E "test result" "$OUT/book/snippets.log" "$OUT/book/exercises.log"; head -1 "$OUT/book/exercises.md"
   pack
 fi
 

@@ -14,8 +14,12 @@ use std::path::{Path, PathBuf};
 
 const CHARTS: [&str; 6] = ["time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg"];
 /// Each diagram, and the kernel whose addressing it draws.
-const DIAGRAMS: [(&str, &str); 3] =
-    [("interleaved_divergent.svg", "reduce1"), ("interleaved_strided.svg", "reduce2"), ("sequential.svg", "reduce3")];
+const DIAGRAMS: [(&str, &str); 10] = [
+    ("interleaved_divergent.svg", "reduce1"), ("interleaved_strided.svg", "reduce2"), ("sequential.svg", "reduce3"),
+    ("interleaved_divergent_64.svg", "reduce1"), ("interleaved_strided_64.svg", "reduce2"), ("sequential_64.svg", "reduce3"),
+    ("decomposition.svg", "reduce3"), ("grid_stride.svg", "reduce7"), ("shuffle_tree.svg", "reduce8"),
+    ("last_block_ticket.svg", "reduce10_last_block"),
+];
 
 /// Copy the files of `from` into `to`, folders included.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {

@@ -158,7 +158,7 @@ const EXAMPLE: [i64; 16] = [10, 1, 8, -1, 0, -2, 3, 5, -2, -3, 2, 7, 0, 11, 0, 2
 /// Draw every diagram into `out_dir`.
 pub fn draw_all(out_dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out_dir).map_err(|e| io_error(out_dir, e))?;
-    Scheme::ALL
+    let mut drawn = Scheme::ALL
         .iter()
         .map(|&scheme| {
             let path = out_dir.join(format!("{}.svg", scheme.name()));
@@ -166,7 +166,10 @@ pub fn draw_all(out_dir: &Path) -> Result<Vec<PathBuf>> {
             std::fs::write(&path, crate::plots::fit_to_page(svg)).map_err(|e| io_error(&path, e))?;
             Ok(path)
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    // The figures drawn from the same arithmetic at a larger scale, and those of later chapters.
+    drawn.extend(crate::book::figures::draw_all(out_dir)?);
+    Ok(drawn)
 }
 
 // ---------------------------------------------------------------------------------------------

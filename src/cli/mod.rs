@@ -5,6 +5,8 @@
 
 pub mod accuracy;
 pub mod bench;
+pub mod book_runs;
+pub mod exercise;
 pub mod mistakes;
 pub mod multigpu;
 pub mod rows;
@@ -46,6 +48,10 @@ pub enum Command {
     /// Across every visible GPU, with NCCL
     #[command(subcommand)]
     Multigpu(multigpu::Multigpu),
+    /// Check your kernel for one of the book's exercises on this GPU
+    Exercise(exercise::ExerciseArgs),
+    /// Run the commands of the chapters' "Run it" sections and write their output for the book
+    BookRuns(book_runs::BookRunsArgs),
 }
 
 /// What a subcommand ends with: an exit code, or an error printed as `error: ...` (exit 1).
@@ -189,6 +195,12 @@ mod tests {
         "multigpu allreduce",
         "multigpu allreduce --max 1GiB --out /tmp/out/nccl",
         "multigpu allreduce --min 8 --max 1GiB --gpus 2 --repeats 15 --target-ms 2 --timeout 60",
+        "exercise 3",
+        "exercise --list",
+        "exercise 5 --sanitize racecheck",
+        "exercise 9 --file my_kernel.cu --seed 7 --deadline 5 --no-time",
+        "exercise 1 --solution",
+        "exercise 3 --near-miss sums_99_percent",
     ];
 
     #[test]

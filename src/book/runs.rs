@@ -1,0 +1,124 @@
+//! The commands each chapter's "Run it" section shows, and where their output goes. The
+//! output is written by `reduction book-runs` on the GPU (each command run as a child process,
+//! its stdout and stderr captured as a terminal shows them) into `book/generated/runs/`, and
+//! the chapters include those files: no output in the book is typed by hand.
+
+/// One command of a "Run it" section.
+#[derive(Debug)]
+pub struct Run {
+    /// The output file's stem: `book/generated/runs/<slug>.txt`.
+    pub slug: &'static str,
+    /// The chapter file that shows it.
+    pub chapter: &'static str,
+    /// The command line as the reader types it, from the book's folder; `reduction` is the
+    /// book's program (`cargo run --release --`).
+    pub command: &'static str,
+}
+
+const fn run(slug: &'static str, chapter: &'static str, command: &'static str) -> Run {
+    Run { slug, chapter, command }
+}
+
+pub static RUNS: &[Run] = &[
+    run("info", "introduction.md", "reduction info"),
+    run("exercise_list", "exercises.md", "reduction exercise --list"),
+    run("reduce1", "01_interleaved_divergent.md", "reduction sum --kernel reduce1 --n 2^24 --dtype i32"),
+    run("reduce1_block_300", "01_interleaved_divergent.md", "reduction sum --kernel reduce1 --n 2^24 --block 300"),
+    run("reduce2", "02_interleaved_strided.md", "reduction sum --kernel reduce2 --n 2^24 --dtype i32"),
+    run("reduce2_padded", "02_interleaved_strided.md", "reduction sum --kernel reduce2_padded --n 2^24 --dtype f32 --runs 3"),
+    run("reduce3", "03_sequential.md", "reduction sum --kernel reduce3 --n 2^24 --dtype f32 --runs 3"),
+    run("exercise_3_near_miss", "03_sequential.md", "reduction exercise 3 --near-miss sums_99_percent --seed 1"),
+    run("exercise_3_solution", "03_sequential.md", "reduction exercise 3 --solution --seed 1"),
+    run("reduce4", "04_first_add_during_load.md", "reduction sum --kernel reduce4 --n 2^24 --dtype f32 --runs 3"),
+    run("reduce5", "05_unroll_last_warp.md", "reduction sum --kernel reduce5 --n 2^24 --dtype i32"),
+    run("reduce5_volatile_racecheck", "05_unroll_last_warp.md",
+        "compute-sanitizer --tool racecheck --print-limit 3 --show-backtrace no reduction sum --kernel reduce5_volatile --n 10000 --dtype i32"),
+    run("reduce6", "06_complete_unroll.md", "reduction sum --kernel reduce6 --n 2^24 --block 512 --runs 3"),
+    run("reduce7", "07_multiple_elements.md", "reduction sum --kernel reduce7 --n 2^26 --runs 3"),
+    run("reduce8", "08_warp_shuffle.md", "reduction sum --kernel reduce8 --n 2^24 --dtype bf16 --runs 3"),
+    run("reduce9", "09_vectorized.md", "reduction sum --kernel reduce9 --n 2^26 --dtype f16 --runs 3"),
+    run("exercise_9_near_miss", "09_vectorized.md", "reduction exercise 9 --near-miss assumes_aligned --seed 1"),
+    run("reduce10_atomic", "10_single_pass.md", "reduction sum --kernel reduce10_atomic --dtype f32 --n 2^24 --runs 20 --same-input --block 256"),
+    run("reduce10_last_block", "10_single_pass.md", "reduction sum --kernel reduce10_last_block --dtype f32 --n 2^24 --runs 20 --same-input --block 256"),
+    run("reduce11_grid", "11_cooperative_groups.md", "reduction sum --kernel reduce11_grid --n 2^26 --runs 3"),
+    run("reduce12", "12_cub.md", "reduction sum --kernel reduce12 --n 2^26 --block 512 --runs 3"),
+];
+
+/// Where the outputs are, from the book's folder.
+pub const DIR: &str = "book/generated/runs";
+
+impl Run {
+    /// `book/generated/runs/<slug>.txt`.
+    pub fn path(&self) -> String {
+        format!("{DIR}/{}.txt", self.slug)
+    }
+
+    /// The `reduction` arguments of the command (after `reduction`, whatever wraps it).
+    pub fn reduction_args(&self) -> Vec<&'static str> {
+        let words: Vec<&'static str> = self.command.split_whitespace().collect();
+        match words.iter().position(|w| *w == "reduction") {
+            Some(at) => words[at + 1..].to_vec(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The first line of its output file: the prompt and the command.
+    pub fn header(&self) -> String {
+        format!("$ {}", self.command)
+    }
+
+    /// The include a chapter writes to show it.
+    pub fn include(&self) -> String {
+        format!("{{{{#include generated/runs/{}.txt}}}}", self.slug)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn book(file: &str) -> String {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn every_run_is_shown_by_its_chapter_with_output_a_program_wrote() {
+        for r in RUNS {
+            let chapter = book(&format!("book/{}", r.chapter));
+            assert!(chapter.contains(&r.include()), "{} does not include {}", r.chapter, r.path());
+            let output = book(&r.path());
+            assert!(output.starts_with(&format!("{}\n", r.header())), "{} does not start with `{}`", r.path(), r.header());
+            assert!(output.lines().count() > 1, "{} holds no output", r.path());
+            assert!(!r.reduction_args().is_empty(), "{}", r.command);
+        }
+        let slugs: std::collections::HashSet<_> = RUNS.iter().map(|r| r.slug).collect();
+        assert_eq!(slugs.len(), RUNS.len(), "slugs are unique");
+    }
+
+    #[test]
+    fn every_kernel_chapter_has_a_run_it_section() {
+        for chapter in ["01_interleaved_divergent.md", "02_interleaved_strided.md", "03_sequential.md", "04_first_add_during_load.md",
+            "05_unroll_last_warp.md", "06_complete_unroll.md", "07_multiple_elements.md", "08_warp_shuffle.md", "09_vectorized.md",
+            "10_single_pass.md", "11_cooperative_groups.md", "12_cub.md", "introduction.md"] {
+            assert!(RUNS.iter().any(|r| r.chapter == chapter), "{chapter} shows no command");
+            assert!(book(&format!("book/{chapter}")).contains("## Run it"), "{chapter} has no Run it section");
+        }
+    }
+
+    /// The exercises chapter closes with the counts `tests/exercises.rs` wrote on the GPU
+    /// (`EXERCISES_RECORD=book/generated/exercises.md`): every solution passed, every stub and
+    /// near miss failed.
+    #[test]
+    fn the_exercise_counts_are_from_a_run_where_every_check_held() {
+        let note = book("book/generated/exercises.md");
+        let first = note.lines().next().unwrap_or_default();
+        let numbers: Vec<usize> = first.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect();
+        // "A of B reference solutions passed; C of D untouched stubs failed; E of F near misses failed (G ...)."
+        assert!(numbers.len() >= 6, "{first}");
+        assert_eq!((numbers[0], numbers[2], numbers[4]), (numbers[1], numbers[3], numbers[5]), "{first}");
+        let near_misses: usize = crate::exercises::all().iter().map(|e| e.near_misses.len()).sum();
+        assert_eq!((numbers[1], numbers[3], numbers[5]), (crate::exercises::all().len(), crate::exercises::all().len(), near_misses), "{first}");
+    }
+}

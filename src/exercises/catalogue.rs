@@ -1,0 +1,293 @@
+//! The exercises: for each, the chapter it closes, the stub the reader edits, a reference
+//! solution, the launch rules the checker keeps, and the near misses — the reference solution
+//! with one classic mistake planted — that the checker must reject.
+
+use super::launch::{Layout, Op, SharedRule};
+
+/// Who finds a near miss: the values the checker compares, or a compute-sanitizer tool (a race
+/// can give the right sum on one GPU and a wrong one on the next).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaughtBy {
+    Values,
+    Sanitizer(&'static str),
+}
+
+/// The reference solution with one classic mistake: `find` (exactly once in the solution)
+/// replaced by `replace`.
+#[derive(Debug)]
+pub struct NearMiss {
+    pub name: &'static str,
+    pub mistake: &'static str,
+    pub find: &'static str,
+    pub replace: &'static str,
+    pub caught_by: CaughtBy,
+}
+
+/// One exercise of the book.
+#[derive(Debug)]
+pub struct Exercise {
+    pub number: u32,
+    /// The file stem under `kernels/exercises/` (and `solutions/`).
+    pub stem: &'static str,
+    /// The chapter file it closes.
+    pub chapter: &'static str,
+    pub title: &'static str,
+    pub layout: Layout,
+    pub shared: SharedRule,
+    pub block: u32,
+    pub op: Op,
+    /// The book's kernel the solved exercise is timed beside.
+    pub book_kernel: &'static str,
+    /// Said with every failure of this exercise.
+    pub hint: &'static str,
+    pub stub: &'static str,
+    pub solution: &'static str,
+    pub near_misses: &'static [NearMiss],
+}
+
+/// The marker every untouched stub carries: a stub with it must fail the checker.
+pub const TODO_MARKER: &str = "TODO(exercise)";
+
+macro_rules! files {
+    ($stem:literal) => {
+        (
+            include_str!(concat!("../../kernels/exercises/", $stem, ".cu")),
+            include_str!(concat!("../../kernels/exercises/solutions/", $stem, ".cu")),
+        )
+    };
+}
+
+const F1: (&str, &str) = files!("01_strided_index");
+const F2: (&str, &str) = files!("02_padded_shared");
+const F3: (&str, &str) = files!("03_sequential");
+const F4: (&str, &str) = files!("04_first_add");
+const F5: (&str, &str) = files!("05_last_warp");
+const F6: (&str, &str) = files!("06_block_of_300");
+const F7: (&str, &str) = files!("07_grid_stride");
+const F8: (&str, &str) = files!("08_warp_max");
+const F9: (&str, &str) = files!("09_vector_loads");
+const F10: (&str, &str) = files!("10_last_block");
+
+const DROP_LAST: NearMiss = NearMiss {
+    name: "drops_last_element",
+    mistake: "the load's bound is one short: the last value is never read",
+    find: "= (i < n) ? in[i] : T(0);",
+    replace: "= (i + 1 < n) ? in[i] : T(0);",
+    caught_by: CaughtBy::Values,
+};
+
+const TILE_RULES: (Layout, SharedRule) = (Layout::Tiles { per_thread: 1 }, SharedRule::PerThread);
+
+pub static EXERCISES: &[Exercise] = &[
+    Exercise {
+        number: 1, stem: "01_strided_index", chapter: "01_interleaved_divergent.md",
+        title: "take the divergence out of kernel 1",
+        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 256, op: Op::Sum, book_kernel: "reduce2",
+        hint: "at step s, thread tid adds sdata[2*s*tid + s] into sdata[2*s*tid] while 2*s*tid < blockDim.x, then every thread waits at __syncthreads()",
+        stub: F1.0, solution: F1.1,
+        near_misses: &[
+            DROP_LAST,
+            NearMiss { name: "stops_a_step_early", mistake: "the tree stops at s < blockDim.x / 2: the two halves are never added",
+                find: "s < blockDim.x; s *= 2", replace: "s < blockDim.x / 2; s *= 2", caught_by: CaughtBy::Values },
+            NearMiss { name: "no_barrier_in_tree", mistake: "no __syncthreads() between the tree's steps: a step reads words the previous one is still writing",
+                find: "        }\n        __syncthreads();\n    }\n    // ANCHOR_END: solution", replace: "        }\n    }\n    // ANCHOR_END: solution",
+                caught_by: CaughtBy::Sanitizer("racecheck") },
+        ],
+    },
+    Exercise {
+        number: 2, stem: "02_padded_shared", chapter: "02_interleaved_strided.md",
+        title: "pad kernel 2's shared array, and beat kernel 2",
+        layout: Layout::Tiles { per_thread: 1 }, shared: SharedRule::PerThreadPadded, block: 256, op: Op::Sum, book_kernel: "reduce2",
+        hint: "every index into sdata, in the load, in the tree and in the result, goes through PAD(); the array has blockDim.x + blockDim.x / 32 words",
+        stub: F2.0, solution: F2.1,
+        near_misses: &[
+            NearMiss { name: "reads_unpadded", mistake: "the tree reads sdata[index + s] without PAD(): it adds the wrong word",
+                find: "sdata[PAD(index)] += sdata[PAD(index + s)];", replace: "sdata[PAD(index)] += sdata[index + s];", caught_by: CaughtBy::Values },
+            NearMiss { name: "load_unpadded", mistake: "the load writes sdata[tid], the tree reads padded words",
+                find: "sdata[PAD(tid)] = (i < n)", replace: "sdata[tid] = (i < n)", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 3, stem: "03_sequential", chapter: "03_sequential.md",
+        title: "sequential addressing",
+        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 256, op: Op::Sum, book_kernel: "reduce3",
+        hint: "s runs from blockDim.x / 2 down to 1; thread tid < s adds sdata[tid + s]; a __syncthreads() after every step",
+        stub: F3.0, solution: F3.1,
+        near_misses: &[
+            NearMiss { name: "sums_99_percent", mistake: "the load stops at 99% of the input (a cheat that a uniform input would not catch)",
+                find: "= (i < n) ? in[i] : T(0);", replace: "= (i < n - n / 100) ? in[i] : T(0);", caught_by: CaughtBy::Values },
+            NearMiss { name: "load_unbounded", mistake: "the load has no bound: right only when n is a multiple of the block",
+                find: "sdata[tid] = (i < n) ? in[i] : T(0);", replace: "sdata[tid] = in[i];", caught_by: CaughtBy::Values },
+            NearMiss { name: "stops_before_last_step", mistake: "the loop ends at s > 1: sdata[1] is never added",
+                find: "s > 0; s >>= 1", replace: "s > 1; s >>= 1", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 4, stem: "04_first_add", chapter: "04_first_add_during_load.md",
+        title: "the first add during the load",
+        layout: Layout::Tiles { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: "reduce4",
+        hint: "the tile of a block starts at blockIdx.x * 2 * blockDim.x; thread tid adds in[i] and in[i + blockDim.x], each only if it is inside the input",
+        stub: F4.0, solution: F4.1,
+        near_misses: &[
+            NearMiss { name: "second_load_unchecked", mistake: "the second load has no bound: it reads past the end of the input",
+                find: "if (i + blockDim.x < n) v += in[i + blockDim.x];", replace: "v += in[i + blockDim.x];", caught_by: CaughtBy::Values },
+            NearMiss { name: "tiles_overlap", mistake: "the tile still starts at blockIdx.x * blockDim.x: neighbouring blocks read the same values",
+                find: "(u64)blockIdx.x * (blockDim.x * 2) + tid", replace: "(u64)blockIdx.x * blockDim.x + tid", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 5, stem: "05_last_warp", chapter: "05_unroll_last_warp.md",
+        title: "the last warp, with __syncwarp() or shuffles",
+        layout: Layout::Tiles { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: "reduce5",
+        hint: "warp 0 still has 64 values to add (sdata[0 .. 64)): s = 32, 16, ..., 1, and a __syncwarp() between every read and the write after it",
+        stub: F5.0, solution: F5.1,
+        near_misses: &[
+            NearMiss { name: "starts_at_16", mistake: "the last warp starts at s = 16: sdata[32 .. 64) is never added",
+                find: "for (unsigned s = 32; s > 0; s >>= 1) {\n            w", replace: "for (unsigned s = 16; s > 0; s >>= 1) {\n            w", caught_by: CaughtBy::Values },
+            NearMiss { name: "read_write_race", mistake: "no __syncwarp() between a lane's read and its neighbour's write (Harris's 2007 lockstep assumption)",
+                find: "            __syncwarp();  // every lane has read before any lane writes\n", replace: "", caught_by: CaughtBy::Sanitizer("racecheck") },
+        ],
+    },
+    Exercise {
+        number: 6, stem: "06_block_of_300", chapter: "06_complete_unroll.md",
+        title: "a block of 300 threads that still sums right",
+        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 300, op: Op::Sum, book_kernel: "reduce3",
+        hint: "halving 300 gives 150, 75, 37: the odd step loses a value; start from 512 and add sdata[tid + s] only where tid + s < blockDim.x",
+        stub: F6.0, solution: F6.1,
+        near_misses: &[
+            NearMiss { name: "power_of_two_tree", mistake: "the tree starts from blockDim.x / 2, as if the block were a power of two",
+                find: "unsigned width = 1;\n    while (width < blockDim.x) width *= 2;", replace: "unsigned width = blockDim.x;", caught_by: CaughtBy::Values },
+            DROP_LAST,
+        ],
+    },
+    Exercise {
+        number: 7, stem: "07_grid_stride", chapter: "07_multiple_elements.md",
+        title: "a grid-stride loop",
+        layout: Layout::Resident { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: "reduce7",
+        hint: "start at blockIdx.x * 2 * blockDim.x + tid, add in[i] and in[i + blockDim.x] (if inside), step by 2 * blockDim.x * gridDim.x until i >= n",
+        stub: F7.0, solution: F7.1,
+        near_misses: &[
+            NearMiss { name: "stride_too_short", mistake: "the stride is blockDim.x * gridDim.x: every value but the first tile's is read twice",
+                find: "(u64)blockDim.x * 2 * gridDim.x", replace: "(u64)blockDim.x * gridDim.x", caught_by: CaughtBy::Values },
+            NearMiss { name: "second_load_unchecked", mistake: "the second value of a step has no bound: past the end it reads what follows the input",
+                find: "if (i + blockDim.x < n) sum += in[i + blockDim.x];", replace: "sum += in[i + blockDim.x];", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 8, stem: "08_warp_max", chapter: "08_warp_shuffle.md",
+        title: "a maximum, with warp shuffles",
+        layout: Layout::Resident { per_thread: 1 }, shared: SharedRule::Static, block: 256, op: Op::Max, book_kernel: "reduce8",
+        hint: "m = max(m, __shfl_down_sync(0xffffffff, m, offset)) for offset 16, 8, 4, 2, 1; lanes and threads with nothing to read start from lowest<T>(), never 0",
+        stub: F8.0, solution: F8.1,
+        near_misses: &[
+            NearMiss { name: "starts_from_zero", mistake: "a thread starts from 0, which beats every value of an all-negative input",
+                find: "T m = lowest<T>();", replace: "T m = T(0);", caught_by: CaughtBy::Values },
+            NearMiss { name: "pads_with_zero", mistake: "warp 0's lanes past the last warp pass 0 instead of the lowest value",
+                find: "warp_maxima[lane] : lowest<T>()", replace: "warp_maxima[lane] : T(0)", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 9, stem: "09_vector_loads", chapter: "09_vectorized.md",
+        title: "16-byte loads, from an input that starts anywhere",
+        layout: Layout::Resident { per_thread: 4 }, shared: SharedRule::Static, block: 256, op: Op::Sum, book_kernel: "reduce9",
+        hint: "head = ((16 - (address & 15)) & 15) / sizeof(T) elements come before the first 16-byte boundary (at most n); the packs start at in + head; what is left after the last whole pack is the tail",
+        stub: F9.0, solution: F9.1,
+        near_misses: &[
+            NearMiss { name: "assumes_aligned", mistake: "no head: the packs are read from `in`, which may not be 16-byte aligned",
+                find: "u64 head = ((16 - ((u64)in & 15)) & 15) / sizeof(T);", replace: "u64 head = 0;", caught_by: CaughtBy::Values },
+            NearMiss { name: "tail_off_by_one", mistake: "the tail stops one value early",
+                find: "if (thread < n - tail)", replace: "if (thread + 1 < n - tail)", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 10, stem: "10_last_block", chapter: "10_single_pass.md",
+        title: "one launch, finished by the last block",
+        layout: Layout::LastBlock, shared: SharedRule::Static, block: 256, op: Op::Sum, book_kernel: "reduce10_last_block",
+        hint: "thread 0 writes partials[blockIdx.x], calls __threadfence(), then last = atomicAdd(ticket, 1) == gridDim.x - 1; the last block adds the partials (read them with __ldcg), writes out[0] and sets *ticket = 0",
+        stub: F10.0, solution: F10.1,
+        near_misses: &[
+            NearMiss { name: "ticket_not_reset", mistake: "the last block leaves the counter where it is: the next launch has no last block",
+                find: "        *ticket = 0;  // ready for the next launch\n", replace: "", caught_by: CaughtBy::Values },
+            NearMiss { name: "last_ticket_off_by_one", mistake: "the last block waits for ticket gridDim.x, which no block draws",
+                find: "== gridDim.x - 1;", replace: "== gridDim.x;", caught_by: CaughtBy::Values },
+            NearMiss { name: "first_partial_skipped", mistake: "the last block adds the partials from index 1: block 0's sum is lost",
+                find: "for (unsigned b = threadIdx.x; b < gridDim.x;", replace: "for (unsigned b = threadIdx.x + 1; b < gridDim.x;", caught_by: CaughtBy::Values },
+        ],
+    },
+];
+
+/// Every exercise, in book order.
+pub fn all() -> &'static [Exercise] {
+    EXERCISES
+}
+
+/// The exercise with this number, or an error that lists them.
+pub fn find(number: u32) -> Result<&'static Exercise, crate::Error> {
+    EXERCISES.iter().find(|e| e.number == number).ok_or_else(|| crate::Error::Config {
+        setting: format!("exercise {number}"),
+        reason: format!("there is no such exercise; they are numbered 1 to {}", EXERCISES.len()),
+    })
+}
+
+impl Exercise {
+    /// The stub's path in the repository, as the reader edits it.
+    pub fn stub_path(&self) -> String {
+        format!("kernels/exercises/{}.cu", self.stem)
+    }
+
+    pub fn solution_path(&self) -> String {
+        format!("kernels/exercises/solutions/{}.cu", self.stem)
+    }
+
+    pub fn near_miss(&self, name: &str) -> Option<&'static NearMiss> {
+        let all: &'static [NearMiss] = self.near_misses;
+        all.iter().find(|m| m.name == name)
+    }
+
+    /// The solution with `near_miss` planted; an error when its `find` is not there exactly once.
+    pub fn near_miss_source(&self, near_miss: &NearMiss) -> Result<String, crate::Error> {
+        match self.solution.matches(near_miss.find).count() {
+            1 => Ok(self.solution.replacen(near_miss.find, near_miss.replace, 1)),
+            count => Err(crate::Error::Compile {
+                file: format!("{} [near miss: {}]", self.solution_path(), near_miss.name),
+                log: format!("the near miss expects `{}` once in the solution, found it {count} times", near_miss.find),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_run_from_one_and_stubs_are_marked() {
+        for (i, e) in all().iter().enumerate() {
+            assert_eq!(e.number as usize, i + 1);
+            assert!(e.stub.contains(TODO_MARKER), "{} has no {TODO_MARKER}", e.stem);
+            assert!(!e.solution.contains(TODO_MARKER), "{}'s solution has a TODO", e.stem);
+            assert!(e.solution.contains("ANCHOR: solution") && e.solution.contains("ANCHOR_END: solution"), "{}", e.stem);
+            assert!(crate::kernels::find(e.book_kernel).is_ok(), "{}", e.book_kernel);
+            assert!(!e.near_misses.is_empty(), "{} has no near miss", e.stem);
+        }
+        assert!(all().len() >= 8);
+    }
+
+    #[test]
+    fn every_near_miss_lands_exactly_once_and_changes_the_solution() {
+        for e in all() {
+            for m in e.near_misses {
+                let planted = e.near_miss_source(m).unwrap_or_else(|err| panic!("{} {}: {err}", e.stem, m.name));
+                assert_ne!(planted, e.solution);
+            }
+        }
+        let stale = NearMiss { name: "x", mistake: "", find: "no such text", replace: "", caught_by: CaughtBy::Values };
+        assert!(all()[0].near_miss_source(&stale).is_err());
+    }
+
+    #[test]
+    fn an_unknown_number_is_refused_with_the_range() {
+        let e = find(99).unwrap_err().to_string();
+        assert!(e.contains("exercise 99") && e.contains("1 to 10"), "{e}");
+    }
+}

@@ -1,0 +1,161 @@
+//! The parent's side: which file, compiled first (no GPU needed, so compile errors come back at
+//! once with the reader's file and line), then run in a child process under a deadline,
+//! optionally under compute-sanitizer, and the child's report turned into a [`Verdict`].
+
+use super::catalogue::{Exercise, NearMiss};
+use super::report::{ChildReport, Verdict};
+use super::{CASE_LINE, CHILD_ENV, FILE_ENV, QUICK_ENV, SEED_ENV, SOURCE_ENV, TIME_ENV};
+use crate::error::{Error, Result};
+use crate::mistakes::guard::{run_with_deadline, tail_lines, Deadline, Ending};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Which text of an exercise to check.
+#[derive(Clone, Debug)]
+pub enum Which {
+    /// The stub as this binary embeds it.
+    Stub,
+    Solution,
+    NearMiss(&'static NearMiss),
+    /// A file on disk: the reader's work.
+    File(PathBuf),
+}
+
+/// How to check.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub seed: u64,
+    /// A compute-sanitizer tool (`memcheck`, `racecheck`, `synccheck`, `initcheck`): run under
+    /// it, on the small cases only, and without timing.
+    pub sanitize: Option<String>,
+    /// Time a solved kernel beside the book's.
+    pub time: bool,
+    pub deadline: Deadline,
+}
+
+impl Options {
+    pub fn new(seed: u64) -> Options {
+        Options { seed, sanitize: None, time: false, deadline: Deadline { startup: Duration::from_secs(120), run: Duration::from_secs(20) } }
+    }
+}
+
+/// The name shown in messages, and the text.
+pub fn source(exercise: &Exercise, which: &Which) -> Result<(String, String)> {
+    Ok(match which {
+        Which::Stub => (exercise.stub_path(), exercise.stub.to_string()),
+        Which::Solution => (exercise.solution_path(), exercise.solution.to_string()),
+        Which::NearMiss(m) => (format!("{} [near miss: {}]", exercise.solution_path(), m.name), exercise.near_miss_source(m)?),
+        Which::File(path) => (path.display().to_string(), std::fs::read_to_string(path).map_err(|e| crate::error::io_error(path, e))?),
+    })
+}
+
+/// Compile with NVRTC for `arch` (no GPU needed). `Ok(None)` when it compiles; the verdict
+/// with NVRTC's log (which names the reader's file and line) when it does not.
+pub fn compile(file: &str, text: &str, arch: &str) -> Result<Option<Verdict>> {
+    let spec = super::child::spec_for(file, text)?;
+    match crate::nvrtc::compile_cubin(file, &spec.full_source(), arch, &[]) {
+        Ok(_) => Ok(None),
+        Err(Error::Compile { log, .. }) => Ok(Some(Verdict::DidNotCompile { log: readable_log(&log) })),
+        Err(e) => Err(e),
+    }
+}
+
+/// NVRTC's log without the option list the compile error starts with.
+fn readable_log(log: &str) -> String {
+    log.lines().filter(|l| !l.starts_with("NVRTC_ERROR")).collect::<Vec<_>>().join("\n").trim().to_string()
+}
+
+/// Check one text of `exercise`: compile, then run in a child of `exe` (a binary whose `main`
+/// starts with [`super::run_child_if_asked`]).
+pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) -> Result<Verdict> {
+    let (file, text) = source(exercise, which)?;
+    if let Some(verdict) = compile(&file, &text, "sm_90")? {
+        return Ok(verdict);
+    }
+    // It compiles; running it needs a GPU. Say so plainly rather than as a crashed child.
+    crate::gpu::probe()?;
+    let scratch = std::env::temp_dir().join(format!("reduction-exercise-{}-{}.cu", exercise.number, std::process::id()));
+    std::fs::write(&scratch, &text).map_err(|e| crate::error::io_error(&scratch, e))?;
+    let mut command = match &options.sanitize {
+        Some(tool) => {
+            let mut c = Command::new("compute-sanitizer");
+            c.args(["--tool", tool, "--error-exitcode", "99", "--print-limit", "10"]).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    command
+        .env(CHILD_ENV, exercise.number.to_string())
+        .env(FILE_ENV, &file)
+        .env(SOURCE_ENV, &scratch)
+        .env(SEED_ENV, options.seed.to_string())
+        .env(QUICK_ENV, if options.sanitize.is_some() { "1" } else { "0" })
+        .env(TIME_ENV, if options.time && options.sanitize.is_none() { "1" } else { "0" })
+        .env_remove(crate::mistakes::CHILD_ENV);
+    let deadline = match options.sanitize {
+        // Every access is checked: far slower.
+        Some(_) => Deadline { startup: options.deadline.startup * 2, run: options.deadline.run * 6 },
+        None => options.deadline,
+    };
+    let run = run_with_deadline(command, deadline);
+    let _ = std::fs::remove_file(&scratch);
+    let run = run.map_err(|e| Error::Config { setting: "running the exercise".into(), reason: format!("could not start {}: {e}", exe.display()) })?;
+    let case = run.stdout.lines().rev().find_map(|l| l.strip_prefix(CASE_LINE)).map(|c| c.trim().to_string());
+    let everything = format!("{}\n{}", run.stdout, run.stderr);
+    if let Some(tool) = &options.sanitize {
+        if sanitizer_errors(&everything) > 0 {
+            let report: Vec<&str> = everything.lines().filter(|l| l.starts_with("=========")).take(40).collect();
+            return Ok(Verdict::SanitizerFound { tool: tool.clone(), report: report.join("\n") });
+        }
+    }
+    match (&run.ending, run.outcome_json()) {
+        (Ending::Killed { .. }, _) => Ok(Verdict::Hung { case, seconds: run.run_time().as_secs_f64() }),
+        (_, Some(json)) => {
+            let report: ChildReport = serde_json::from_str(json)
+                .map_err(|e| Error::Config { setting: "the exercise's report".into(), reason: format!("unreadable ({e}): {json}") })?;
+            Ok(match report.failure {
+                None => Verdict::Solved { cases: report.cases_total, speed: report.speed },
+                Some(failure) => Verdict::Failed { passed: report.cases_passed, total: report.cases_total, failure },
+            })
+        }
+        (Ending::Exited { status, .. }, None) => Ok(Verdict::Crashed { case, status: status.clone(), tail: tail_lines(&run.stderr, 12) }),
+    }
+}
+
+/// What compute-sanitizer found: the count of its `ERROR SUMMARY: N errors` line, or of
+/// racecheck's `RACECHECK SUMMARY: N hazards displayed` (a race inside one warp is reported as
+/// a warning, not an error, and is still a race). 0 if neither.
+pub fn sanitizer_errors(output: &str) -> usize {
+    let count = |marker: &str| {
+        output
+            .lines()
+            .filter_map(|l| l.split(marker).nth(1))
+            .filter_map(|rest| rest.split_whitespace().next()?.parse::<usize>().ok())
+            .max()
+            .unwrap_or(0)
+    };
+    count("ERROR SUMMARY:").max(count("RACECHECK SUMMARY:"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sanitizer_summary_is_read() {
+        assert_eq!(sanitizer_errors("========= ERROR SUMMARY: 3 errors\n"), 3);
+        assert_eq!(sanitizer_errors("========= ERROR SUMMARY: 0 errors\n"), 0);
+        assert_eq!(sanitizer_errors("nothing"), 0);
+        assert_eq!(sanitizer_errors("========= RACECHECK SUMMARY: 3 hazards displayed (0 errors, 10 warnings)\n========= ERROR SUMMARY: 0 errors"), 3);
+    }
+
+    #[test]
+    fn sources_are_named_for_the_reader() {
+        let e = &super::super::all()[0];
+        assert_eq!(source(e, &Which::Stub).unwrap().0, "kernels/exercises/01_strided_index.cu");
+        let (name, text) = source(e, &Which::NearMiss(&e.near_misses[0])).unwrap();
+        assert!(name.ends_with("[near miss: drops_last_element]") && text.contains("(i + 1 < n)"));
+        assert!(matches!(source(e, &Which::File("/no/such/file.cu".into())), Err(Error::Io { .. })));
+    }
+}

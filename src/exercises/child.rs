@@ -1,0 +1,177 @@
+//! The child's side: compile the reader's file for this GPU, run every hidden case (saying
+//! READY before each, so that the deadline is per case), time a solved kernel, report.
+
+use super::cases::{self, Case, CaseValue};
+use super::catalogue::{self, Exercise};
+use super::launch::{Launcher, Op};
+use super::report::{ChildReport, Failure, Speed};
+use super::{CASE_LINE, CHILD_ENV, FILE_ENV, QUICK_ENV, SEED_ENV, SOURCE_ENV, TIME_ENV};
+use crate::element::Dtype;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernels::KernelSpec;
+use crate::mistakes::guard::{say_ready, OUTCOME};
+use cudarc::driver::sys::CUevent_flags;
+
+/// Call first thing in `main` of a binary that checks exercises: when the environment says this
+/// process is an exercise's child, run it, print the report and return the exit code.
+pub fn run_child_if_asked() -> Option<i32> {
+    let number = std::env::var(CHILD_ENV).ok()?;
+    let result = (|| -> std::result::Result<ChildReport, String> {
+        let number: u32 = number.parse().map_err(|_| format!("{CHILD_ENV}={number:?} is not a number"))?;
+        let exercise = catalogue::find(number).map_err(|e| e.to_string())?;
+        let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
+        let file = var(FILE_ENV)?;
+        let text = std::fs::read_to_string(var(SOURCE_ENV)?).map_err(|e| e.to_string())?;
+        let seed: u64 = var(SEED_ENV)?.parse().map_err(|_| format!("{SEED_ENV} is not a number"))?;
+        let quick = std::env::var(QUICK_ENV).is_ok_and(|v| v == "1");
+        let time = std::env::var(TIME_ENV).is_ok_and(|v| v == "1");
+        let gpu = Gpu::open().map_err(|e| e.to_string())?;
+        let report = run(&gpu, exercise, &file, &text, seed, quick, time).map_err(|e| e.to_string());
+        std::mem::forget(gpu); // a faulted context is torn down by the exit, after the report
+        report
+    })();
+    Some(match result {
+        Ok(report) => {
+            println!("{OUTCOME} {}", serde_json::to_string(&report).unwrap_or_default());
+            0
+        }
+        Err(why) => {
+            eprintln!("error: exercise {number}: {why}");
+            1
+        }
+    })
+}
+
+/// The registry entry a reader's file is compiled as (its name and text; the rest is unused).
+pub fn spec_for(file: &str, text: &str) -> Result<&'static KernelSpec> {
+    let base = crate::kernels::find("reduce1")?;
+    // Leaked: one small source per process, alive as long as its compiled module.
+    let file: &'static str = Box::leak(file.to_string().into_boxed_str());
+    let source: &'static str = Box::leak(text.to_string().into_boxed_str());
+    Ok(Box::leak(Box::new(KernelSpec { name: "exercise", file, source, ..*base })))
+}
+
+fn run(gpu: &Gpu, exercise: &Exercise, file: &str, text: &str, seed: u64, quick: bool, time: bool) -> Result<ChildReport> {
+    let spec = spec_for(file, text)?;
+    let load = |entry: &str| gpu.function(spec, entry);
+    let mut f32s = Launcher::<f32>::new(gpu, load("exercise_f32")?, exercise.layout, exercise.shared, exercise.block)?;
+    let mut i32s = Launcher::<i32>::new(gpu, load("exercise_i32")?, exercise.layout, exercise.shared, exercise.block)?;
+    let all = cases::cases(exercise.op, quick, seed);
+    let total = all.len();
+    for (passed, case) in all.iter().enumerate() {
+        let label = format!("{} of {total} ({})", case.number, case.label());
+        println!("{CASE_LINE} {label}");
+        eprintln!("case {label}");
+        let outcome = match case.dtype {
+            Dtype::I32 => one_case(gpu, &mut i32s, exercise.op, case),
+            _ => one_case(gpu, &mut f32s, exercise.op, case),
+        };
+        let failure = match outcome {
+            Ok(None) => continue,
+            Ok(Some(mut failure)) => {
+                failure.case = label;
+                failure
+            }
+            Err(e) => Failure { case: label, expected: None, got: None, error: Some(e.to_string()), diagnosis: launch_diagnosis(&e) },
+        };
+        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None });
+    }
+    let speed = if time { Some(speed(gpu, exercise, &mut f32s, seed)?) } else { None };
+    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed })
+}
+
+/// `None` when the kernel returned the exact result.
+fn one_case<T: CaseValue>(gpu: &Gpu, launcher: &mut Launcher<T>, op: Op, case: &Case) -> Result<Option<Failure>> {
+    let made = cases::input::<T>(case, op);
+    let device = gpu.upload(&made.buffer)?;
+    let view = device.slice(case.shift..case.shift + case.n);
+    launcher.prepare(case.n)?;
+    say_ready(); // the input is made and on the GPU: the deadline covers the kernel only
+    let got = launcher.run(&view)?;
+    if got.to_f64() == made.expected {
+        return Ok(None);
+    }
+    let show = |v: f64| if case.dtype == Dtype::I32 { format!("{}", v as i64) } else { format!("{v:?}") };
+    let got_text = if got == T::POISON { format!("{got:?} (the poison written before the launch)") } else { show(got.to_f64()) };
+    Ok(Some(Failure {
+        case: String::new(),
+        expected: Some(show(made.expected)),
+        got: Some(got_text),
+        error: None,
+        diagnosis: cases::diagnose(op, case, made.expected, got, made.first, made.last, made.guard),
+    }))
+}
+
+fn launch_diagnosis(e: &Error) -> Option<String> {
+    let text = e.to_string().to_lowercase();
+    if text.contains("misaligned") {
+        Some("a load from an address that is not a multiple of its size: a uint4 (16-byte) load must start on a 16-byte boundary".into())
+    } else if text.contains("illegal address") || text.contains("out of range") {
+        Some("a load or store outside any allocation: an index without a bound (run with --sanitize memcheck to see which line)".into())
+    } else if text.contains("named symbol not found") || text.contains("not found") {
+        Some("the entry points exercise_f32 and exercise_i32 must stay as the stub declares them".into())
+    } else {
+        None
+    }
+}
+
+/// The values timed: 2^26 f32, 256 MiB, four times the H200's L2.
+pub const TIMED_N: usize = 1 << 26;
+
+fn speed(gpu: &Gpu, exercise: &Exercise, launcher: &mut Launcher<f32>, seed: u64) -> Result<Speed> {
+    let case = Case { number: 0, n: TIMED_N, dtype: Dtype::F32, shift: 0, seed, all_negative: false };
+    let made = cases::input::<f32>(&case, exercise.op);
+    let device = gpu.upload(&made.buffer)?;
+    let view = device.slice(0..TIMED_N);
+    launcher.prepare(TIMED_N)?;
+    let yours_us = median_us(gpu, || launcher.enqueue(&view).map(|_| ()))?;
+    let mut book = crate::Reducer::<f32>::new(gpu, exercise.book_kernel, 256)?;
+    let book_us = median_us(gpu, || book.enqueue(&view).map(|_| ()))?;
+    Ok(Speed {
+        n: TIMED_N,
+        yours_us,
+        book_kernel: exercise.book_kernel.to_string(),
+        book_us,
+        peak_gbps: gpu.info().peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
+        target: if exercise.number == 2 { padded_target(gpu, yours_us, book_us) } else { None },
+    })
+}
+
+/// Median of 15 CUDA-event timings of `work`, after 3 warm-up runs.
+fn median_us(gpu: &Gpu, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
+    let cuda = |e: cudarc::driver::DriverError| Error::Cuda { during: "timing with CUDA events".into(), message: e.to_string() };
+    let start = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
+    let end = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
+    for _ in 0..3 {
+        work()?;
+    }
+    gpu.synchronize()?;
+    let mut times = Vec::new();
+    for _ in 0..15 {
+        start.record(gpu.stream()).map_err(cuda)?;
+        work()?;
+        end.record(gpu.stream()).map_err(cuda)?;
+        end.synchronize().map_err(cuda)?;
+        times.push(start.elapsed_ms(&end).map_err(cuda)? as f64 * 1e3);
+    }
+    Ok(crate::measure::median(&mut times))
+}
+
+/// Exercise 2's target: the speed-up of the book's padded kernel over kernel 2, as the
+/// benchmark measured it on this GPU (plots/data/<gpu>.csv, f32, block 256, largest n).
+fn padded_target(gpu: &Gpu, yours_us: f64, book_us: f64) -> Option<String> {
+    let path = std::path::Path::new("plots/data").join(format!("{}.csv", crate::results::slug(&gpu.info().name)));
+    let yours = format!("yours runs at {:.2}x kernel 2", book_us / yours_us);
+    let Ok((_, rows)) = crate::results::read_csv(&path) else {
+        return Some(format!("{yours}; run `reduction bench` from the book's folder to measure the book's padded kernel on this GPU"));
+    };
+    let pick = |kernel: &str| rows.iter().filter(|r| r.kernel == kernel && r.dtype == Dtype::F32 && r.block == 256).max_by_key(|r| r.n);
+    let (Some(plain), Some(padded)) = (pick("reduce2"), pick("reduce2_padded")) else {
+        return Some(format!("{yours}; {} has no reduce2 and reduce2_padded rows", path.display()));
+    };
+    Some(format!(
+        "beat kernel 2 by the book's padded kernel: {:.2}x at n = {} ({}); {yours}",
+        padded.gbps() / plain.gbps(), crate::limits::count_in_words(padded.n), path.display()
+    ))
+}
