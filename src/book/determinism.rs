@@ -17,6 +17,8 @@ pub struct Record {
     pub gpu: usize,
     pub kernel: String,
     pub n: usize,
+    /// The input's condition number Σ|x| / |Σx|.
+    pub condition: f64,
     /// Sums at the kernel's preferred launch, and how many bit patterns they gave.
     pub runs: usize,
     pub distinct_over_runs: usize,
@@ -113,9 +115,10 @@ pub fn table(header: &Header, rows: &[Record], bench: Option<&(Machine, Vec<Row>
     let value = |k: &str| csv_file::value(header, k).unwrap_or("?").to_string();
     let gpus: usize = value("gpus").parse().unwrap_or(1);
     let n = rows.first().map_or(0, |r| r.n);
+    let condition = rows.first().map_or(0.0, |r| r.condition);
     let runs = rows.first().map_or(0, |r| r.runs);
     let mut s = String::new();
-    writeln!(s, "*Measured on {} visible {} ({} SMs) on {} by `{}`: one input of {n} random f32 values in [−1, 1), summed {runs} times at each kernel's preferred launch, then once at every launch shape.*\n",
+    writeln!(s, "*Measured on {} visible {} ({} SMs) on {} by `{}`: one input of {n} f32 values whose sum cancels (condition number Σ|x| / |Σx| = {condition:.1e}, so that another order of additions shows in the bits), summed {runs} times at each kernel's preferred launch, then once at every launch shape.*\n",
         gpus, value("gpu"), value("sm_count"), value("date"), value("command")).unwrap();
     let across = if gpus > 1 { "distinct across the GPUs" } else { "across GPUs" };
     writeln!(s, "| kernel | distinct over {runs} runs | distinct over launch shapes | {across} | = CPU transcription | level |\n|---|--:|--:|--:|:-:|---|").unwrap();
@@ -152,6 +155,39 @@ pub fn table(header: &Header, rows: &[Record], bench: Option<&(Machine, Vec<Row>
     s
 }
 
+/// The goal for kernel 15, checked against the benchmark's data: each kernel's time at
+/// 2^28 and 2^30 as a share of the theoretical peak, the goal (90%; 85% for the f64
+/// accumulator), and the fastest plain (not chunked) kernel and the read-only ceiling beside it.
+pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
+    const GOALS: [(&str, f64); 3] = [("reduce15_reproducible", 90.0), ("reduce15_neumaier", 90.0), ("reduce15_f64", 85.0)];
+    let Some(peak) = machine.peak_gbps.filter(|p| *p > 0.0) else { return String::new() };
+    let at = |kernel: &str, n: usize| bench.iter().find(|r| r.kernel == kernel && r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated);
+    let mut s = String::new();
+    writeln!(s, "| kernel | goal | 2^28 | 2^30 | met |\n|---|--:|--:|--:|:-:|").unwrap();
+    for (kernel, goal) in GOALS {
+        let cells: Vec<(String, bool)> = [1usize << 28, 1 << 30].iter().map(|&n| match at(kernel, n) {
+            Some(r) => {
+                let pct = 100.0 * r.gbps() / peak;
+                (format!("{:.1} µs ({pct:.1}%)", r.median_us), pct >= goal)
+            }
+            None => ("–".into(), false),
+        }).collect();
+        let met = if cells.iter().all(|(c, _)| c == "–") { "not measured" } else if cells.iter().all(|(_, ok)| *ok) { "yes" } else { "**no**" };
+        writeln!(s, "| `{kernel}` | ≥ {goal:.0}% | {} | {} | {met} |", cells[0].0, cells[1].0).unwrap();
+    }
+    for n in [1usize << 28, 1 << 30] {
+        let plain = bench.iter()
+            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::results::Status::Correct && !r.kernel.starts_with("reduce15"))
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
+        let ceiling = at(crate::results::READ_ONLY_KERNEL, n);
+        if let (Some(p), Some(c)) = (plain, ceiling) {
+            writeln!(s, "\nAt 2^{}: the fastest other kernel, `{}`, {:.1} µs ({:.1}%); the read-only ceiling {:.1} µs ({:.1}%).",
+                n.trailing_zeros(), p.kernel, p.median_us, 100.0 * p.gbps() / peak, c.median_us, 100.0 * c.gbps() / peak).unwrap();
+        }
+    }
+    s
+}
+
 /// Write `book/generated/determinism.md` from the file of the book's GPU, or a note saying how
 /// to measure it. The cost table reads the benchmark rows of the book's GPU, and, for kernels
 /// they lack, `plots/data/reproducible/<gpu>.csv` (a benchmark of the newer kernels alone).
@@ -172,7 +208,23 @@ pub fn render(data_dir: &Path, book: &(Machine, Vec<Row>), root: &Path) -> Resul
         "*Not yet measured on this GPU: `cargo run --release -- determinism` writes the data and redraws this table.*\n".to_string()
     };
     std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
-    Ok(vec![path])
+    // The speed goal of kernel 15, from the benchmark's data (and the extra file, as above).
+    let goal = root.join("book/generated/reproducible_goal.md");
+    let mut bench = book.clone();
+    let extra = data_dir.join("reproducible").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
+    let mut source = format!("the benchmark's data (`{}`)", book.0.command);
+    if !book.1.iter().any(|r| r.kernel.starts_with("reduce15")) && extra.is_file() {
+        let (machine, more) = crate::results::read_csv(&extra)?;
+        source = format!("`{}` on {}, the new kernels beside the read-only ceiling and kernels 9 and 10 (the full benchmark file has not measured them yet)", machine.command, machine.date);
+        bench = (machine, more);
+    }
+    let text = if bench.1.iter().any(|r| r.kernel.starts_with("reduce15")) {
+        format!("*From {source}; f32, inputs rotated past L2, percentages of the theoretical peak of {:.0} GB/s.*\n\n{}", bench.0.peak_gbps.unwrap_or(0.0), goal_table(&bench.0, &bench.1))
+    } else {
+        "*Not yet measured on this GPU: `cargo run --release -- bench` measures kernel 15 beside every other kernel.*\n".to_string()
+    };
+    std::fs::write(&goal, text).map_err(|e| io_error(&goal, e))?;
+    Ok(vec![path, goal])
 }
 
 #[cfg(test)]
@@ -180,7 +232,7 @@ mod tests {
     use super::*;
 
     fn record(gpu: usize, kernel: &str, runs: usize, shapes: usize, bits: &str, transcription: &str) -> Record {
-        Record { gpu, kernel: kernel.into(), n: 100, runs: 100, distinct_over_runs: runs, shapes: 6, distinct_over_shapes: shapes, bits: bits.into(), transcription: transcription.into() }
+        Record { gpu, kernel: kernel.into(), n: 100, condition: 1e12, runs: 100, distinct_over_runs: runs, shapes: 6, distinct_over_shapes: shapes, bits: bits.into(), transcription: transcription.into() }
     }
 
     #[test]

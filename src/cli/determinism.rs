@@ -30,7 +30,7 @@ pub fn run(args: DeterminismArgs) -> Outcome {
     if args.n == 0 || args.runs == 0 {
         return Err("--n and --runs must be at least 1".into());
     }
-    let config = DeterminismConfig { n: args.n, runs: args.runs, seed: args.seed };
+    let config = DeterminismConfig { n: args.n, runs: args.runs, seed: args.seed, ..DeterminismConfig::default() };
     let count = reduction::gpu::probe()?;
     let mut rows = Vec::new();
     let mut first = None;

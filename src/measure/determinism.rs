@@ -1,12 +1,12 @@
-//! Which determinism level each kernel of the book reaches, measured: one input of random signed
-//! f32 values summed many times at one launch shape (run to run), at every block size and, for
+//! Which determinism level each kernel of the book reaches, measured: one input of f32 values
+//! whose sum cancels (condition number 10^12, so that any change in the order of the additions
+//! shows in the bits; an accurate sum of random values rounds the same in most orders) summed many times at one launch shape (run to run), at every block size and, for
 //! the chunked kernels, at grid caps from one block to no cap (launch-independent), on every
 //! visible GPU (GPU to GPU), and, where the order has a CPU transcription, against it. The
 //! results file and the chapter's table are `book::determinism`'s.
 
 use crate::book::determinism::Record;
 use crate::check::reproducible::transcribe_kernel;
-use crate::data::Checked;
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelSpec, Shape};
@@ -18,11 +18,13 @@ pub struct DeterminismConfig {
     pub n: usize,
     pub runs: usize,
     pub seed: u64,
+    /// The condition number Σ|x| / |Σx| of the input ([`crate::accuracy::conditioned_f32`]).
+    pub condition: f64,
 }
 
 impl Default for DeterminismConfig {
     fn default() -> Self {
-        DeterminismConfig { n: (1 << 24) + 3, runs: 100, seed: 2026 }
+        DeterminismConfig { n: (1 << 24) + 3, runs: 100, seed: 2026, condition: 1e12 }
     }
 }
 
@@ -48,7 +50,9 @@ fn distinct(bits: &[u32]) -> usize {
 /// Every correct f32 kernel on one GPU (`ordinal` names it in the rows); kernels whose CUDA
 /// headers cannot be found are left out with a note.
 pub fn measure(gpu: &Gpu, ordinal: usize, config: &DeterminismConfig) -> Result<Vec<Record>> {
-    let xs = f32::random(config.n, config.seed);
+    let xs = crate::accuracy::conditioned_f32(config.n, config.condition, config.seed);
+    let wide: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+    let condition = crate::accuracy::exact_sum(&wide.iter().map(|x| x.abs()).collect::<Vec<_>>()) / crate::accuracy::exact_sum(&wide).abs();
     let input = gpu.upload(&xs)?;
     let view = input.as_view();
     let mut rows = Vec::new();
@@ -76,6 +80,7 @@ pub fn measure(gpu: &Gpu, ordinal: usize, config: &DeterminismConfig) -> Result<
             gpu: ordinal,
             kernel: kernel.name.to_string(),
             n: config.n,
+            condition,
             runs: config.runs,
             distinct_over_runs: distinct(&runs),
             shapes: over_shapes.len(),
