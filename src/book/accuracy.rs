@@ -359,6 +359,18 @@ mod tests {
     }
 
     #[test]
+    fn the_committed_conditioning_data_meets_the_goal() {
+        // From condition number 10^6 on, the compensated sum's error is at least 100 times
+        // smaller than the tree's; and the plain tree's error grows with the condition number.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/accuracy/conditioning/nvidia-h200.csv");
+        let (_, rows) = read_conditioning_csv(&path).unwrap();
+        let advantage = compensated_advantage(&rows).unwrap();
+        assert!(advantage >= 100.0, "{advantage}");
+        let tree = errors_from(&rows, "gpu_tree", 1.0);
+        assert!(tree.windows(4).all(|w| w[3].1 > w[0].1), "{tree:?}");
+    }
+
+    #[test]
     fn the_committed_file_writes_back_byte_for_byte() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/accuracy/nvidia-h200.csv");
         let text = std::fs::read_to_string(&path).unwrap();
