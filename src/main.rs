@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         Command::Sum(args) => cli::sum::run(args),
         Command::Bench(args) => cli::bench::run(args),
         Command::Accuracy(args) => cli::accuracy::run(args),
+        Command::Determinism(args) => cli::determinism::run(args),
         Command::Rows(args) => cli::rows::one(args),
         Command::RowsBench(args) => cli::rows::bench(args),
         Command::Mistake(args) => cli::mistakes::one(args),

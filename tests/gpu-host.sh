@@ -6,6 +6,8 @@
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #                                                   and book (only when named: the chapters' recorded outputs)
+#                                                   and reproducible (only when named: kernel 15's
+#                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
@@ -207,6 +209,18 @@ if has book; then
   REQUIRE_GPU=1 SNIPPETS_RECORD="$OUT/book/snippets" timeout 120 $B/tests/test-snippets output:: > "$OUT/book/snippets.log" 2>&1 || status=1
   REQUIRE_GPU=1 EXERCISES_RECORD="$OUT/book/exercises.md" timeout 300 $B/tests/test-exercises > "$OUT/book/exercises.log" 2>&1 || status=1
   grep -E "test result" "$OUT/book/snippets.log" "$OUT/book/exercises.log"; head -1 "$OUT/book/exercises.md"
+  pack
+fi
+
+if has reproducible; then
+  # Kernel 15 on every visible GPU: its launch-shape and across-GPU tests (REQUIRE_GPUS=2 by
+  # default, so a host that shows one GPU fails), then the determinism levels of every kernel on
+  # every GPU. Copy back $OUT/determinism/*.csv -> plots/data/determinism/.
+  echo "=== reproducible (kernel 15 on every GPU)"
+  REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-2} timeout 200 $B/tests/test-reproducible > "$OUT/reproducible-tests.log" 2>&1 || status=1
+  grep -E "across_gpus|: GPU [0-9]|test result|FAILED|failures" "$OUT/reproducible-tests.log" | head -30
+  timeout 150 $B/bin/reduction determinism --out "$OUT/determinism" 2> "$OUT/determinism.log" | tee "$OUT/determinism.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/determinism.log"; }
   pack
 fi
 

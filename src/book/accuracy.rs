@@ -36,6 +36,9 @@ pub const METHODS: &[(&str, &str)] = &[
     ("gpu_tree", "GPU tree, f32 (kernel 3: one element per thread)"),
     ("gpu_cascaded", "GPU cascaded, f32 (kernel 9: 4 accumulators per thread, then the tree)"),
     ("gpu_kahan", "GPU compensated, f32 (Kahan-Neumaier per thread)"),
+    ("gpu_reproducible", "GPU reproducible, f32 (kernel 15: order fixed by n)"),
+    ("gpu_reproducible_neumaier", "GPU reproducible and compensated (kernel 15, Neumaier at every level)"),
+    ("gpu_reproducible_f64", "GPU reproducible, f32 inputs summed in f64 (kernel 15)"),
     ("gpu_f64_accumulator", "GPU, f32 inputs summed in f64"),
     ("gpu_f16_in_f32", "GPU, f16 inputs summed in f32 (kernel 9)"),
     ("gpu_f16_in_f16", "GPU, f16 inputs summed in f16"),
@@ -160,12 +163,156 @@ pub fn render(data_dir: &Path, book_gpu: &str, root: &Path) -> Result<Vec<PathBu
         written.push(crate::plots::draw_accuracy(&chart, book_gpu, &[])?);
     }
     written.push(path);
+    // The conditioning sweep (`reduction accuracy --only conditioning`).
+    let file = conditioning_file(data_dir, book_gpu);
+    let path = root.join("book/generated/accuracy_conditioning.md");
+    let chart = root.join("plots/accuracy_conditioning.svg");
+    if file.is_file() {
+        let (gpu, rows) = read_conditioning_csv(&file)?;
+        std::fs::write(&path, conditioning_table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
+        let n = rows.first().map_or(0, |r| r.n);
+        written.push(crate::plots::draw_conditioning(&chart, &gpu, n, &conditioning_medians(&rows))?);
+    } else {
+        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy --only conditioning` writes the data and redraws this table and its chart.*\n";
+        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
+        written.push(crate::plots::draw_conditioning(&chart, book_gpu, 0, &[])?);
+    }
+    written.push(path);
     Ok(written)
 }
 
 /// The results file of the GPU the book shows, if the experiment has run on it.
 pub fn book_file(data_dir: &Path, gpu: &str) -> PathBuf {
     data_dir.join("accuracy").join(format!("{}.csv", crate::results::slug(gpu)))
+}
+
+/// One sum of one input of a prescribed condition number by one method.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conditioned {
+    pub method: String,
+    pub n: usize,
+    /// The condition number asked for, and the one the input has: Σ|x| / |Σx|.
+    pub target: f64,
+    pub seed: u64,
+    pub condition: f64,
+    pub result: f64,
+    pub exact: f64,
+}
+
+impl Conditioned {
+    pub fn relative_error(&self) -> f64 {
+        (self.result - self.exact).abs() / self.exact.abs()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct ConditionedRecord {
+    method: String,
+    n: usize,
+    #[serde(serialize_with = "scientific")]
+    target: f64,
+    seed: u64,
+    #[serde(serialize_with = "scientific")]
+    condition: f64,
+    #[serde(serialize_with = "scientific")]
+    result: f64,
+    #[serde(serialize_with = "scientific")]
+    exact: f64,
+    #[serde(serialize_with = "scientific")]
+    relative_error: f64,
+}
+
+pub fn write_conditioning_csv(path: &Path, machine: &Machine, rows: &[Conditioned]) -> Result<()> {
+    let records: Vec<ConditionedRecord> = rows.iter().map(|r| ConditionedRecord {
+        method: r.method.clone(), n: r.n, target: r.target, seed: r.seed, condition: r.condition, result: r.result, exact: r.exact, relative_error: r.relative_error(),
+    }).collect();
+    csv_file::write(path, &header(machine), &records)
+}
+
+pub fn read_conditioning_csv(path: &Path) -> Result<(String, Vec<Conditioned>)> {
+    let (header, records) = csv_file::read::<ConditionedRecord>(path)?;
+    let gpu = csv_file::value(&header, "gpu").unwrap_or("unknown GPU").to_string();
+    let rows = records.into_iter().map(|r| Conditioned { method: r.method, n: r.n, target: r.target, seed: r.seed, condition: r.condition, result: r.result, exact: r.exact }).collect();
+    Ok((gpu, rows))
+}
+
+/// The conditioning sweep's file of a GPU.
+pub fn conditioning_file(data_dir: &Path, gpu: &str) -> PathBuf {
+    data_dir.join("accuracy").join("conditioning").join(format!("{}.csv", crate::results::slug(gpu)))
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+/// Each method's (median condition, median relative error) at each target, in method order.
+pub fn conditioning_medians(rows: &[Conditioned]) -> Vec<(&'static str, &'static str, Vec<(f64, f64)>)> {
+    let mut targets: Vec<f64> = rows.iter().map(|r| r.target).collect();
+    targets.sort_by(|a, b| a.total_cmp(b));
+    targets.dedup();
+    METHODS.iter().filter_map(|&(method, what)| {
+        let points: Vec<(f64, f64)> = targets.iter().filter_map(|&t| {
+            let at: Vec<&Conditioned> = rows.iter().filter(|r| r.method == method && r.target == t).collect();
+            (!at.is_empty()).then(|| (median(at.iter().map(|r| r.condition).collect()), median(at.iter().map(|r| r.relative_error()).collect())))
+        }).collect();
+        (!points.is_empty()).then_some((method, what, points))
+    }).collect()
+}
+
+/// The median error of `method` at the targets of at least `from`, if measured.
+fn errors_from(rows: &[Conditioned], method: &str, from: f64) -> Vec<(f64, f64)> {
+    let mut targets: Vec<f64> = rows.iter().filter(|r| r.target >= from).map(|r| r.target).collect();
+    targets.sort_by(|a, b| a.total_cmp(b));
+    targets.dedup();
+    targets.into_iter().filter_map(|t| {
+        let errors: Vec<f64> = rows.iter().filter(|r| r.method == method && r.target == t).map(|r| r.relative_error()).collect();
+        (!errors.is_empty()).then(|| (t, median(errors)))
+    }).collect()
+}
+
+/// How many times smaller the compensated sum's median error is than the tree's at the
+/// condition numbers from 10^6 on: the smallest ratio over those targets (infinite where the
+/// compensated sum was exact), or None where either was not measured.
+pub fn compensated_advantage(rows: &[Conditioned]) -> Option<f64> {
+    let tree = errors_from(rows, "gpu_tree", 1e6);
+    let compensated = errors_from(rows, "gpu_reproducible_neumaier", 1e6);
+    let ratios: Vec<f64> = tree.iter().filter_map(|(t, e)| compensated.iter().find(|(c, _)| c == t).map(|(_, c)| if *c == 0.0 { f64::INFINITY } else { e / c })).collect();
+    ratios.into_iter().reduce(f64::min)
+}
+
+/// The chapter's table of the conditioning sweep: each method's median error at condition
+/// numbers 1, 10^3, 10^6, 10^9 and 10^12 (those measured), and the sentence on the
+/// compensated sum against the tree.
+pub fn conditioning_table(gpu: &str, rows: &[Conditioned]) -> String {
+    let shown: Vec<f64> = [1.0, 1e3, 1e6, 1e9, 1e12].into_iter().filter(|t| rows.iter().any(|r| r.target == *t)).collect();
+    let n = rows.first().map_or(0, |r| r.n);
+    let seeds = {
+        let mut s: Vec<u64> = rows.iter().map(|r| r.seed).collect();
+        s.sort_unstable();
+        s.dedup();
+        s.len()
+    };
+    let mut s = String::new();
+    writeln!(s, "Median relative error over {seeds} inputs of 2^{} values at each condition number, measured on an {gpu}; 0 means the sum was exact.\n", n.trailing_zeros()).unwrap();
+    let head: Vec<String> = shown.iter().map(|t| format!("cond ≈ {t:.0e}")).collect();
+    writeln!(s, "| method | {} |\n|---|{}", head.join(" | "), "--:|".repeat(shown.len())).unwrap();
+    for &(method, what) in METHODS {
+        let cells: Vec<String> = shown.iter().map(|&t| {
+            let errors: Vec<f64> = rows.iter().filter(|r| r.method == method && r.target == t).map(|r| r.relative_error()).collect();
+            if errors.is_empty() { "–".into() } else { format!("{:.1e}", median(errors)) }
+        }).collect();
+        if cells.iter().all(|c| c == "–") {
+            continue;
+        }
+        writeln!(s, "| {what} (`{method}`) | {} |", cells.join(" | ")).unwrap();
+    }
+    match compensated_advantage(rows) {
+        Some(r) if r.is_infinite() => writeln!(s, "\nFrom condition number 10^6 on, the reproducible compensated sum was exact at every condition number where the tree was not.").unwrap(),
+        Some(r) => writeln!(s, "\nFrom condition number 10^6 on, the reproducible compensated sum's median error is at least {r:.0}× smaller than the tree's (the smallest ratio over those condition numbers).").unwrap(),
+        None => {}
+    }
+    s
 }
 
 #[cfg(test)]
@@ -191,6 +338,36 @@ mod tests {
         let t = table(&gpu, &back);
         assert!(t.contains("(`cpu_sequential`) | 2.3e-5 |"), "{t}");
         assert!(t.contains("(`gpu_tree`) | 0.0e0 |"), "{t}");
+    }
+
+    #[test]
+    fn conditioning_csv_round_trips_and_the_advantage_is_the_smallest_ratio() {
+        let row = |method: &str, target: f64, result: f64| Conditioned { method: method.into(), n: 1 << 24, target, seed: 1, condition: target * 1.01, result, exact: 1.0 };
+        let rows = vec![row("gpu_tree", 1e6, 1.5), row("gpu_reproducible_neumaier", 1e6, 1.0 + 1e-6), row("gpu_tree", 1e9, 3.0), row("gpu_reproducible_neumaier", 1e9, 1.001), row("gpu_tree", 1.0, 1.0)];
+        let path = std::env::temp_dir().join(format!("reduction-conditioning-{}.csv", std::process::id()));
+        let machine = Machine { gpu: "Test GPU".into(), date: "2026-11-30".into(), command: "reduction accuracy".into(), ..Default::default() };
+        write_conditioning_csv(&path, &machine, &rows).unwrap();
+        let (gpu, back) = read_conditioning_csv(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!((gpu.as_str(), &back), ("Test GPU", &rows));
+        // 0.5 / 1e-6 at 1e6, 2 / 1e-3 at 1e9: the smaller is 2000.
+        let advantage = compensated_advantage(&rows).unwrap();
+        assert!((advantage - 2000.0).abs() < 1e-6, "{advantage}");
+        let t = conditioning_table(&gpu, &rows);
+        assert!(t.contains("at least 2000× smaller"), "{t}");
+        assert!(t.contains("(`gpu_tree`) | 0.0e0 | 5.0e-1 | 2.0e0 |"), "{t}");
+    }
+
+    #[test]
+    fn the_committed_conditioning_data_meets_the_goal() {
+        // From condition number 10^6 on, the compensated sum's error is at least 100 times
+        // smaller than the tree's; and the plain tree's error grows with the condition number.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/accuracy/conditioning/nvidia-h200.csv");
+        let (_, rows) = read_conditioning_csv(&path).unwrap();
+        let advantage = compensated_advantage(&rows).unwrap();
+        assert!(advantage >= 100.0, "{advantage}");
+        let tree = errors_from(&rows, "gpu_tree", 1.0);
+        assert!(tree.windows(4).all(|w| w[3].1 > w[0].1), "{tree:?}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! charts (`plots`), addressing diagrams, and the call that redraws them all (`render`).
 
 pub mod accuracy;
+pub mod determinism;
 pub mod allreduce;
 pub mod csv_file;
 pub mod diagrams;

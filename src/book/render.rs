@@ -65,6 +65,8 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.push(path);
     // The accuracy experiment (`reduction accuracy`), where it has run on the book's GPU.
     written.extend(crate::book::accuracy::render(&data_dir, &book.0.gpu, root)?);
+    // The determinism levels (`reduction determinism`), where measured on the book's GPU.
+    written.extend(crate::book::determinism::render(&data_dir, book, root)?);
     // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
     written.extend(crate::book::rows::render(&data_dir, &book.0, root)?);
     // What the row sums did with fewer rows than SMs, said from the same data.

@@ -3,3 +3,4 @@
 
 pub mod data;
 pub mod mutants;
+pub mod reproducible;

@@ -1,21 +1,37 @@
-//! `reduction accuracy`: the relative error of f32/f16/bf16 sums by every method, written to
-//! plots/data/accuracy/, then the book redrawn.
+//! `reduction accuracy`: the relative error of f32/f16/bf16 sums by every method as N grows, and
+//! of f32 sums as the condition number grows, written to plots/data/accuracy/, then the book
+//! redrawn.
 
 use super::{command_line, machine_of, parse_size, render, Outcome};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use reduction::limits::{count_in_words as words, Need};
 use reduction::{Dtype, Gpu};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The two sweeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Sweep {
+    /// Positive values, n = 2^10 … --max
+    Sizes,
+    /// Signed values of condition number 1 … 10^12, n = --n
+    Conditioning,
+}
+
 #[derive(Args)]
 pub struct AccuracyArgs {
-    /// The largest size (sizes are 2^10, 2^12, ... up to it)
+    /// The largest size of the size sweep (sizes are 2^10, 2^12, ... up to it)
     #[arg(long, default_value = "2^30", value_parser = parse_size)]
     max: usize,
-    /// Random inputs per size
+    /// Values per input of the conditioning sweep
+    #[arg(long, default_value = "2^24", value_parser = parse_size)]
+    n: usize,
+    /// Random inputs per size (per condition number)
     #[arg(long, default_value = "3", value_parser = parse_size)]
     seeds: usize,
+    /// Run one sweep only [default: both]
+    #[arg(long, value_enum)]
+    only: Option<Sweep>,
     /// The data folder; without it, plots/data, and the book is redrawn
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -23,19 +39,32 @@ pub struct AccuracyArgs {
 
 pub fn run(args: AccuracyArgs) -> Outcome {
     let sizes: Vec<usize> = (10..=30).step_by(2).map(|k| 1usize << k).filter(|&n| n <= args.max).collect();
-    // The largest size, as f32 values and their f64 copy on the host, and as f32 on the GPU.
-    let largest = sizes.iter().copied().max().unwrap_or(0);
-    Need::elements(format!("{} f32 values and their f64 copy", words(largest)), largest, 12).check_host()?;
+    let sweep = |s: Sweep| args.only.is_none_or(|only| only == s);
+    if sweep(Sweep::Conditioning) && args.n == 0 {
+        return Err("--n must be at least 1".into());
+    }
+    // The largest input, as f32 values and their f64 copies on the host, and as f32 on the GPU.
+    let largest = if sweep(Sweep::Sizes) { sizes.iter().copied().max().unwrap_or(0) } else { 0 }.max(if sweep(Sweep::Conditioning) { args.n } else { 0 });
+    Need::elements(format!("{} f32 values and their f64 copies", words(largest)), largest, 20).check_host()?;
     let gpu = Gpu::open()?;
     Need::values(largest, Dtype::F32).check_device(&gpu)?;
     eprintln!("{}", gpu.info());
-    let rows = reduction::accuracy::run(&gpu, &sizes, args.seeds as u64)?;
     let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
-    let path = reduction::book::accuracy::book_file(&data_dir, &gpu.info().name);
     let machine = machine_of(&gpu, command_line());
-    reduction::book::accuracy::write_csv(&path, &machine, &rows)?;
-    println!("{}", reduction::book::accuracy::table(&machine.gpu, &rows));
-    println!("{} measurements written to {}", rows.len(), path.display());
+    if sweep(Sweep::Sizes) {
+        let rows = reduction::accuracy::run(&gpu, &sizes, args.seeds as u64)?;
+        let path = reduction::book::accuracy::book_file(&data_dir, &gpu.info().name);
+        reduction::book::accuracy::write_csv(&path, &machine, &rows)?;
+        println!("{}", reduction::book::accuracy::table(&machine.gpu, &rows));
+        println!("{} measurements written to {}", rows.len(), path.display());
+    }
+    if sweep(Sweep::Conditioning) {
+        let rows = reduction::accuracy::run_conditioning(&gpu, args.n, 12, args.seeds as u64)?;
+        let path = reduction::book::accuracy::conditioning_file(&data_dir, &gpu.info().name);
+        reduction::book::accuracy::write_conditioning_csv(&path, &machine, &rows)?;
+        println!("{}", reduction::book::accuracy::conditioning_table(&machine.gpu, &rows));
+        println!("{} measurements written to {}", rows.len(), path.display());
+    }
     if args.out.is_none() {
         return render();
     }

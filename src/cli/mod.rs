@@ -6,6 +6,7 @@
 pub mod accuracy;
 pub mod bench;
 pub mod book_runs;
+pub mod determinism;
 pub mod exercise;
 pub mod mistakes;
 pub mod multigpu;
@@ -37,6 +38,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Relative error of f32/f16/bf16 sums by every method
     Accuracy(accuracy::AccuracyArgs),
+    /// Determinism levels of every f32 kernel: runs, launch shapes, every visible GPU
+    Determinism(determinism::DeterminismArgs),
     /// Sum the rows of one random matrix: which kernel, why, every row checked
     Rows(rows::RowsArgs),
     /// Row sums of several shapes: each strategy and the automatic choice

@@ -24,6 +24,8 @@ pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32
     while remaining > 0 {
         let tiles = remaining.div_ceil(kernel.tile(block));
         let grid = match kernel.grid {
+            // A chunked kernel loops over its chunks, so a cap (a smaller GPU) may shrink its grid.
+            GridRule::OneBlockPerTile if kernel.shape == Shape::Chunked => tiles.min(resident_blocks.max(1) as u64),
             GridRule::OneBlockPerTile => tiles,
             // One block loops over any number of partial sums: the second pass is one block.
             GridRule::ResidentBlocks if !passes.is_empty() => 1,
@@ -74,6 +76,9 @@ pub fn addition_depth(kernel: &KernelSpec, passes: &[Pass]) -> u64 {
         Shape::MultiPass => depth,
         Shape::AtomicAdd => depth + first.grid as u64,
         Shape::LastBlock | Shape::GridSync => depth + pass_depth(&Pass { n: first.grid as u64, grid: 1, block: first.block }),
+        // Whatever the launch: a lane's 4 values per accumulator and the tree over them (2),
+        // the 1024-lane tree (10); then the partials, 1 in 1024 per lane, and the tree again.
+        Shape::Chunked => 4 + 2 + 10 + first.n.div_ceil(crate::kernels::CHUNK_VALUES).div_ceil(1024) + 10,
     }
 }
 // ANCHOR_END: depth

@@ -67,6 +67,19 @@ impl<T: Element> Reducer<T> {
         Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None })
     }
 
+    /// Launch at most `blocks` blocks, as a GPU with fewer SMs would: only kernels that loop
+    /// over their chunks ([`Shape::Chunked`]) can; the others are refused.
+    pub fn cap_grid(&mut self, blocks: u32) -> Result<()> {
+        if self.kernel.shape != Shape::Chunked || blocks == 0 {
+            return Err(Error::Config {
+                setting: format!("a grid cap of {blocks} blocks for {}", self.kernel.name),
+                reason: "only the chunked kernels take one, and it must be at least one block".into(),
+            });
+        }
+        self.resident_blocks = blocks;
+        Ok(())
+    }
+
     pub fn kernel(&self) -> &'static KernelSpec {
         self.kernel
     }
@@ -184,7 +197,7 @@ impl<T: Element> Reducer<T> {
         launch.arg(input).arg(&mut *result).arg(&pass.n);
         match self.kernel.shape {
             Shape::AtomicAdd => self.fire(launch, 0, &passes),
-            Shape::LastBlock => {
+            Shape::LastBlock | Shape::Chunked => {
                 let partials = partials.as_mut().expect("ensure_scratch sized it");
                 // Taken out so that the launch can borrow it while self is borrowed; put back.
                 let mut ticket = self.ticket.take().expect("ensure_scratch made it");
@@ -259,6 +272,8 @@ impl<T: Element> Reducer<T> {
             Shape::MultiPass => [most(0), most(1)],
             Shape::AtomicAdd => [1, 0],
             Shape::LastBlock | Shape::GridSync => [1, most(0)],
+            // 8 bytes per chunk, in accumulator-sized words.
+            Shape::Chunked => [1, (passes[0].n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>())],
         }
     }
 
@@ -269,7 +284,7 @@ impl<T: Element> Reducer<T> {
                 self.scratch[slot] = Some(self.gpu.alloc::<Acc<T>>(need)?);
             }
         }
-        if self.kernel.shape == Shape::LastBlock && self.ticket.is_none() {
+        if matches!(self.kernel.shape, Shape::LastBlock | Shape::Chunked) && self.ticket.is_none() {
             self.ticket = Some(self.gpu.stream().alloc_zeros::<u32>(1).during("allocating the ticket counter")?);
         }
         Ok(())

@@ -31,7 +31,17 @@ pub enum Shape {
     /// One cooperative launch; the grid synchronises and block 0 adds the partial sums. Entry:
     /// `(in, out, n, partials)`.
     GridSync,
+    /// One launch over fixed chunks of [`CHUNK_VALUES`] values (a constant of the kernel, not of
+    /// the launch): each chunk is summed in an order fixed by its indexes into one 8-byte
+    /// partial, blocks loop over the chunks, and the last block to finish adds the partials in
+    /// an order fixed by their count. The result does not depend on the grid or the block.
+    /// Entry: `(in, out, n, partials, ticket)`, partials 8 bytes per chunk.
+    Chunked,
 }
+
+/// Values per chunk of the [`Shape::Chunked`] kernels: `CHUNK_LANES × LANE_VALUES` in
+/// `kernels/15_reproducible.cu`.
+pub const CHUNK_VALUES: u64 = 1024 * 16;
 
 /// The dynamic shared memory a launch needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +121,7 @@ const K10: (&str, &str) = kernel_file!("10_single_pass.cu");
 const K11: (&str, &str) = kernel_file!("11_cooperative_groups.cu");
 const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
 const K14: (&str, &str) = kernel_file!("14_accuracy.cu");
+const K15: (&str, &str) = kernel_file!("15_reproducible.cu");
 
 const fn spec(
     name: &'static str,
@@ -162,7 +173,19 @@ static KERNELS: &[KernelSpec] = &[
     KernelSpec { needs_cuda_headers: true, ..modern("reduce11_grid", 11, "cooperative groups: grid.sync", K11, 16, Shape::GridSync) },
     KernelSpec { min_block: 64, block_in_entry_name: true, needs_cuda_headers: true, ..modern("reduce12", 12, "cub::BlockReduce", K12, 16, Shape::MultiPass) },
     KernelSpec { dtypes: &[Dtype::F32], ..modern("reduce_kahan", 14, "compensated (Kahan-Neumaier) sums", K14, 1, Shape::MultiPass) },
+    chunked("reduce15_reproducible", "reproducible: order fixed by n"),
+    chunked("reduce15_neumaier", "reproducible and compensated (Neumaier)"),
+    chunked("reduce15_f64", "reproducible, f64 accumulator"),
 ];
+
+/// A kernel of `kernels/15_reproducible.cu`: f32, f16 and bf16 inputs, one block per chunk.
+const fn chunked(name: &'static str, title: &'static str) -> KernelSpec {
+    KernelSpec {
+        grid: GridRule::OneBlockPerTile,
+        dtypes: &[Dtype::F32, Dtype::F16, Dtype::BF16],
+        ..modern(name, 15, title, K15, 16, Shape::Chunked)
+    }
+}
 
 /// The copy kernel that sets a pace (reads and writes every byte; a sum only reads, so it is no ceiling for one) (not a reduction: never in [`all`]).
 pub static COPY: KernelSpec = KernelSpec {
@@ -278,7 +301,10 @@ impl KernelSpec {
 
     /// Inputs one block covers per tile.
     pub fn tile(&self, block: u32) -> u64 {
-        block as u64 * self.elements_per_thread as u64
+        match self.shape {
+            Shape::Chunked => CHUNK_VALUES, // a chunk, whatever the block
+            _ => block as u64 * self.elements_per_thread as u64,
+        }
     }
 
     /// The block size the benchmark uses at `n` when none is asked for: 256 for Harris's
@@ -286,6 +312,11 @@ impl KernelSpec {
     /// the input is large enough to keep every SM busy with them, 256 below (fewer, smaller
     /// blocks finish a small input sooner). Measured on the H200; see the modern chapters.
     pub fn preferred_block(&self, n: usize) -> u32 {
+        if self.shape == Shape::Chunked {
+            // 1024 threads at 48 registers leave one block per SM: 512 keeps two (measured on
+            // the H200: 1024 is 30% slower at 2^28).
+            return 512;
+        }
         let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
         block.clamp(self.min_block, self.max_block)
     }

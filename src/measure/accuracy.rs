@@ -8,7 +8,7 @@ use crate::data::compensated_sum;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels;
-use crate::book::accuracy::Measurement;
+use crate::book::accuracy::{Conditioned, Measurement};
 use crate::element::Dtype;
 use crate::{Element, Reducer};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
@@ -117,6 +117,9 @@ pub fn measure_one(gpu: &Gpu, n: usize, seed: u64) -> Result<Vec<Measurement>> {
     record("gpu_tree", Dtype::F32, sum_with(gpu, "reduce3", &input)?, exact);
     record("gpu_cascaded", Dtype::F32, sum_with(gpu, "reduce9", &input)?, exact);
     record("gpu_kahan", Dtype::F32, sum_with(gpu, "reduce_kahan", &input)?, exact);
+    for (method, kernel) in CHUNKED_METHODS {
+        record(method, Dtype::F32, sum_with(gpu, kernel, &input)?, exact);
+    }
     let f64_sum = per_block_then_host::<f32, f64>(gpu, "reduce_f64acc", &input, |p| p.iter().sum())?;
     record("gpu_f64_accumulator", Dtype::F32, f64_sum, exact);
     drop(input);
@@ -148,9 +151,98 @@ pub fn run(gpu: &Gpu, sizes: &[usize], seeds: u64) -> Result<Vec<Measurement>> {
     Ok(rows)
 }
 
+/// The methods of kernel 15, and their kernels.
+const CHUNKED_METHODS: [(&str, &str); 3] =
+    [("gpu_reproducible", "reduce15_reproducible"), ("gpu_reproducible_neumaier", "reduce15_neumaier"), ("gpu_reproducible_f64", "reduce15_f64")];
+
+// ANCHOR: conditioned
+/// `n` f32 values whose sum has a condition number Σ|x| / |Σx| near `condition`: pairs +a, −a
+/// (|a| in [1, 2)·2^k, k uniform in 0..=12) that cancel exactly, and n/8 small positive
+/// residuals that make the sum, sized so that (2·Σ|a| + Σd) / Σd = condition; shuffled. At
+/// condition 1 there are no pairs: every value is a positive residual.
+pub fn conditioned_f32(n: usize, condition: f64, seed: u64) -> Vec<f32> {
+    let mut rng = SmallRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9).wrapping_add(condition.to_bits()));
+    let residuals = if condition <= 1.0 { n } else { (n / 8).max(1).min(n) };
+    let pairs = (n - residuals) / 2;
+    let mut xs: Vec<f32> = Vec::with_capacity(n);
+    let mut pair_sum = 0.0f64; // Σ|a| over the pairs
+    for _ in 0..pairs {
+        let a = rng.gen_range(1.0f32..2.0) * (1u32 << rng.gen_range(0..=12)) as f32;
+        let a = if rng.gen::<bool>() { a } else { -a };
+        pair_sum += a.abs() as f64;
+        xs.push(a);
+        xs.push(-a);
+    }
+    let count = n - xs.len();
+    // Σd = 2Σ|a| / (condition − 1); each residual is its share, times a factor in [0.5, 1.5).
+    let share = if pairs == 0 { 1.0 } else { 2.0 * pair_sum / (condition - 1.0) / count as f64 };
+    for _ in 0..count {
+        xs.push((share * rng.gen_range(0.5..1.5)) as f32);
+    }
+    // Fisher–Yates: the pairs meet at random places in every order of addition.
+    for i in (1..xs.len()).rev() {
+        xs.swap(i, rng.gen_range(0..=i));
+    }
+    xs
+}
+// ANCHOR_END: conditioned
+
+/// The methods of the conditioning sweep: the CPU's two, the book's tree and cascade, the
+/// compensated kernel of chapter 14, and kernel 15's three.
+pub const CONDITIONING_METHODS: &[(&str, Option<&str>)] = &[
+    ("cpu_sequential", None),
+    ("cpu_pairwise", None),
+    ("gpu_tree", Some("reduce3")),
+    ("gpu_cascaded", Some("reduce9")),
+    ("gpu_kahan", Some("reduce_kahan")),
+    ("gpu_reproducible", Some("reduce15_reproducible")),
+    ("gpu_reproducible_neumaier", Some("reduce15_neumaier")),
+    ("gpu_reproducible_f64", Some("reduce15_f64")),
+];
+
+/// Every method on inputs of `n` values at each condition number 10^0 … 10^max_exponent,
+/// `seeds` inputs each.
+pub fn run_conditioning(gpu: &Gpu, n: usize, max_exponent: u32, seeds: u64) -> Result<Vec<Conditioned>> {
+    let mut rows = Vec::new();
+    for exponent in 0..=max_exponent {
+        let target = 10f64.powi(exponent as i32);
+        for seed in 1..=seeds {
+            let xs = conditioned_f32(n, target, seed);
+            let wide: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+            let exact = exact_sum(&wide);
+            let abs_sum = exact_sum(&wide.iter().map(|x| x.abs()).collect::<Vec<_>>());
+            let input = gpu.upload(&xs)?;
+            for &(method, kernel) in CONDITIONING_METHODS {
+                let result = match (method, kernel) {
+                    ("cpu_sequential", _) => sequential(&xs) as f64,
+                    ("cpu_pairwise", _) => pairwise(&xs) as f64,
+                    (_, Some(kernel)) => sum_with(gpu, kernel, &input)?,
+                    (other, None) => unreachable!("{other} has no kernel"),
+                };
+                rows.push(Conditioned { method: method.into(), n, target, seed, condition: abs_sum / exact.abs(), result, exact });
+            }
+        }
+        eprintln!("accuracy: condition 1e{exponent} done");
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditioned_inputs_reach_their_condition_number() {
+        for exponent in [0, 3, 6, 9, 12] {
+            let target = 10f64.powi(exponent);
+            let xs = conditioned_f32(1 << 16, target, 4);
+            assert_eq!(xs.len(), 1 << 16);
+            let wide: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+            let exact = exact_sum(&wide);
+            let condition = wide.iter().map(|x| x.abs()).sum::<f64>() / exact.abs();
+            assert!(condition / target < 1.1 && target / condition < 1.1, "target {target:e}, got {condition:e}");
+        }
+    }
 
     #[test]
     fn pairwise_beats_the_loop_on_many_positive_values() {

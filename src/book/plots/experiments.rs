@@ -51,6 +51,40 @@ pub(crate) fn draw_accuracy(path: &Path, gpu: &str, medians: &[(&str, &str, Vec<
     write_svg(path, Figure::Lines(chart).render())
 }
 
+/// The accuracy chart against the condition number: each method's median relative error
+/// against the median condition number of its inputs, log-log, with the tree's bound
+/// `cond · ⌈log₂ n⌉ · u` dashed. Zero errors (exact sums) are left out, as above.
+pub(crate) fn draw_conditioning(path: &Path, gpu: &str, n: usize, medians: &[(&str, &str, Vec<(f64, f64)>)]) -> Result<PathBuf> {
+    let mut series: Vec<Series> = medians
+        .iter()
+        .enumerate()
+        .map(|(i, (method, _, points))| Series {
+            label: (*method).to_string(),
+            points: points.iter().filter(|(_, e)| *e > 0.0 && e.is_finite()).copied().collect(),
+            look: nth_look(i, false),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let conditions: Vec<f64> = medians.iter().flat_map(|(_, _, p)| p.iter().map(|&(c, _)| c)).collect();
+    if !conditions.is_empty() {
+        let u = crate::data::F32_UNIT_ROUNDOFF;
+        let depth = (n as f64).log2().ceil();
+        let (lo, hi) = conditions.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+        let points: Vec<(f64, f64)> = [lo, hi].iter().map(|&c| (c, (c * depth * u).min(1.0))).collect();
+        series.push(Series { label: "bound, balanced tree: cond·log2(n)·u".into(), points, look: PEAK_LOOK });
+    }
+    let chart = LineChart {
+        title: format!("Relative error of a sum of 2^{} values vs its condition number, {gpu}", n.trailing_zeros()),
+        y_desc: "relative error |sum − exact| / |exact|".into(),
+        y_axis: Axis::Log,
+        y_reach: 0.0,
+        series,
+        if_empty: "no conditioning measurements".into(),
+        x_axis: XAxis::Condition,
+    };
+    write_svg(path, Figure::Lines(chart).render())
+}
+
 /// One line of a chart against message size: `group` picks the colour, so that two measures of
 /// one run (bus and algorithm bandwidth) share it, the second `dashed`.
 #[derive(Clone, Debug, PartialEq)]

@@ -52,6 +52,8 @@ pub(super) enum XAxis {
     Elements,
     /// A message size in bytes: ticks `1 MiB`.
     Bytes,
+    /// The condition number of a sum, Σ|x| / |Σx|: ticks `1e6`.
+    Condition,
 }
 
 impl XAxis {
@@ -59,6 +61,7 @@ impl XAxis {
         match self {
             XAxis::Elements => "N (elements summed)",
             XAxis::Bytes => "message size (bytes)",
+            XAxis::Condition => "condition number Σ|x| / |Σx|",
         }
     }
 
@@ -66,6 +69,7 @@ impl XAxis {
         match self {
             XAxis::Elements => power_of_two(v),
             XAxis::Bytes => bytes_label(v),
+            XAxis::Condition => format!("{v:.0e}"),
         }
     }
 }

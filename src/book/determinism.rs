@@ -1,0 +1,286 @@
+//! The determinism experiment's results as data and as the chapter shows them: the results file
+//! (`plots/data/determinism/<gpu>.csv`, one row per kernel and visible GPU), the level each
+//! kernel reaches, and what each level costs in the benchmark's data. The experiment itself is
+//! `measure::determinism`.
+
+use crate::book::csv_file::{self, Header};
+use crate::error::{io_error, Result};
+use crate::results::{Cache, Machine, Row};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One kernel on one GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The GPU's ordinal among the visible ones.
+    pub gpu: usize,
+    pub kernel: String,
+    pub n: usize,
+    /// The input's condition number Σ|x| / |Σx|.
+    pub condition: f64,
+    /// Sums at the kernel's preferred launch, and how many bit patterns they gave.
+    pub runs: usize,
+    pub distinct_over_runs: usize,
+    /// Launch shapes tried (block sizes, grid caps), and how many bit patterns they gave.
+    pub shapes: usize,
+    pub distinct_over_shapes: usize,
+    /// The first run's result, as hex bits.
+    pub bits: String,
+    /// The CPU transcription's bits, for the kernels that have one; empty otherwise.
+    pub transcription: String,
+}
+
+/// The levels, weakest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    NotDeterministic,
+    RunToRun,
+    LaunchIndependent,
+    GpuToGpu,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::NotDeterministic => "not deterministic",
+            Level::RunToRun => "run to run",
+            Level::LaunchIndependent => "launch-independent",
+            Level::GpuToGpu => "GPU to GPU",
+        }
+    }
+}
+
+/// The level the rows of one kernel (one per GPU) show: different bits over runs, over launch
+/// shapes, or across GPUs each drop it one level; GPU to GPU needs every GPU's bits equal to the
+/// CPU transcription's (an order the data fixes, proven on a machine with no SMs at all).
+pub fn level(rows: &[&Record]) -> Level {
+    if rows.iter().any(|r| r.distinct_over_runs > 1) {
+        return Level::NotDeterministic;
+    }
+    if rows.iter().any(|r| r.distinct_over_shapes > 1) {
+        return Level::RunToRun;
+    }
+    let same_everywhere = rows.windows(2).all(|w| w[0].bits == w[1].bits);
+    if same_everywhere && rows.iter().all(|r| !r.transcription.is_empty() && r.transcription == r.bits) {
+        Level::GpuToGpu
+    } else {
+        Level::LaunchIndependent
+    }
+}
+
+fn header(machine: &Machine, gpus: usize) -> Header {
+    [("gpu", machine.gpu.clone()), ("gpus", gpus.to_string()), ("sm_count", machine.sm_count.to_string()), ("date", machine.date.clone()), ("command", machine.command.clone())]
+        .into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+pub fn write_csv(path: &Path, machine: &Machine, rows: &[Record]) -> Result<()> {
+    let mut gpus: Vec<usize> = rows.iter().map(|r| r.gpu).collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    csv_file::write(path, &header(machine, gpus.len()), rows)
+}
+
+pub fn read_csv(path: &Path) -> Result<(Header, Vec<Record>)> {
+    csv_file::read(path)
+}
+
+/// The results file of a GPU model.
+pub fn book_file(data_dir: &Path, gpu: &str) -> PathBuf {
+    data_dir.join("determinism").join(format!("{}.csv", crate::results::slug(gpu)))
+}
+
+/// The kernels in the order of the file, each with its rows.
+fn by_kernel(rows: &[Record]) -> Vec<(&str, Vec<&Record>)> {
+    let mut out: Vec<(&str, Vec<&Record>)> = Vec::new();
+    for r in rows {
+        match out.iter_mut().find(|(k, _)| *k == r.kernel) {
+            Some((_, v)) => v.push(r),
+            None => out.push((&r.kernel, vec![r])),
+        }
+    }
+    out
+}
+
+/// The benchmark's best time for `kernel` (f32, rotated) at n, as "µs (% of peak)".
+fn cost(machine: &Machine, bench: &[Row], kernel: &str, n: usize) -> Option<(f64, String)> {
+    let row = bench.iter().find(|r| r.kernel == kernel && r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated)?;
+    let pct = machine.peak_gbps.map(|p| format!(" ({:.1}% of peak)", 100.0 * row.gbps() / p)).unwrap_or_default();
+    Some((row.median_us, format!("{:.1} µs{pct}", row.median_us)))
+}
+
+/// The chapter's tables: every kernel's level with the evidence, then each level's fastest
+/// kernel in the benchmark's data at 2^28 and 2^30.
+pub fn table(header: &Header, rows: &[Record], bench: Option<&(Machine, Vec<Row>)>) -> String {
+    let value = |k: &str| csv_file::value(header, k).unwrap_or("?").to_string();
+    let gpus: usize = value("gpus").parse().unwrap_or(1);
+    let n = rows.first().map_or(0, |r| r.n);
+    let condition = rows.first().map_or(0.0, |r| r.condition);
+    let runs = rows.first().map_or(0, |r| r.runs);
+    let mut s = String::new();
+    writeln!(s, "*Measured on {} visible {} ({} SMs) on {} by `{}`: one input of {n} f32 values whose sum cancels (condition number Σ|x| / |Σx| = {condition:.1e}, so that another order of additions shows in the bits), summed {runs} times at each kernel's preferred launch, then once at every launch shape.*\n",
+        gpus, value("gpu"), value("sm_count"), value("date"), value("command")).unwrap();
+    let across = if gpus > 1 { "distinct across the GPUs" } else { "across GPUs" };
+    writeln!(s, "| kernel | distinct over {runs} runs | distinct over launch shapes | {across} | = CPU transcription | level |\n|---|--:|--:|--:|:-:|---|").unwrap();
+    let mut levels: Vec<(Level, &str)> = Vec::new();
+    for (kernel, krows) in by_kernel(rows) {
+        let first = krows[0];
+        let runs = krows.iter().map(|r| r.distinct_over_runs).max().unwrap_or(0);
+        let shapes = krows.iter().map(|r| r.distinct_over_shapes).max().unwrap_or(0);
+        let mut bits: Vec<&str> = krows.iter().map(|r| r.bits.as_str()).collect();
+        bits.sort_unstable();
+        bits.dedup();
+        let across_cell = if gpus > 1 { bits.len().to_string() } else { "one GPU measured".into() };
+        let cpu = if first.transcription.is_empty() { "–".to_string() } else if krows.iter().all(|r| r.transcription == r.bits) { "yes".into() } else { "**no**".into() };
+        let level = level(&krows);
+        levels.push((level, kernel));
+        writeln!(s, "| `{kernel}` | {runs} | {shapes} (of {}) | {across_cell} | {cpu} | {} |", first.shapes, level.name()).unwrap();
+    }
+    if let Some((machine, bench)) = bench {
+        writeln!(s, "\nWhat each level costs on the {} (the benchmark's data, f32, inputs rotated past L2): the fastest kernel at each level.\n", machine.gpu).unwrap();
+        writeln!(s, "| level | fastest kernel at 2^28 | time at 2^28 | time at 2^30 |\n|---|---|--:|--:|").unwrap();
+        for level in [Level::NotDeterministic, Level::RunToRun, Level::LaunchIndependent, Level::GpuToGpu] {
+            let best = levels.iter().filter(|(l, _)| *l == level)
+                .filter_map(|(_, k)| cost(machine, bench, k, 1 << 28).map(|c| (c.0, *k)))
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            match best {
+                Some((_, kernel)) => {
+                    let at = |n| cost(machine, bench, kernel, n).map_or("–".to_string(), |c| c.1);
+                    writeln!(s, "| {} | `{kernel}` | {} | {} |", level.name(), at(1 << 28), at(1 << 30)).unwrap();
+                }
+                None => writeln!(s, "| {} | – (no kernel of this level in the benchmark's data) | – | – |", level.name()).unwrap(),
+            }
+        }
+    }
+    s
+}
+
+/// The goal for kernel 15, checked against the benchmark's data: each kernel's time at
+/// 2^28 and 2^30 as a share of the theoretical peak, the goal (90%; 85% for the f64
+/// accumulator), and the fastest plain (not chunked) kernel and the read-only ceiling beside it.
+pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
+    const GOALS: [(&str, f64); 3] = [("reduce15_reproducible", 90.0), ("reduce15_neumaier", 90.0), ("reduce15_f64", 85.0)];
+    let Some(peak) = machine.peak_gbps.filter(|p| *p > 0.0) else { return String::new() };
+    let at = |kernel: &str, n: usize| bench.iter().find(|r| r.kernel == kernel && r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated);
+    let mut s = String::new();
+    writeln!(s, "| kernel | goal | 2^28 | 2^30 | met |\n|---|--:|--:|--:|:-:|").unwrap();
+    for (kernel, goal) in GOALS {
+        let cells: Vec<(String, bool)> = [1usize << 28, 1 << 30].iter().map(|&n| match at(kernel, n) {
+            Some(r) => {
+                let pct = 100.0 * r.gbps() / peak;
+                (format!("{:.1} µs ({pct:.1}%)", r.median_us), pct >= goal)
+            }
+            None => ("–".into(), false),
+        }).collect();
+        let met = if cells.iter().all(|(c, _)| c == "–") { "not measured" } else if cells.iter().all(|(_, ok)| *ok) { "yes" } else { "**no**" };
+        writeln!(s, "| `{kernel}` | ≥ {goal:.0}% | {} | {} | {met} |", cells[0].0, cells[1].0).unwrap();
+    }
+    for n in [1usize << 28, 1 << 30] {
+        let plain = bench.iter()
+            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::results::Status::Correct && !r.kernel.starts_with("reduce15"))
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
+        let ceiling = at(crate::results::READ_ONLY_KERNEL, n);
+        if let (Some(p), Some(c)) = (plain, ceiling) {
+            let slowest = GOALS.iter().filter_map(|(k, _)| at(k, n)).max_by(|a, b| a.median_us.total_cmp(&b.median_us));
+            let cost = slowest.map(|k| format!(" The slowest of kernel 15's three, `{}`, takes {:.1}% longer than it.", k.kernel, 100.0 * (k.median_us / p.median_us - 1.0))).unwrap_or_default();
+            writeln!(s, "\nAt 2^{}: the fastest other kernel, `{}`, {:.1} µs ({:.1}%); the read-only ceiling {:.1} µs ({:.1}%).{cost}",
+                n.trailing_zeros(), p.kernel, p.median_us, 100.0 * p.gbps() / peak, c.median_us, 100.0 * c.gbps() / peak).unwrap();
+        }
+    }
+    s
+}
+
+/// Write `book/generated/determinism.md` from the file of the book's GPU, or a note saying how
+/// to measure it. The cost table reads the benchmark rows of the book's GPU, and, for kernels
+/// they lack, `plots/data/reproducible/<gpu>.csv` (a benchmark of the newer kernels alone).
+pub fn render(data_dir: &Path, book: &(Machine, Vec<Row>), root: &Path) -> Result<Vec<PathBuf>> {
+    let file = book_file(data_dir, &book.0.gpu);
+    let path = root.join("book/generated/determinism.md");
+    let text = if file.is_file() {
+        let (header, rows) = read_csv(&file)?;
+        let mut bench = book.clone();
+        let mut note = String::new();
+        let extra = data_dir.join("reproducible").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
+        if extra.is_file() {
+            let (machine, more) = crate::results::read_csv(&extra)?;
+            let missing: Vec<Row> = more.into_iter().filter(|r| !book.1.iter().any(|b| b.kernel == r.kernel)).collect();
+            if !missing.is_empty() {
+                note = format!("\n*Kernel 15's rows come from `{}` on {}: the benchmark file has not measured it yet.*\n", machine.command, machine.date);
+            }
+            bench.1.extend(missing);
+        }
+        table(&header, &rows, Some(&bench)) + &note
+    } else {
+        "*Not yet measured on this GPU: `cargo run --release -- determinism` writes the data and redraws this table.*\n".to_string()
+    };
+    std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
+    // The speed goal of kernel 15, from the benchmark's data (and the extra file, as above).
+    let goal = root.join("book/generated/reproducible_goal.md");
+    let mut bench = book.clone();
+    let extra = data_dir.join("reproducible").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
+    let mut source = format!("the benchmark's data (`{}`)", book.0.command);
+    if !book.1.iter().any(|r| r.kernel.starts_with("reduce15")) && extra.is_file() {
+        let (machine, more) = crate::results::read_csv(&extra)?;
+        source = format!("`{}` on {}, the new kernels beside the read-only ceiling and kernels 9 and 10 (the full benchmark file has not measured them yet)", machine.command, machine.date);
+        bench = (machine, more);
+    }
+    let text = if bench.1.iter().any(|r| r.kernel.starts_with("reduce15")) {
+        format!("*From {source}; f32, inputs rotated past L2, percentages of the theoretical peak of {:.0} GB/s.*\n\n{}", bench.0.peak_gbps.unwrap_or(0.0), goal_table(&bench.0, &bench.1))
+    } else {
+        "*Not yet measured on this GPU: `cargo run --release -- bench` measures kernel 15 beside every other kernel.*\n".to_string()
+    };
+    std::fs::write(&goal, text).map_err(|e| io_error(&goal, e))?;
+    Ok(vec![path, goal])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(gpu: usize, kernel: &str, runs: usize, shapes: usize, bits: &str, transcription: &str) -> Record {
+        Record { gpu, kernel: kernel.into(), n: 100, condition: 1e12, runs: 100, distinct_over_runs: runs, shapes: 6, distinct_over_shapes: shapes, bits: bits.into(), transcription: transcription.into() }
+    }
+
+    #[test]
+    fn each_difference_drops_one_level() {
+        let l = |rs: &[Record]| level(&rs.iter().collect::<Vec<_>>());
+        assert_eq!(l(&[record(0, "k", 3, 5, "1", "")]), Level::NotDeterministic);
+        assert_eq!(l(&[record(0, "k", 1, 5, "1", "")]), Level::RunToRun);
+        assert_eq!(l(&[record(0, "k", 1, 1, "1", "")]), Level::LaunchIndependent);
+        assert_eq!(l(&[record(0, "k", 1, 1, "1", "1"), record(1, "k", 1, 1, "1", "1")]), Level::GpuToGpu);
+        // Two GPUs that disagree, or a transcription that disagrees, are not GPU to GPU.
+        assert_eq!(l(&[record(0, "k", 1, 1, "1", "1"), record(1, "k", 1, 1, "2", "1")]), Level::LaunchIndependent);
+        assert_eq!(l(&[record(0, "k", 1, 1, "1", "2")]), Level::LaunchIndependent);
+    }
+
+    #[test]
+    fn the_committed_measurement_supports_the_chapter() {
+        // The chapter says: kernel 10's atomic sum is not deterministic, kernels 1 and 2 are
+        // launch-independent and kernel 3 is not, and kernel 15's three are GPU to GPU.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/determinism/nvidia-h200.csv");
+        let (_, rows) = read_csv(&path).unwrap();
+        let level_of = |k: &str| level(&rows.iter().filter(|r| r.kernel == k).collect::<Vec<_>>());
+        assert_eq!(level_of("reduce10_atomic"), Level::NotDeterministic);
+        for k in ["reduce1", "reduce2"] {
+            assert_eq!(level_of(k), Level::LaunchIndependent, "{k}");
+        }
+        assert_eq!(level_of("reduce3"), Level::RunToRun);
+        for k in ["reduce15_reproducible", "reduce15_neumaier", "reduce15_f64"] {
+            assert_eq!(level_of(k), Level::GpuToGpu, "{k}");
+        }
+    }
+
+    #[test]
+    fn csv_round_trips_and_the_table_names_every_kernel() {
+        let rows = vec![record(0, "reduce10_atomic", 7, 9, "3f800000", ""), record(0, "reduce15_neumaier", 1, 1, "3f800001", "3f800001")];
+        let machine = Machine { gpu: "Test GPU".into(), sm_count: 4, date: "2026-11-30".into(), command: "reduction determinism".into(), ..Default::default() };
+        let path = std::env::temp_dir().join(format!("reduction-determinism-{}.csv", std::process::id()));
+        write_csv(&path, &machine, &rows).unwrap();
+        let (header, back) = read_csv(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(back, rows);
+        let t = table(&header, &back, None);
+        assert!(t.contains("| `reduce10_atomic` | 7 | 9 (of 6) | one GPU measured | – | not deterministic |"), "{t}");
+        assert!(t.contains("| `reduce15_neumaier` | 1 | 1 (of 6) | one GPU measured | yes | GPU to GPU |"), "{t}");
+    }
+}
