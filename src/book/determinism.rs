@@ -191,41 +191,22 @@ pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
 }
 
 /// Write `book/generated/determinism.md` from the file of the book's GPU, or a note saying how
-/// to measure it. The cost table reads the benchmark rows of the book's GPU, and, for kernels
-/// they lack, `plots/data/reproducible/<gpu>.csv` (a benchmark of the newer kernels alone).
+/// to measure it, and `reproducible_goal.md` from the benchmark rows of the book's GPU.
 pub fn render(data_dir: &Path, book: &(Machine, Vec<Row>), root: &Path) -> Result<Vec<PathBuf>> {
     let file = book_file(data_dir, &book.0.gpu);
     let path = root.join("book/generated/determinism.md");
     let text = if file.is_file() {
         let (header, rows) = read_csv(&file)?;
-        let mut bench = book.clone();
-        let mut note = String::new();
-        let extra = data_dir.join("reproducible").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
-        if extra.is_file() {
-            let (machine, more) = crate::results::read_csv(&extra)?;
-            let missing: Vec<Row> = more.into_iter().filter(|r| !book.1.iter().any(|b| b.kernel == r.kernel)).collect();
-            if !missing.is_empty() {
-                note = format!("\n*Kernel 15's rows come from `{}` on {}: the benchmark file has not measured it yet.*\n", machine.command, machine.date);
-            }
-            bench.1.extend(missing);
-        }
-        table(&header, &rows, Some(&bench)) + &note
+        table(&header, &rows, Some(book))
     } else {
         "*Not yet measured on this GPU: `cargo run --release -- determinism` writes the data and redraws this table.*\n".to_string()
     };
     std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
-    // The speed goal of kernel 15, from the benchmark's data (and the extra file, as above).
+    // The speed goal of kernel 15, measured in the same benchmark run as every other kernel.
     let goal = root.join("book/generated/reproducible_goal.md");
-    let mut bench = book.clone();
-    let extra = data_dir.join("reproducible").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
-    let mut source = format!("the benchmark's data (`{}`)", book.0.command);
-    if !book.1.iter().any(|r| r.kernel.starts_with("reduce15")) && extra.is_file() {
-        let (machine, more) = crate::results::read_csv(&extra)?;
-        source = format!("`{}` on {}, the new kernels beside the read-only ceiling and kernels 9 and 10 (the full benchmark file has not measured them yet)", machine.command, machine.date);
-        bench = (machine, more);
-    }
-    let text = if bench.1.iter().any(|r| r.kernel.starts_with("reduce15")) {
-        format!("*From {source}; f32, inputs rotated past L2, percentages of the theoretical peak of {:.0} GB/s.*\n\n{}", bench.0.peak_gbps.unwrap_or(0.0), goal_table(&bench.0, &bench.1))
+    let text = if book.1.iter().any(|r| r.kernel.starts_with("reduce15")) {
+        format!("*From the benchmark's data (`{}`); f32, inputs rotated past L2, percentages of the theoretical peak of {:.0} GB/s.*\n\n{}",
+            book.0.command, book.0.peak_gbps.unwrap_or(0.0), goal_table(&book.0, &book.1))
     } else {
         "*Not yet measured on this GPU: `cargo run --release -- bench` measures kernel 15 beside every other kernel.*\n".to_string()
     };
