@@ -42,6 +42,12 @@ pub static RUNS: &[Run] = &[
     run("reduce10_last_block", "10_single_pass.md", "reduction sum --kernel reduce10_last_block --dtype f32 --n 2^24 --runs 20 --same-input --block 256"),
     run("reduce11_grid", "11_cooperative_groups.md", "reduction sum --kernel reduce11_grid --n 2^26 --runs 3"),
     run("reduce12", "12_cub.md", "reduction sum --kernel reduce12 --n 2^26 --block 512 --runs 3"),
+    run("reduce_kahan", "accuracy.md", "reduction sum --kernel reduce_kahan --n 2^24 --runs 3"),
+    run("rows_4096x768", "rows.md", "reduction rows --m 4096 --n 768"),
+    run("rows_2p20x256", "rows.md", "reduction rows --m 1048576 --n 256"),
+    run("rows_32x2p23", "rows.md", "reduction rows --m 32 --n 8388608"),
+    run("reduce15_neumaier_block_128", "determinism.md", "reduction sum --kernel reduce15_neumaier --n 2^24 --runs 10 --same-input --block 128"),
+    run("reduce15_neumaier_block_1024", "determinism.md", "reduction sum --kernel reduce15_neumaier --n 2^24 --runs 10 --same-input --block 1024"),
 ];
 
 /// Where the outputs are, from the book's folder.
@@ -101,7 +107,8 @@ mod tests {
     fn every_kernel_chapter_has_a_run_it_section() {
         for chapter in ["01_interleaved_divergent.md", "02_interleaved_strided.md", "03_sequential.md", "04_first_add_during_load.md",
             "05_unroll_last_warp.md", "06_complete_unroll.md", "07_multiple_elements.md", "08_warp_shuffle.md", "09_vectorized.md",
-            "10_single_pass.md", "11_cooperative_groups.md", "12_cub.md", "introduction.md"] {
+            "10_single_pass.md", "11_cooperative_groups.md", "12_cub.md", "introduction.md", "accuracy.md", "rows.md",
+            "determinism.md"] {
             assert!(RUNS.iter().any(|r| r.chapter == chapter), "{chapter} shows no command");
             assert!(book(&format!("book/{chapter}")).contains("## Run it"), "{chapter} has no Run it section");
         }
