@@ -312,7 +312,31 @@ pub fn conditioning_table(gpu: &str, rows: &[Conditioned]) -> String {
         Some(r) => writeln!(s, "\nFrom condition number 10^6 on, the reproducible compensated sum's median error is at least {r:.0}× smaller than the tree's (the smallest ratio over those condition numbers).").unwrap(),
         None => {}
     }
+    if let Some(sentence) = compensated_reach(rows) {
+        writeln!(s, "\n{sentence}").unwrap();
+    }
+    let wide = errors_from(rows, "gpu_reproducible_f64", 0.0);
+    if let Some((t, e)) = wide.iter().copied().reduce(|a, b| if b.1 > a.1 { b } else { a }) {
+        writeln!(s, "\nThe `f64` accumulator's largest median error over the sweep was {e:.1e} ({:.2} × u, at condition number {t:.0e}).", e * (1u64 << 24) as f64).unwrap();
+    }
     s
+}
+
+/// Where the compensated sum's median error first exceeds `u = 2^-24`, the rounding of an `f32`
+/// result: the largest condition number up to which it stayed within it, and its error at the
+/// next one (or that it stayed within it over the whole sweep).
+pub fn compensated_reach(rows: &[Conditioned]) -> Option<String> {
+    const U: f64 = 1.0 / (1u64 << 24) as f64;
+    let errors = errors_from(rows, "gpu_reproducible_neumaier", 0.0);
+    let last = *errors.last()?;
+    let within: Vec<&(f64, f64)> = errors.iter().take_while(|(_, e)| *e <= U).collect();
+    Some(match (within.last(), errors.get(within.len())) {
+        (Some((t, _)), Some((next, e))) => format!(
+            "The reproducible compensated sum's median error stayed within u = 2^-24, the rounding of its `f32` result, up to condition number {t:.0e}; at {next:.0e} it was {e:.1e}, and {:.1e} at {:.0e}.",
+            last.1, last.0),
+        (Some(_), None) => format!("The reproducible compensated sum's median error stayed within u = 2^-24, the rounding of its `f32` result, at every condition number measured, up to {:.0e}.", last.0),
+        (None, _) => format!("The reproducible compensated sum's median error exceeded u = 2^-24 already at condition number {:.0e}.", errors[0].0),
+    })
 }
 
 #[cfg(test)]
@@ -356,6 +380,16 @@ mod tests {
         let t = conditioning_table(&gpu, &rows);
         assert!(t.contains("at least 2000× smaller"), "{t}");
         assert!(t.contains("(`gpu_tree`) | 0.0e0 | 5.0e-1 | 2.0e0 |"), "{t}");
+    }
+
+    #[test]
+    fn the_compensated_reach_names_the_first_condition_number_past_u() {
+        let row = |target: f64, e: f64| Conditioned { method: "gpu_reproducible_neumaier".into(), n: 16, target, seed: 1, condition: target, result: 1.0 + e, exact: 1.0 };
+        let rows = vec![row(1.0, 1e-8), row(1e3, 2e-8), row(1e6, 1e-6), row(1e9, 1e-3)];
+        let sentence = compensated_reach(&rows).unwrap();
+        assert!(sentence.contains("up to condition number 1e3; at 1e6 it was 1.0e-6"), "{sentence}");
+        let all = vec![row(1.0, 1e-8), row(1e3, 2e-8)];
+        assert!(compensated_reach(&all).unwrap().contains("at every condition number measured"));
     }
 
     #[test]
