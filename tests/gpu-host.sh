@@ -121,6 +121,15 @@ if has ncu; then
       $B/bin/reduction sum --kernel $k --n 2^22 --dtype i32 --block 256 > "$OUT/bank-conflicts/$k.log" 2>&1
     echo "$k: exit $?; $(grep -c bank_conflicts "$OUT/bank-conflicts/$k.log") conflict metrics read"
   done
+  # Where kernel 15's time goes (the determinism chapter): registers, occupancy and throughput
+  # of one launch at 2^28 f32, beside the fastest plain sum. Copy $OUT/ncu/ to plots/data/ncu/.
+  mkdir -p "$OUT/ncu"
+  for spec in "reduce15_neumaier 512" "reduce15_reproducible 512" "reduce10_last_block 1024"; do
+    set -- $spec
+    timeout 100 ncu --clock-control none --launch-count 1 --kernel-name regex:"^$1" --section SpeedOfLight --section Occupancy \
+      --section LaunchStats --section WarpStateStats $B/bin/reduction sum --kernel $1 --n 2^28 --block $2 > "$OUT/ncu/$1.txt" 2>&1
+    echo "$1: exit $?; $(grep -E 'Registers Per Thread' "$OUT/ncu/$1.txt")"
+  done
   pack
 fi
 

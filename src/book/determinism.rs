@@ -211,12 +211,106 @@ pub fn render(data_dir: &Path, book: &(Machine, Vec<Row>), root: &Path) -> Resul
         "*Not yet measured on this GPU: `cargo run --release -- bench` measures kernel 15 beside every other kernel.*\n".to_string()
     };
     std::fs::write(&goal, text).map_err(|e| io_error(&goal, e))?;
-    Ok(vec![path, goal])
+    // Where kernel 15's time goes: Nsight Compute on one launch of each kernel.
+    let profile = root.join("book/generated/reproducible_ncu.md");
+    std::fs::write(&profile, ncu_table(&data_dir.join("ncu"))?).map_err(|e| io_error(&profile, e))?;
+    Ok(vec![path, goal, profile])
+}
+
+/// What Nsight Compute reported for one launch (`plots/data/ncu/<kernel>.txt`, its text output
+/// with the SpeedOfLight, Occupancy and LaunchStats sections).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Profile {
+    pub kernel: String,
+    pub duration_us: f64,
+    pub dram_percent: f64,
+    pub compute_percent: f64,
+    pub block: u32,
+    pub grid: u64,
+    pub registers: u32,
+    /// Blocks an SM could hold, as the registers alone allow (ncu's "Block Limit Registers").
+    pub register_block_limit: u32,
+    pub theoretical_occupancy: f64,
+    pub achieved_occupancy: f64,
+}
+
+/// The metrics of [`Profile`] read from ncu's text output; `None` if one is missing.
+pub fn parse_ncu(kernel: &str, text: &str) -> Option<Profile> {
+    let value = |name: &str| -> Option<f64> {
+        text.lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.replace(',', "").parse().ok())
+    };
+    Some(Profile {
+        kernel: kernel.to_string(),
+        duration_us: value("Duration")?,
+        dram_percent: value("DRAM Throughput")?,
+        compute_percent: value("Compute (SM) Throughput")?,
+        block: value("Block Size")? as u32,
+        grid: value("Grid Size")? as u64,
+        registers: value("Registers Per Thread")? as u32,
+        register_block_limit: value("Block Limit Registers")? as u32,
+        theoretical_occupancy: value("Theoretical Occupancy")?,
+        achieved_occupancy: value("Achieved Occupancy")?,
+    })
+}
+
+/// The table of every profile in `dir` (kernel 15's first, then the others), and what it says
+/// of occupancy, from the numbers; a note when nothing was profiled.
+pub fn ncu_table(dir: &Path) -> Result<String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect()).unwrap_or_default();
+    files.sort();
+    let mut profiles = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).map_err(|e| io_error(&file, e))?;
+        let kernel = file.file_stem().unwrap().to_string_lossy().to_string();
+        if let Some(p) = parse_ncu(&kernel, &text) {
+            profiles.push(p);
+        }
+    }
+    if profiles.is_empty() {
+        return Ok("*Not yet profiled on this GPU: `tests/gpu-host.sh ncu` runs Nsight Compute on kernel 15 and writes `plots/data/ncu/`.*\n".into());
+    }
+    profiles.sort_by_key(|p| (!p.kernel.starts_with("reduce15"), p.kernel.clone()));
+    let mut s = String::from("| kernel | block × grid | registers a thread | occupancy: possible / achieved | SM throughput | DRAM throughput | duration |\n|---|--:|--:|--:|--:|--:|--:|\n");
+    for p in &profiles {
+        writeln!(s, "| `{}` | {} × {} | {} | {:.0}% / {:.1}% | {:.1}% | {:.1}% | {:.2} µs |", p.kernel, p.block, p.grid, p.registers,
+            p.theoretical_occupancy, p.achieved_occupancy, p.compute_percent, p.dram_percent, p.duration_us).unwrap();
+    }
+    let ours: Vec<&Profile> = profiles.iter().filter(|p| p.kernel.starts_with("reduce15")).collect();
+    if let (Some(fullest), false) = (profiles.iter().filter(|p| !p.kernel.starts_with("reduce15")).max_by(|a, b| a.theoretical_occupancy.total_cmp(&b.theoretical_occupancy)), ours.is_empty()) {
+        let most = ours.iter().map(|p| p.theoretical_occupancy).fold(0.0, f64::max);
+        let busiest = ours.iter().max_by(|a, b| a.compute_percent.total_cmp(&b.compute_percent)).unwrap();
+        let limit = ours.iter().map(|p| p.register_block_limit).max().unwrap_or(0);
+        writeln!(s, "\nKernel 15's launches could hold at most {most:.0}% of an SM's threads — their registers allow {limit} blocks an SM — against {:.0}% for `{}`; the busiest of them, `{}`, had an SM throughput (ncu's Compute (SM) Throughput) of {:.1}%, against {:.1}% for `{}`.",
+            fullest.theoretical_occupancy, fullest.kernel, busiest.kernel, busiest.compute_percent, fullest.compute_percent, fullest.kernel).unwrap();
+    }
+    writeln!(s, "\n*One launch of each at 2^28 `f32`, profiled by Nsight Compute (`tests/gpu-host.sh ncu`; SpeedOfLight, Occupancy and LaunchStats sections) on the book's GPU.*").unwrap();
+    Ok(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ncu_output_is_read_and_a_missing_metric_is_none() {
+        let text = "    Duration                         us       249.12\n    DRAM Throughput                   %        89.77\n    Compute (SM) Throughput           %        54.70\n    Block Size                                                   512\n    Grid Size                                                 16,384\n    Registers Per Thread             register/thread              48\n    Block Limit Registers                 block            2\n    Theoretical Occupancy                     %           50\n    Achieved Occupancy                        %        48.03\n";
+        let p = parse_ncu("k", text).unwrap();
+        assert_eq!((p.block, p.grid, p.registers, p.register_block_limit), (512, 16384, 48, 2));
+        assert_eq!((p.duration_us, p.theoretical_occupancy, p.achieved_occupancy), (249.12, 50.0, 48.03));
+        assert!(parse_ncu("k", &text.replace("Registers Per Thread", "Registers")).is_none());
+    }
+
+    #[test]
+    fn the_committed_profiles_are_read() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/ncu");
+        let table = ncu_table(&dir).unwrap();
+        assert!(table.contains("`reduce15_neumaier`") && table.contains("`reduce10_last_block`"), "{table}");
+        assert!(table.contains("Kernel 15's launches could hold at most 50% of an SM's threads — their registers allow 2 blocks an SM"), "{table}");
+    }
 
     fn record(gpu: usize, kernel: &str, runs: usize, shapes: usize, bits: &str, transcription: &str) -> Record {
         Record { gpu, kernel: kernel.into(), n: 100, condition: 1e12, runs: 100, distinct_over_runs: runs, shapes: 6, distinct_over_shapes: shapes, bits: bits.into(), transcription: transcription.into() }
