@@ -128,14 +128,10 @@ impl Mutant {
     /// `find` replaced. An error if `find` does not occur exactly once (the kernel changed and
     /// the bug no longer lands where it should).
     pub fn source(&self) -> Result<String> {
-        let original = self.original()?.full_source();
-        match original.matches(self.find).count() {
-            1 => Ok(original.replacen(self.find, self.replace, 1)),
-            count => Err(Error::Compile {
-                file: self.file_name(),
-                log: format!("the planted bug expects `{}` once in {}, found it {count} times", self.find, self.original()?.file),
-            }),
-        }
+        plant_once(&self.original()?.full_source(), self.find, self.replace).map_err(|count| Error::Compile {
+            file: self.file_name(),
+            log: format!("the planted bug expects `{}` once in {}, found it {count} times", self.find, self.original().map_or(self.kernel, |k| k.file)),
+        })
     }
 
     /// The file name the mutated kernel is compiled (and cached) under.
@@ -159,6 +155,16 @@ impl Mutant {
         let spec: &'static KernelSpec = Box::leak(Box::new(KernelSpec { file, source, ..*original }));
         made.insert(self.name, spec);
         Ok(spec)
+    }
+}
+
+/// `source` with `find` replaced by `replace`, where `find` occurs exactly once; otherwise the
+/// number of times it occurs (the source changed, and the bug would land elsewhere or nowhere).
+/// The planted bugs here and the exercises' near misses are both made this way.
+pub fn plant_once(source: &str, find: &str, replace: &str) -> std::result::Result<String, usize> {
+    match source.matches(find).count() {
+        1 => Ok(source.replacen(find, replace, 1)),
+        count => Err(count),
     }
 }
 

@@ -246,13 +246,10 @@ impl Exercise {
 
     /// The solution with `near_miss` planted; an error when its `find` is not there exactly once.
     pub fn near_miss_source(&self, near_miss: &NearMiss) -> Result<String, crate::Error> {
-        match self.solution.matches(near_miss.find).count() {
-            1 => Ok(self.solution.replacen(near_miss.find, near_miss.replace, 1)),
-            count => Err(crate::Error::Compile {
-                file: format!("{} [near miss: {}]", self.solution_path(), near_miss.name),
-                log: format!("the near miss expects `{}` once in the solution, found it {count} times", near_miss.find),
-            }),
-        }
+        crate::mutants::plant_once(self.solution, near_miss.find, near_miss.replace).map_err(|count| crate::Error::Compile {
+            file: format!("{} [near miss: {}]", self.solution_path(), near_miss.name),
+            log: format!("the near miss expects `{}` once in the solution, found it {count} times", near_miss.find),
+        })
     }
 }
 
