@@ -6,6 +6,7 @@
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::plan::{pass_grids, GridShape};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 
 /// How the grid is sized and how many launches a reduction takes.
@@ -49,24 +50,17 @@ impl SharedRule {
     }
 }
 
-/// The grids of the launches that reduce `n` values (pure, tested without a GPU).
+/// The grids of the launches that reduce `n` values (pure, tested without a GPU): the book's
+/// own pass arithmetic ([`crate::plan::pass_grids`]) for the exercise's layout.
 pub fn grids(layout: Layout, n: u64, block: u32, resident_blocks: u32) -> Vec<u32> {
-    let mut grids = Vec::new();
-    let mut remaining = n;
-    while remaining > 0 {
-        let grid = match layout {
-            Layout::Tiles { per_thread } => remaining.div_ceil(block as u64 * per_thread as u64),
-            Layout::Resident { .. } if !grids.is_empty() => 1,
-            Layout::Resident { per_thread } => remaining.div_ceil(block as u64 * per_thread as u64).min(resident_blocks.max(1) as u64),
-            Layout::LastBlock => remaining.div_ceil(block as u64).min(resident_blocks.max(1) as u64),
-        };
-        grids.push(grid as u32);
-        if grid == 1 || layout == Layout::LastBlock {
-            break;
+    let shape = match layout {
+        Layout::Tiles { per_thread } => GridShape { tile: block as u64 * per_thread as u64, cap: None, later_one_block: false, single_pass: false },
+        Layout::Resident { per_thread } => {
+            GridShape { tile: block as u64 * per_thread as u64, cap: Some(resident_blocks), later_one_block: true, single_pass: false }
         }
-        remaining = grid;
-    }
-    grids
+        Layout::LastBlock => GridShape { tile: block as u64, cap: Some(resident_blocks), later_one_block: false, single_pass: true },
+    };
+    pass_grids(n, shape).into_iter().map(|g| g as u32).collect()
 }
 
 /// A reader's kernel loaded on the GPU, with its scratch buffers.

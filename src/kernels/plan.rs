@@ -15,22 +15,58 @@ pub struct Pass {
     pub block: u32,
 }
 
-/// The launches that reduce `n` values to one. Each pass reads the previous pass's partial
-/// sums; the last has a grid of one block. `resident_blocks` (SMs × blocks per SM) caps the
-/// grid of kernels that loop over their input. `n = 0` needs no launch.
-pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32) -> Result<Vec<Pass>> {
-    let mut passes = Vec::new();
+/// How the grids of a sum's passes are counted. Pure arithmetic, shared by the book's kernels
+/// ([`plan_passes`]) and the reader's exercises, whose blocks need not be powers of two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridShape {
+    /// Values one block covers in one tile.
+    pub tile: u64,
+    /// At most this many blocks in the first pass (its blocks loop over the input); `None`: one
+    /// block per tile.
+    pub cap: Option<u32>,
+    /// Every pass after the first is one block (it loops over any number of partial sums).
+    pub later_one_block: bool,
+    /// The sum finishes in the first launch, whatever its grid.
+    pub single_pass: bool,
+}
+
+/// The grid of each pass that reduces `n` values to one: each pass reads the previous pass's
+/// partial sums, and the last has one block (or is the only one, for a single-pass shape).
+/// `n = 0` needs no launch.
+pub fn pass_grids(n: u64, shape: GridShape) -> Vec<u64> {
+    let mut grids = Vec::new();
     let mut remaining = n;
     while remaining > 0 {
-        let tiles = remaining.div_ceil(kernel.tile(block));
-        let grid = match kernel.grid {
+        let tiles = remaining.div_ceil(shape.tile);
+        let grid = if shape.later_one_block && !grids.is_empty() { 1 } else { shape.cap.map_or(tiles, |cap| tiles.min(cap.max(1) as u64)) };
+        grids.push(grid);
+        if grid == 1 || shape.single_pass {
+            break;
+        }
+        remaining = grid;
+    }
+    grids
+}
+
+/// The launches that reduce `n` values to one. `resident_blocks` (SMs × blocks per SM) caps the
+/// grid of kernels that loop over their input.
+pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32) -> Result<Vec<Pass>> {
+    let shape = GridShape {
+        tile: kernel.tile(block),
+        cap: match kernel.grid {
             // A chunked kernel loops over its chunks, so a cap (a smaller GPU) may shrink its grid.
-            GridRule::OneBlockPerTile if kernel.shape == Shape::Chunked => tiles.min(resident_blocks.max(1) as u64),
-            GridRule::OneBlockPerTile => tiles,
-            // One block loops over any number of partial sums: the second pass is one block.
-            GridRule::ResidentBlocks if !passes.is_empty() => 1,
-            GridRule::ResidentBlocks => tiles.min(resident_blocks.max(1) as u64),
-        };
+            GridRule::OneBlockPerTile if kernel.shape == Shape::Chunked => Some(resident_blocks),
+            GridRule::OneBlockPerTile => None,
+            GridRule::ResidentBlocks => Some(resident_blocks),
+        },
+        // One block loops over any number of partial sums: the second pass is one block.
+        later_one_block: kernel.grid == GridRule::ResidentBlocks,
+        // Single-pass kernels finish in their first launch, whatever its grid.
+        single_pass: kernel.shape != Shape::MultiPass,
+    };
+    let mut passes = Vec::new();
+    let mut remaining = n;
+    for grid in pass_grids(n, shape) {
         if grid > MAX_GRID {
             return Err(Error::InvalidLength {
                 kernel: kernel.name.to_string(),
@@ -39,10 +75,6 @@ pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32
             });
         }
         passes.push(Pass { n: remaining, grid: grid as u32, block });
-        // Single-pass kernels finish in this launch, whatever their grid.
-        if grid == 1 || kernel.shape != Shape::MultiPass {
-            break;
-        }
         remaining = grid;
     }
     Ok(passes)
