@@ -4,10 +4,9 @@ the way `reduction bench` measures the book's kernels, and write the results in 
 format, so that the charts carry them as peers.
 
     python3 plots/peers.py [--out plots/data] [--sizes 2^10,...,2^30]
-    python3 plots/peers.py --rows [--out plots/data/rows] [--shapes 4096x64,2^20x2^8,...]
 
-With --rows it measures row sums instead, torch.sum(x, dim=1) of M x N matrices at the shapes
-of `reduction rows-bench`, in the same format (n is the row length N, bytes the M*N*4 read).
+Row sums (torch.sum(x, dim=1), TileLang, Triton) are measured by plots/tile_peers.py, which
+`reduction rows-bench` runs; it shares this file's timing, CSV row and header.
 
 Needs PyTorch and/or CuPy with a CUDA GPU; a library that is missing is skipped with a message.
 Method, as in the Rust benchmark: each result is checked against a float64 sum of the same
@@ -38,41 +37,27 @@ def row_shapes():
     return [(4096, 64)] + [(1 << (28 - k), 1 << k) for k in range(8, 25)]
 
 
-def measure_rows(torch, shapes, pool, pool_len):
-    """torch.sum(x, dim=1) at each shape, checked row by row against float64, then timed."""
-    rows = []
-    for m, n in shapes:
-        total = m * n
-        if total > pool_len:
-            print(f"torch_sum_dim1 {m}x{n}: larger than the pool; skipped", file=sys.stderr)
-            continue
-        step = -(-total // 256) * 256
-        slots = (pool_len - total) // step + 1
+def csv_row(kernel, title, dtype, n, median, times, nbytes, working_set, method):
+    """One line of the results CSV (COLUMNS) for a peer measured at n with `nbytes` read."""
+    return (f"{kernel},0,\"{title}\",peer,{dtype},{n},0,rotated,{median:.3f},{times[0]:.3f},{times[-1]:.3f},"
+            f"{nbytes / (median * 1e-6) / 1e9:.1f},{nbytes},{working_set},{len(times)},\"{method}\"")
 
-        def view(j, m=m, n=n, total=total, step=step, slots=slots):
-            o = (j % slots) * step
-            return pool[o:o + total].view(m, n)
 
-        x = view(0)
-        got = torch.sum(x, dim=1).double()
-        exact = x.double().sum(dim=1)
-        bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * x.double().abs().sum(dim=1)
-        wrong = int((~((got - exact).abs() <= bound)).sum())
-        if wrong:
-            print(f"torch_sum_dim1 {m}x{n}: {wrong} of {m} rows exceed the bound; not timed", file=sys.stderr)
-            continue
-        out = [None]
-
-        def enqueue(j, view=view):
-            out[0] = torch.sum(view(j), dim=1)
-
-        times, ops, method = time_graph(torch, enqueue, True)
-        median = statistics.median(times)
-        nbytes = 4 * total
-        rows.append(f"torch_sum_dim1,0,\"torch.sum(x, dim=1) (PyTorch)\",peer,f32,{n},0,rotated,{median:.3f},{times[0]:.3f},"
-                    f"{times[-1]:.3f},{nbytes / (median * 1e-6) / 1e9:.1f},{nbytes},{min(ops, slots) * nbytes},{len(times)},\"{method}\"")
-        print(f"torch_sum_dim1 {m:>8} x {n:<9} {median:10.2f} µs  {nbytes / median / 1e3:8.1f} GB/s  ({method})")
-    return rows
+def header(torch, props, versions, command):
+    """The results file's header: the GPU, as `reduction bench` writes it, and the command."""
+    return [
+        f"# gpu: {props.name}",
+        f"# compute_capability: {props.major}.{props.minor}",
+        f"# sm_count: {props.multi_processor_count}",
+        f"# l2_bytes: {getattr(props, 'L2_cache_size', 0)}",
+        "# peak_gbps: unknown",
+        "# memory_clock_mhz: 0",
+        "# sm_clock_mhz: 0",
+        f"# driver_cuda: {torch.version.cuda}",
+        f"# nvrtc: {versions}",
+        f"# date: {datetime.date.today().isoformat()}",
+        f"# command: {command}",
+    ]
 
 
 def slug(name):
@@ -130,16 +115,10 @@ def time_graph(torch, enqueue, capture):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=None, help="default: plots/data, or plots/data/rows with --rows")
+    parser.add_argument("--out", default="plots/data")
     parser.add_argument("--sizes", default=",".join(f"2^{k}" for k in range(10, 31)))
-    parser.add_argument("--rows", action="store_true", help="row sums, torch.sum(x, dim=1), instead of full sums")
-    parser.add_argument("--shapes", default=None, help="with --rows: MxN,... (default: those of reduction rows-bench)")
     args = parser.parse_args()
-    if args.out is None:
-        args.out = "plots/data/rows" if args.rows else "plots/data"
     sizes = [parse_size(s) for s in args.sizes.split(",")]
-    shapes = row_shapes() if args.shapes is None else [
-        tuple(parse_size(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
     try:
         import torch
     except ImportError:
@@ -148,16 +127,14 @@ def main():
         sys.exit("no CUDA GPU visible to PyTorch")
     os.environ.setdefault("CUPY_ACCELERATORS", "cub")
     cupy = None
-    if not args.rows:
-        try:
-            import cupy
-        except ImportError:
-            print("CuPy not installed: its CUB sum is skipped", file=sys.stderr)
+    try:
+        import cupy
+    except ImportError:
+        print("CuPy not installed: its CUB sum is skipped", file=sys.stderr)
 
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
-    largest = max(m * n for m, n in shapes) if args.rows else max(sizes)
-    pool_len = max(2 * largest, 8 * l2 // 4)
+    pool_len = max(2 * max(sizes), 8 * l2 // 4)
     gen = torch.Generator(device="cuda").manual_seed(2007)
     pool = torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1
 
@@ -167,12 +144,12 @@ def main():
         o = (j % slots) * stride
         return pool[o:o + n], slots
 
-    peers = [] if args.rows else [("torch_sum", "torch.sum (PyTorch)", lambda x: torch.sum(x), True)]
+    peers = [("torch_sum", "torch.sum (PyTorch)", lambda x: torch.sum(x), True)]
     if cupy is not None:
         # Not captured: CuPy launches on its own stream and allocates CUB's scratch per call.
         peers.append(("cupy_sum_cub", "cupy.sum (CUB)", lambda x: cupy.sum(cupy.from_dlpack(x)), False))
 
-    rows = measure_rows(torch, shapes, pool, pool_len) if args.rows else []
+    rows = []
     for name, title, fn, capture in peers:
         for n in sizes:
             x, slots = view(n, 0)
@@ -189,30 +166,15 @@ def main():
 
             times, ops, method = time_graph(torch, enqueue, capture)
             median = statistics.median(times)
-            working_set = min(ops, slots) * n * 4
-            rows.append(f"{name},0,{title},peer,f32,{n},0,rotated,{median:.3f},{times[0]:.3f},{times[-1]:.3f},"
-                        f"{4 * n / (median * 1e-6) / 1e9:.1f},{4 * n},{working_set},{len(times)},\"{method}\"")
+            rows.append(csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
             print(f"{name:14} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs  {4 * n / median / 1e3:8.1f} GB/s  ({method})")
 
-    header = [
-        f"# gpu: {props.name}",
-        f"# compute_capability: {props.major}.{props.minor}",
-        f"# sm_count: {props.multi_processor_count}",
-        f"# l2_bytes: {l2}",
-        "# peak_gbps: unknown",
-        "# memory_clock_mhz: 0",
-        "# sm_clock_mhz: 0",
-        f"# driver_cuda: {torch.version.cuda}",
-        f"# nvrtc: torch {torch.__version__}" + (f", cupy {cupy.__version__}" if cupy is not None else ""),
-        f"# date: {datetime.date.today().isoformat()}",
-        "# command: python3 plots/peers.py" + (" --rows" if args.rows else ""),
-    ]
+    versions = f"torch {torch.__version__}" + (f", cupy {cupy.__version__}" if cupy is not None else "")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{slug(props.name)}-peers.csv")
     with open(path, "w") as f:
-        f.write("\n".join(header + [COLUMNS] + rows) + "\n")
+        f.write("\n".join(header(torch, props, versions, "python3 plots/peers.py") + [COLUMNS] + rows) + "\n")
     print(f"{len(rows)} peer measurements written to {path}")
-
 
 if __name__ == "__main__":
     main()

@@ -19,7 +19,6 @@ back-to-back calls where capture fails, which the `method` column then says); th
 many repeats is kept. A language that cannot be imported is skipped with the reason.
 """
 import argparse
-import datetime
 import importlib.util
 import os
 import statistics
@@ -29,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.dont_write_bytecode = True  # no plots/__pycache__ beside the data
-import peers  # noqa: E402  (the timing and the CSV columns are shared)
+import peers  # noqa: E402  (the timing, the CSV row and the header are shared)
 
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 
@@ -51,11 +50,6 @@ def within_bound(torch, got, x64, n):
     exact = x64.sum(dim=-1)
     bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * x64.abs().sum(dim=-1)
     return int((~((got.double() - exact).abs() <= bound)).sum())
-
-
-def csv_row(kernel, title, dtype, n, median, times, nbytes, working_set, method):
-    return (f"{kernel},0,\"{title}\",peer,{dtype},{n},0,rotated,{median:.3f},{times[0]:.3f},{times[-1]:.3f},"
-            f"{nbytes / (median * 1e-6) / 1e9:.1f},{nbytes},{working_set},{len(times)},\"{method}\"")
 
 
 def measure_rows(torch, shapes, peers_by_dtype):
@@ -94,7 +88,7 @@ def measure_rows(torch, shapes, peers_by_dtype):
                 times, ops, method = peers.time_graph(torch, enqueue, True)
                 median = statistics.median(times)
                 nbytes = size * total
-                rows.append(csv_row(name, title, dtype, n, median, times, nbytes, min(ops, slots) * nbytes, method))
+                rows.append(peers.csv_row(name, title, dtype, n, median, times, nbytes, min(ops, slots) * nbytes, method))
                 print(f"{name:17} {dtype:4} {m:>8} x {n:<9} {median:10.2f} µs {nbytes / median / 1e3:8.1f} GB/s  ({method})", flush=True)
             del x64
         del pool
@@ -129,25 +123,9 @@ def measure_sums(torch, sizes, sum_peers):
 
             times, ops, method = peers.time_graph(torch, enqueue, True)
             median = statistics.median(times)
-            rows.append(csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
+            rows.append(peers.csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
             print(f"{name:17} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs {4 * n / median / 1e3:8.1f} GB/s  ({method})", flush=True)
     return rows
-
-
-def header(torch, props, versions, command):
-    return [
-        f"# gpu: {props.name}",
-        f"# compute_capability: {props.major}.{props.minor}",
-        f"# sm_count: {props.multi_processor_count}",
-        f"# l2_bytes: {getattr(props, 'L2_cache_size', 0)}",
-        "# peak_gbps: unknown",
-        "# memory_clock_mhz: 0",
-        "# sm_clock_mhz: 0",
-        f"# driver_cuda: {torch.version.cuda}",
-        f"# nvrtc: {versions}",
-        f"# date: {datetime.date.today().isoformat()}",
-        f"# command: {command}",
-    ]
 
 
 def main():
@@ -211,14 +189,14 @@ def main():
     os.makedirs(args.rows_out, exist_ok=True)
     path = os.path.join(args.rows_out, f"{peers.slug(props.name)}-peers.csv")
     with open(path, "w") as f:
-        f.write("\n".join(header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + rows) + "\n")
+        f.write("\n".join(peers.header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + rows) + "\n")
     print(f"{len(rows)} row-sum peer measurements written to {path}")
     if not args.no_sums and sum_peers:
         sums = measure_sums(torch, sizes, sum_peers)
         path = os.path.join(args.sums_out, f"{peers.slug(props.name)}.csv")
         os.makedirs(args.sums_out, exist_ok=True)
         with open(path, "w") as f:
-            f.write("\n".join(header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + sums) + "\n")
+            f.write("\n".join(peers.header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + sums) + "\n")
         print(f"{len(sums)} whole-array peer measurements written to {path}")
 
 

@@ -21,7 +21,7 @@ pub const PEERS: [(&str, &str); 3] = [(TILELANG_KERNEL, "TileLang"), (TRITON_KER
 pub const CHAPTER: u32 = 13;
 
 /// Where the row-sum results of a GPU are: `plots/data/rows/<gpu-slug>.csv`, and
-/// `<gpu-slug>-peers.csv` from `plots/peers.py --rows`.
+/// `<gpu-slug>-peers.csv` from `plots/tile_peers.py`.
 pub fn results_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("rows")
 }
