@@ -1,0 +1,157 @@
+// Kernel 17 — softmax over the last dimension, fused: y = e^(x − max) / Σ e^(x − max) per row,
+// log_softmax beside it (y = x − max − log Σ e^(x − max)), and softmax's backward reduction
+// (dx = y · (dy − Σ y·dy)). f32, f16 or bf16 in, the same type out, f32 arithmetic.
+//
+// Changed: the row sums of kernel 13 reduce a row to one number. Softmax needs two (the max,
+// to shift the exponent so that e^x cannot overflow, and the sum of the shifted exponentials),
+// and then it writes the whole row again. Three ways to get them:
+//   softmax_three_pass  one block per row: read the row for the max, again for the sum, again
+//                       to write. Three reads of every value; two of them come from L1 or L2
+//                       while the row is short enough to stay there.
+//   online (chunks > 1) the (max, sum) pair merged as one state (online_merge in
+//                       dl_rows.cuh): one read for both, a second to write.
+//   held (one chunk)    the team of threads that reads the row keeps it in registers, so the
+//                       write needs no second read: one read from memory, one write, which is
+//                       the least any softmax can move.
+// The entries of dl_rows.cuh's menu (lanes, block, split, cluster) are all "online"; they are
+// "held" whenever the host gives the row a team large enough to hold it.
+// Still slow: rows too long for any team to hold (past a cluster's registers) read twice.
+// Preconditions: as dl_rows.cuh; `ld` >= cols is the row stride of the input(s), the output is
+// dense (row stride cols).
+#include "dl_rows.cuh"
+
+namespace dl {
+
+// ANCHOR: softmax_task
+template <typename TT, bool LOG>
+struct SoftmaxTask {
+    using T = TT;
+    using Op = OnlineSoftmax;
+    static constexpr int INPUTS = 1;
+    static constexpr bool WRITES_ROW = true;
+    const T* x;
+    T* y;
+    u64 rows, cols, ld;
+    struct Stats {
+        float max, scale;  // scale: 1 / sum for softmax, log(sum) for log_softmax
+    };
+    __device__ const T* in0(u64 r) const { return x + r * ld; }
+    __device__ const T* in1(u64 r) const { return x + r * ld; }
+    __device__ T* out(u64 r) const { return y + r * cols; }
+    __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)); }
+    template <class Each>
+    __device__ typename Op::S chunk_state(Each each) const { return Op::of(each); }
+    __device__ Stats finish(u64, bool, bool, typename Op::S s) const {
+        return LOG ? Stats{s.v[0], logf(s.v[1])} : Stats{s.v[0], 1.0f / s.v[1]};
+    }
+    __device__ float map_one(float v, float, u64, const Stats& st) const {
+        return LOG ? (v - st.max) - st.scale : ex2((v - st.max) * LOG2E) * st.scale;
+    }
+    template <int PER>
+    __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64, const Stats& st, float (&out)[PER]) const {
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = map_one(v[j], 0.0f, 0, st);
+    }
+};
+// ANCHOR_END: softmax_task
+
+// ANCHOR: backward_task
+// Softmax's backward: the per-row dot product of y and dy, then dx = y · (dy − dot).
+template <typename TT>
+struct SoftmaxBackwardTask {
+    using T = TT;
+    using Op = Sum;
+    static constexpr int INPUTS = 2;
+    static constexpr bool WRITES_ROW = true;
+    const T* y;
+    const T* dy;
+    T* dx;
+    u64 rows, cols, ld;
+    struct Stats {
+        float dot;
+    };
+    __device__ const T* in0(u64 r) const { return y + r * ld; }
+    __device__ const T* in1(u64 r) const { return dy + r * ld; }
+    __device__ T* out(u64 r) const { return dx + r * cols; }
+    __device__ bool vectorizable(u64 r) const {
+        return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(in1(r)) && dl_aligned(out(r));
+    }
+    template <class Each>
+    __device__ typename Op::S chunk_state(Each each) const {
+        float dot = 0.0f;
+        each([&](float a, float b, u64) { dot += a * b; });
+        return typename Op::S{{dot}};
+    }
+    __device__ Stats finish(u64, bool, bool, typename Op::S s) const { return Stats{s.v[0]}; }
+    __device__ float map_one(float a, float b, u64, const Stats& st) const { return a * (b - st.dot); }
+    template <int PER>
+    __device__ void map_pack(const float (&a)[PER], const float (&b)[PER], u64, const Stats& st, float (&out)[PER]) const {
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = a[j] * (b[j] - st.dot);
+    }
+};
+// ANCHOR_END: backward_task
+
+struct Max {
+    static constexpr int K = 1;
+    using S = State<1>;
+    __device__ static S identity() { return S{{-infinity()}}; }
+    __device__ static S combine(S a, S b) { return S{{fmaxf(a.v[0], b.v[0])}}; }
+};
+
+// ANCHOR: three_pass
+// The textbook softmax, one block per row: the max (a read), the sum of e^(x − max) (a second
+// read), the output (a third read and the write). Four packs per thread per chunk.
+template <typename T, bool LOG>
+__device__ void softmax_three_pass(const T* __restrict__ x, T* __restrict__ y, u64 rows, u64 cols, u64 ld) {
+    constexpr int VPT = 4, PER = Io<T>::PER;
+    __shared__ State<1> scratch[64];
+    const Slot s = {threadIdx.x, blockDim.x};
+    for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
+        const SoftmaxTask<T, LOG> task{x, y, rows, cols, ld};
+        const bool vec = task.vectorizable(row);
+        const u64 packs = vec ? cols / PER : 0, per_chunk = (u64)blockDim.x * VPT;
+        const unsigned chunks = (unsigned)((packs + per_chunk - 1) / per_chunk);
+        const T* in = task.in0(row);
+        Pack h[VPT];
+        float m = -infinity();
+        for (unsigned c = 0; c < chunks; ++c) {  // pass 1: the max
+            load_chunk<VPT>(h, in, packs, c, s);
+            for_each<T, VPT>(h, h, packs, c, s, [&](float v, float, u64) { m = fmaxf(m, v); });
+        }
+        if (!vec)
+            for (u64 e = threadIdx.x; e < cols; e += blockDim.x) m = fmaxf(m, load_one(in, e));
+        m = block_allreduce<Max>(State<1>{{m}}, scratch, 0).v[0];
+        float sum = 0.0f;
+        for (unsigned c = 0; c < chunks; ++c) {  // pass 2: the sum of the shifted exponentials
+            load_chunk<VPT>(h, in, packs, c, s);
+            for_each<T, VPT>(h, h, packs, c, s, [&](float v, float, u64) { sum += ex2((v - m) * LOG2E); });
+        }
+        if (!vec)
+            for (u64 e = threadIdx.x; e < cols; e += blockDim.x) sum += ex2((load_one(in, e) - m) * LOG2E);
+        sum = block_allreduce<Sum>(State<1>{{sum}}, scratch, 1).v[0];
+        const typename SoftmaxTask<T, LOG>::Stats st = {m, LOG ? logf(sum) : 1.0f / sum};
+        for (unsigned c = 0; c < chunks; ++c) {  // pass 3: the output
+            load_chunk<VPT>(h, in, packs, c, s);
+            store_chunk<T, VPT>(task, task.out(row), h, h, packs, c, s, st);
+        }
+        if (!vec)
+            for (u64 e = threadIdx.x; e < cols; e += blockDim.x) Io<T>::store_one(task.out(row) + e, task.map_one(load_one(in, e), 0.0f, e, st));
+    }
+}
+// ANCHOR_END: three_pass
+
+}  // namespace dl
+
+#define SOFTMAX_PARAMS(T) (const T* x, T* y, DL_TAIL_PARAMS)
+#define SOFTMAX_BACKWARD_PARAMS(T) (const T* y, const T* dy, T* dx, DL_TAIL_PARAMS)
+#define SOFTMAX_FILE_ENTRIES(T, sfx)                                                                            \
+    DL_ROW_ENTRIES(softmax, sfx, SOFTMAX_PARAMS(T), (dl::SoftmaxTask<T, false>{x, y, rows, cols, ld}))          \
+    DL_ROW_ENTRIES(log_softmax, sfx, SOFTMAX_PARAMS(T), (dl::SoftmaxTask<T, true>{x, y, rows, cols, ld}))       \
+    DL_ROW_ENTRIES_TWO_INPUTS(softmax_backward, sfx, SOFTMAX_BACKWARD_PARAMS(T), (dl::SoftmaxBackwardTask<T>{y, dy, dx, rows, cols, ld})) \
+    extern "C" __global__ void __launch_bounds__(1024) softmax_three_pass_##sfx(const T* x, T* y, u64 rows, u64 cols, u64 ld) { \
+        dl::softmax_three_pass<T, false>(x, y, rows, cols, ld);                                                 \
+    }
+SOFTMAX_FILE_ENTRIES(float, f32)
+SOFTMAX_FILE_ENTRIES(f16_t, f16)
+SOFTMAX_FILE_ENTRIES(bf16_t, bf16)

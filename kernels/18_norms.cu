@@ -1,0 +1,120 @@
+// Kernel 18 — LayerNorm and RMSNorm over the last dimension, fused: one read of each row for
+// its statistics and its output, when the row's team holds it.
+//   layer_norm  y = (x − mean) · rstd · γ + β, rstd = 1 / sqrt(var + eps), var the biased
+//               variance (as torch's F.layer_norm). The row's (count, mean, M2) comes from
+//               each thread's registers (two passes over them: exact), merged by Chan's rule
+//               (welford in dl_rows.cuh). Saves mean and rstd per row (f32): the backward
+//               needs both.
+//   rms_norm    y = x · rrms · γ, rrms = 1 / sqrt(mean(x²) + eps) (as torch's F.rms_norm).
+//               Saves rrms per row (f32).
+// f32, f16 or bf16 in (x, γ, β of one type), the same type out, f32 arithmetic.
+// Changed: kernel 17's machinery with other states: a Welford triple, a sum of squares.
+// Still slow: γ and β are read again for every row, from L1 or L2 (not from memory once the
+// first rows have brought them in); rows too long for a team are read twice.
+// Preconditions: as dl_rows.cuh; γ and β hold cols values; `mean`, `rstd` (`rrms`) rows values.
+#include "dl_rows.cuh"
+
+namespace dl {
+
+// ANCHOR: layer_norm_task
+template <typename TT>
+struct LayerNormTask {
+    using T = TT;
+    using Op = Welford;
+    static constexpr int INPUTS = 1;
+    static constexpr bool WRITES_ROW = true;
+    const T* x;
+    const T* gamma;
+    const T* beta;
+    T* y;
+    float* mean_out;
+    float* rstd_out;
+    u64 rows, cols, ld;
+    float eps;
+    struct Stats {
+        float mean, rstd;
+    };
+    __device__ const T* in0(u64 r) const { return x + r * ld; }
+    __device__ const T* in1(u64 r) const { return x + r * ld; }
+    __device__ T* out(u64 r) const { return y + r * cols; }
+    __device__ bool vectorizable(u64 r) const {
+        return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)) && dl_aligned(gamma) && dl_aligned(beta);
+    }
+    template <class Each>
+    __device__ typename Op::S chunk_state(Each each) const { return Op::of(each); }
+    __device__ Stats finish(u64 row, bool live, bool first, typename Op::S s) const {
+        const float rstd = rsqrtf(s.v[2] / (float)cols + eps);
+        if (live && first) {
+            mean_out[row] = s.v[1];
+            rstd_out[row] = rstd;
+        }
+        return Stats{s.v[1], rstd};
+    }
+    __device__ float map_one(float v, float, u64 e, const Stats& st) const {
+        return (v - st.mean) * st.rstd * load_one(gamma, e) + load_one(beta, e);
+    }
+    template <int PER>
+    __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
+        float g[PER], b[PER];
+        load_params(gamma, pack, g);
+        load_params(beta, pack, b);
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = (v[j] - st.mean) * st.rstd * g[j] + b[j];
+    }
+};
+// ANCHOR_END: layer_norm_task
+
+// ANCHOR: rms_norm_task
+template <typename TT>
+struct RmsNormTask {
+    using T = TT;
+    using Op = Sum;
+    static constexpr int INPUTS = 1;
+    static constexpr bool WRITES_ROW = true;
+    const T* x;
+    const T* gamma;
+    T* y;
+    float* rrms_out;
+    u64 rows, cols, ld;
+    float eps;
+    struct Stats {
+        float rrms;
+    };
+    __device__ const T* in0(u64 r) const { return x + r * ld; }
+    __device__ const T* in1(u64 r) const { return x + r * ld; }
+    __device__ T* out(u64 r) const { return y + r * cols; }
+    __device__ bool vectorizable(u64 r) const {
+        return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)) && dl_aligned(gamma);
+    }
+    template <class Each>
+    __device__ typename Op::S chunk_state(Each each) const {
+        float ss = 0.0f;
+        each([&](float v, float, u64) { ss += v * v; });
+        return typename Op::S{{ss}};
+    }
+    __device__ Stats finish(u64 row, bool live, bool first, typename Op::S s) const {
+        const float rrms = rsqrtf(s.v[0] / (float)cols + eps);
+        if (live && first) rrms_out[row] = rrms;
+        return Stats{rrms};
+    }
+    __device__ float map_one(float v, float, u64 e, const Stats& st) const { return v * st.rrms * load_one(gamma, e); }
+    template <int PER>
+    __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
+        float g[PER];
+        load_params(gamma, pack, g);
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = v[j] * st.rrms * g[j];
+    }
+};
+// ANCHOR_END: rms_norm_task
+
+}  // namespace dl
+
+#define LAYER_NORM_PARAMS(T) (const T* x, const T* gamma, const T* beta, T* y, float* mean, float* rstd, float eps, DL_TAIL_PARAMS)
+#define RMS_NORM_PARAMS(T) (const T* x, const T* gamma, T* y, float* rrms, float eps, DL_TAIL_PARAMS)
+#define NORMS_FILE_ENTRIES(T, sfx)                                                                                          \
+    DL_ROW_ENTRIES(layer_norm, sfx, LAYER_NORM_PARAMS(T), (dl::LayerNormTask<T>{x, gamma, beta, y, mean, rstd, rows, cols, ld, eps})) \
+    DL_ROW_ENTRIES(rms_norm, sfx, RMS_NORM_PARAMS(T), (dl::RmsNormTask<T>{x, gamma, y, rrms, rows, cols, ld, eps}))
+NORMS_FILE_ENTRIES(float, f32)
+NORMS_FILE_ENTRIES(f16_t, f16)
+NORMS_FILE_ENTRIES(bf16_t, bf16)

@@ -1,0 +1,195 @@
+// Kernel 19 — cross-entropy over rows of logits, the loss of every language model:
+//   loss[r] = logsumexp(x[r, :]) − x[r, target[r]]   (0 for a row whose target is ignore_index)
+//   mean    = Σ loss[r] / (the number of rows not ignored)   (NaN if every row is ignored)
+// logsumexp = max + log Σ e^(x − max), from kernel 17's online (max, sum) pair. Nothing is
+// written back per value, so nothing needs to be held: the kernel reads each logit once and
+// writes M losses and one mean (torch's reduction='none' and 'mean' together). A target outside
+// [0, cols) that is not ignore_index gives a NaN loss (torch stops with a device assert).
+// f32, f16 or bf16 logits, int64 targets, f32 losses.
+//
+// The mean is a second reduction, over rows, in the same launch, fixed in order:
+//   lanes, block  a grid of a fixed size walks the rows; each block adds the losses of its rows
+//                 and writes one partial (sum, count); the last block to finish (a ticket)
+//                 adds the partials in block order.
+//   split         S blocks per row; each writes its slice's (max, sum); the last block of a row
+//                 (a ticket per row) merges them in slice order and writes the row's loss; the
+//                 block that finishes the last row adds the M losses in row order.
+// Still slow: a vocabulary too short for 16-byte packs (not a multiple of 4 f32 or 8 bf16 logits)
+// is read value by value.
+// Preconditions: as dl_rows.cuh. lanes/block: `partials` holds 2 · gridDim.x floats; split:
+// gridDim.x = S · rows, `partials` holds 2 · S · rows floats, `arrive` one zeroed counter per row;
+// `ticket` one zeroed counter (all left zeroed).
+#include "dl_rows.cuh"
+
+namespace dl {
+
+// ANCHOR: cross_entropy_task
+template <typename TT>
+struct CrossEntropyTask {
+    using T = TT;
+    using Op = OnlineSoftmax;
+    static constexpr int INPUTS = 1;
+    static constexpr bool WRITES_ROW = false;
+    const T* x;
+    const long long* target;
+    float* loss;
+    u64 rows, cols, ld;
+    long long ignore_index;
+    struct Stats {
+        float loss, count;  // in the thread that wrote the row's loss; zeros elsewhere
+    };
+    __device__ const T* in0(u64 r) const { return x + r * ld; }
+    __device__ const T* in1(u64 r) const { return x + r * ld; }
+    __device__ T* out(u64) const { return nullptr; }
+    __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)); }
+    template <class Each>
+    __device__ typename Op::S chunk_state(Each each) const { return Op::of(each); }
+    // The row's loss from its (max, sum), written by one thread.
+    __device__ Stats finish(u64 row, bool live, bool first, typename Op::S s) const {
+        if (!live || !first) return Stats{0.0f, 0.0f};
+        const long long t = target[row];
+        if (t == ignore_index) {
+            loss[row] = 0.0f;
+            return Stats{0.0f, 0.0f};
+        }
+        const float l = (t < 0 || (u64)t >= cols) ? __int_as_float(0x7fc00000) : s.v[0] + logf(s.v[1]) - load_one(in0(row), (u64)t);
+        loss[row] = l;
+        return Stats{l, 1.0f};
+    }
+    __device__ float map_one(float, float, u64, const Stats&) const { return 0.0f; }
+    template <int PER>
+    __device__ void map_pack(const float (&)[PER], const float (&)[PER], u64, const Stats&, float (&)[PER]) const {}
+};
+// ANCHOR_END: cross_entropy_task
+
+// The last block of the grid (a ticket) adds the blocks' (loss, count) partials in block order.
+__device__ __forceinline__ void mean_of_block_partials(State<2> mine, float* partials, unsigned* ticket, float* mean) {
+    __shared__ State<2> scratch[64];
+    __shared__ bool last;
+    mine = block_allreduce<Sum2>(mine, scratch, 0);
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = mine.v[0];
+        partials[2 * blockIdx.x + 1] = mine.v[1];
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    State<2> s = Sum2::identity();
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = Sum2::combine(s, State<2>{{__ldcg(partials + 2 * b), __ldcg(partials + 2 * b + 1)}});
+    s = block_allreduce<Sum2>(s, scratch, 1);
+    if (threadIdx.x == 0) {
+        mean[0] = s.v[0] / s.v[1];
+        *ticket = 0;
+    }
+}
+
+template <typename T, int VPT>
+__device__ void cross_entropy_lanes(const CrossEntropyTask<T>& task, unsigned lanes, float* partials, unsigned* ticket, float* mean) {
+    using Op = OnlineSoftmax;
+    const u64 rows_per_block = blockDim.x / lanes, rows_per_warp = 32 / lanes;
+    const Slot s = {threadIdx.x % lanes, lanes};
+    State<2> acc = Sum2::identity();
+    for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < task.rows;
+         first += (u64)gridDim.x * rows_per_block) {
+        const u64 row = first + threadIdx.x % 32 / lanes;
+        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, row < task.rows, s, [&](Op::S st) { return lanes_allreduce<Op>(st, lanes); });
+        acc.v[0] += st.loss;  // zeros but in the lane that wrote the row's loss
+        acc.v[1] += st.count;
+    }
+    mean_of_block_partials(acc, partials, ticket, mean);
+}
+
+template <typename T, int VPT>
+__device__ void cross_entropy_block(const CrossEntropyTask<T>& task, float* partials, unsigned* ticket, float* mean) {
+    using Op = OnlineSoftmax;
+    __shared__ Op::S scratch[64];
+    unsigned parity = 0;
+    const Slot s = {threadIdx.x, blockDim.x};
+    State<2> acc = Sum2::identity();
+    for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x, parity ^= 1) {
+        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, true, s, [&](Op::S st) { return block_allreduce<Op>(st, scratch, parity); });
+        acc.v[0] += st.loss;
+        acc.v[1] += st.count;
+    }
+    __syncthreads();  // scratch is reused by the mean
+    mean_of_block_partials(acc, partials, ticket, mean);
+}
+
+// ANCHOR: cross_entropy_split
+template <typename T, int VPT>
+__device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned slices, float* partials, unsigned* arrive,
+                                    unsigned* ticket, float* mean) {
+    using Op = OnlineSoftmax;
+    constexpr int PER = Io<T>::PER;
+    __shared__ Op::S scratch[64];
+    __shared__ State<2> sums[64];
+    __shared__ bool last_of_row, last_row;
+    const u64 row = blockIdx.x / slices;
+    const unsigned slice = blockIdx.x % slices;
+    const Slot s = {slice * blockDim.x + threadIdx.x, slices * blockDim.x};
+    const T* in = task.in0(row);
+    Op::S st = Op::identity();
+    if (task.vectorizable(row)) {
+        const u64 packs = task.cols / PER, per_chunk = (u64)s.threads * VPT;
+        Pack h[VPT];
+        for (unsigned c = 0; c < (packs + per_chunk - 1) / per_chunk; ++c) {
+            load_chunk<VPT>(h, in, packs, c, s);
+            st = Op::combine(st, Op::of([&](auto f) { for_each<T, VPT>(h, h, packs, c, s, f); }));
+        }
+    } else {
+        st = Op::of([&](auto f) {
+#pragma unroll 1
+            for (u64 e = s.t; e < task.cols; e += s.threads) f(load_one(in, e), 0.0f, e);
+        });
+    }
+    st = block_allreduce<Op>(st, scratch, 0);
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = st.v[0];
+        partials[2 * blockIdx.x + 1] = st.v[1];
+        __threadfence();
+        last_of_row = atomicAdd(arrive + row, 1u) == slices - 1;
+        last_row = false;
+        if (last_of_row) {  // the row's slices, merged in slice order
+            Op::S all = Op::identity();
+            for (unsigned i = 0; i < slices; ++i)
+                all = Op::combine(all, Op::S{{__ldcg(partials + 2 * (row * slices + i)), __ldcg(partials + 2 * (row * slices + i) + 1)}});
+            task.finish(row, true, true, all);
+            arrive[row] = 0;
+            __threadfence();
+            last_row = atomicAdd(ticket, 1u) == task.rows - 1;
+        }
+    }
+    __syncthreads();
+    if (!last_row) return;
+    // The block that finished the last row: the mean over every row, in row order.
+    State<2> sum = Sum2::identity();
+    for (u64 r = threadIdx.x; r < task.rows; r += blockDim.x)
+        if (task.target[r] != task.ignore_index) sum = Sum2::combine(sum, State<2>{{__ldcg(task.loss + r), 1.0f}});
+    sum = block_allreduce<Sum2>(sum, sums, 0);
+    if (threadIdx.x == 0) {
+        mean[0] = sum.v[0] / sum.v[1];
+        *ticket = 0;
+    }
+}
+// ANCHOR_END: cross_entropy_split
+
+}  // namespace dl
+
+// Entries: cross_entropy_{lanes,block,split}<VPT>_<type>, with the signature
+//   (const T* x, const long long* target, float* loss, float* mean, long long ignore_index,
+//    u64 rows, u64 cols, u64 ld, unsigned team, float* partials, unsigned* arrive, unsigned* ticket)
+#define CE_PARAMS(T) (const T* x, const long long* target, float* loss, float* mean, long long ignore_index, u64 rows, u64 cols, u64 ld, \
+                      unsigned team, float* partials, unsigned* arrive, unsigned* ticket)
+#define CE_TASK(T) (dl::CrossEntropyTask<T>{x, target, loss, rows, cols, ld, ignore_index})
+#define CE_LANES(T, sfx, VPT) \
+    extern "C" __global__ void __launch_bounds__(256) cross_entropy_lanes##VPT##_##sfx CE_PARAMS(T) { dl::cross_entropy_lanes<T, VPT>(CE_TASK(T), team, partials, ticket, mean); }
+#define CE_BLOCK(T, sfx, VPT, BOUND) \
+    extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_block##VPT##_##sfx CE_PARAMS(T) { dl::cross_entropy_block<T, VPT>(CE_TASK(T), partials, ticket, mean); }
+#define CE_SPLIT(T, sfx, VPT, BOUND) \
+    extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_split##VPT##_##sfx CE_PARAMS(T) { dl::cross_entropy_split<T, VPT>(CE_TASK(T), team, partials, arrive, ticket, mean); }
+#define CE_ENTRIES(T, sfx) \
+    CE_LANES(T, sfx, 2) CE_LANES(T, sfx, 4) CE_LANES(T, sfx, 8) CE_BLOCK(T, sfx, 4, 1024) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 4, 1024) CE_SPLIT(T, sfx, 8, 512)
+CE_ENTRIES(float, f32)
+CE_ENTRIES(f16_t, f16)
+CE_ENTRIES(bf16_t, bf16)

@@ -1,0 +1,599 @@
+// The fused row programs of the deep-learning reductions (softmax, log_softmax, LayerNorm,
+// RMSNorm, cross-entropy, softmax backward): read a row, reduce it to a small state (a max and
+// a rescaled sum, a count-mean-M2 triple, a sum of squares), give every thread of the row the
+// row's state, then write the row from what the threads still hold.
+//
+// Who holds a row (the team), chosen by the host for the shape:
+//   lanes    a team of 8, 16 or 32 lanes of one warp per row (short rows): shuffles only.
+//   block    one block per row: shuffles, then one word per warp in shared memory.
+//   cluster  a thread-block cluster of C blocks per row (sm_90 and later): each block's state
+//            goes to its shared memory, and every block reads all C of them through
+//            distributed shared memory after a cluster barrier.
+//   split    S co-resident blocks per row (any architecture): each block publishes its state in
+//            global memory, counts itself in, waits until all S have, and reads the S states.
+//            The host keeps the grid within what the GPU holds at once, so every block a block
+//            waits for is running (the same rule as a cooperative launch).
+// Every thread holds VPT 16-byte packs of the row per chunk. When the team holds the whole row
+// (one chunk) the row is read from memory once; when it does not, the program reads it chunk by
+// chunk for the state, then again, last chunk first, to write it: the second read then finds
+// what it can in L2.
+//
+// A row is read with 16-byte loads when it (and every other row operand) starts on a 16-byte
+// boundary and its length is a whole number of packs; otherwise value by value, coalesced, in
+// the same registers. All arithmetic is f32; f16 and bf16 are converted on the way in and out
+// (round to nearest even).
+// Preconditions (the host checks them): blockDim.x a multiple of 32, at most 1024, and at most
+// the entry's launch bound; lanes a power of two from 8 to 32; for split, gridDim.x a multiple
+// of S, every block co-resident, `partials` for rows × S states, `arrive` and `depart` one
+// zeroed counter per row (left zeroed).
+#pragma once
+#include "common.cuh"
+
+namespace dl {
+
+constexpr float LOG2E = 1.4426950408889634f;
+
+__device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
+
+// 2^x in one special-function instruction (relative error about 2^-22; -inf gives 0).
+__device__ __forceinline__ float ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// ---- Values in and out: a 16-byte pack as four words, converted one value at a time.
+
+struct Pack {
+    unsigned w[4];
+};
+
+__device__ __forceinline__ float f16_bits_to_f32(unsigned bits) {
+    float f;
+    const unsigned short h = (unsigned short)bits;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+__device__ __forceinline__ unsigned f32_to_f16_bits(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+// Round to nearest even by integer arithmetic: bf16 conversion instructions need sm_80.
+__device__ __forceinline__ unsigned f32_to_bf16_bits(float f) {
+    const unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u;  // NaN stays NaN
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+template <typename T>
+struct Io;
+
+template <>
+struct Io<float> {
+    static constexpr int PER = 4;
+    __device__ static float get(const Pack& p, int j) { return __uint_as_float(p.w[j]); }
+    __device__ static unsigned load_bits(const float* x, bool stream) { return __float_as_uint(stream ? __ldcs(x) : __ldcg(x)); }
+    __device__ static void store_one(float* y, float v) { __stcs(y, v); }
+    __device__ static void put(Pack& p, const float (&v)[4]) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) p.w[j] = __float_as_uint(v[j]);
+    }
+    __device__ static void set_bits(Pack& p, int j, unsigned bits) { p.w[j] = bits; }
+};
+
+template <>
+struct Io<f16_t> {
+    static constexpr int PER = 8;
+    __device__ static float get(const Pack& p, int j) { return f16_bits_to_f32(p.w[j >> 1] >> (16 * (j & 1))); }
+    __device__ static unsigned load_bits(const f16_t* x, bool stream) {
+        const unsigned short* p = reinterpret_cast<const unsigned short*>(x);
+        return stream ? __ldcs(p) : __ldcg(p);
+    }
+    __device__ static void store_one(f16_t* y, float v) { __stcs(reinterpret_cast<unsigned short*>(y), (unsigned short)f32_to_f16_bits(v)); }
+    __device__ static unsigned pair(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+        unsigned r;
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+        return r;
+#else
+        return f32_to_f16_bits(lo) | (f32_to_f16_bits(hi) << 16);
+#endif
+    }
+    __device__ static void put(Pack& p, const float (&v)[8]) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) p.w[i] = pair(v[2 * i], v[2 * i + 1]);
+    }
+    __device__ static void set_bits(Pack& p, int j, unsigned bits) { p.w[j >> 1] |= (bits & 0xffffu) << (16 * (j & 1)); }
+};
+
+template <>
+struct Io<bf16_t> {
+    static constexpr int PER = 8;
+    __device__ static float get(const Pack& p, int j) {
+        const unsigned w = p.w[j >> 1];
+        return __uint_as_float((j & 1) ? (w & 0xffff0000u) : (w << 16));
+    }
+    __device__ static unsigned load_bits(const bf16_t* x, bool stream) {
+        const unsigned short* p = reinterpret_cast<const unsigned short*>(x);
+        return stream ? __ldcs(p) : __ldcg(p);
+    }
+    __device__ static void store_one(bf16_t* y, float v) { __stcs(reinterpret_cast<unsigned short*>(y), (unsigned short)f32_to_bf16_bits(v)); }
+    __device__ static unsigned pair(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+        unsigned r;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+        return r;
+#else
+        return f32_to_bf16_bits(lo) | (f32_to_bf16_bits(hi) << 16);
+#endif
+    }
+    __device__ static void put(Pack& p, const float (&v)[8]) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) p.w[i] = pair(v[2 * i], v[2 * i + 1]);
+    }
+    __device__ static void set_bits(Pack& p, int j, unsigned bits) { p.w[j >> 1] |= (bits & 0xffffu) << (16 * (j & 1)); }
+};
+
+// A whole pack of per-column parameters (LayerNorm's gamma and beta), as f32.
+template <typename T>
+__device__ __forceinline__ void load_params(const T* p, u64 pack, float (&v)[Io<T>::PER]) {
+    const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p) + pack);
+    const Pack q = {{raw.x, raw.y, raw.z, raw.w}};
+#pragma unroll
+    for (int j = 0; j < Io<T>::PER; ++j) v[j] = Io<T>::get(q, j);
+}
+// ---- A reduction state of K floats, moved through shuffles, shared memory and global memory.
+
+template <int K>
+struct State {
+    float v[K];
+};
+
+template <int K>
+__device__ __forceinline__ State<K> shfl_xor(State<K> s, int offset) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) s.v[k] = __shfl_xor_sync(0xffffffffu, s.v[k], offset);
+    return s;
+}
+
+// Every lane of each aligned team of `lanes` lanes gets the team's combined state. The combines
+// below are symmetric bit for bit, so both partners of each exchange compute the same value.
+template <class Op, int K>
+__device__ __forceinline__ State<K> lanes_allreduce(State<K> s, unsigned lanes) {
+    for (unsigned offset = lanes / 2; offset > 0; offset /= 2) s = Op::combine(s, shfl_xor(s, offset));
+    return s;
+}
+
+// Every thread of the block gets the block's state. `scratch` holds 2 × 32 states: the two
+// halves alternate by `parity` (the row count), so no barrier is needed after the read.
+template <class Op, int K>
+__device__ __forceinline__ State<K> block_allreduce(State<K> s, State<K>* scratch, unsigned parity) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    s = lanes_allreduce<Op>(s, 32);
+    if (lane == 0) scratch[parity * 32 + warp] = s;
+    __syncthreads();
+    State<K> v = lane < warps ? scratch[parity * 32 + lane] : Op::identity();
+    return lanes_allreduce<Op>(v, 32);  // every warp combines the same values in the same order
+}
+
+// ---- Thread-block clusters (sm_90): the block's rank, the barrier, and a peer's shared memory.
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+__device__ __forceinline__ float load_peer(const float* local, unsigned rank) {
+    unsigned long long generic = reinterpret_cast<unsigned long long>(local), shared;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(generic));
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)shared), "r"(rank));
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+// Every thread of the C blocks of the cluster gets the row's state. Each block leaves the
+// cluster barrier "arrived" after reading its peers; `cluster_wait` before it exits keeps its
+// shared memory alive until every peer has read it.
+template <class Op, int K, int C>
+__device__ __forceinline__ State<K> cluster_allreduce(State<K> s, State<K>* scratch) {
+    __shared__ State<K> mine;
+    s = block_allreduce<Op>(s, scratch, 0);
+    if (threadIdx.x == 0) mine = s;
+    cluster_arrive();
+    cluster_wait();
+    const unsigned lane = threadIdx.x % 32;
+    State<K> v = Op::identity();
+    if (lane < C) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) v.v[k] = load_peer(&mine.v[k], lane);
+    }
+    v = lanes_allreduce<Op>(v, 32);
+    cluster_arrive();  // done with the peers' shared memory; waited for before exit
+    return v;
+}
+#endif
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// Every thread of the S co-resident blocks of a row gets the row's state, through global
+// memory: publish, count in, wait for all S, combine the S states in slice order (the same in
+// every block), count out; the last to leave zeroes both counters for the next launch.
+template <class Op, int K>
+__device__ __forceinline__ State<K> split_allreduce(State<K> s, State<K>* scratch, unsigned parity, float* partials,
+                                                    unsigned* arrive, unsigned* depart, u64 row, unsigned slice, unsigned slices) {
+    s = block_allreduce<Op>(s, scratch, parity);
+    if (threadIdx.x == 0) {
+        float* mine = partials + (row * slices + slice) * K;
+#pragma unroll
+        for (int k = 0; k < K; ++k) __stcg(mine + k, s.v[k]);
+        __threadfence();  // the state is visible before the count
+        atomicAdd(arrive + row, 1u);
+        while (load_acquire(arrive + row) < slices) {
+        }
+    }
+    __syncthreads();
+    State<K> v = Op::identity();
+    for (unsigned i = threadIdx.x % 32; i < slices; i += 32) {
+        State<K> other;
+#pragma unroll
+        for (int k = 0; k < K; ++k) other.v[k] = __ldcg(partials + (row * slices + i) * K + k);
+        v = Op::combine(v, other);
+    }
+    v = lanes_allreduce<Op>(v, 32);
+    if (threadIdx.x == 0 && atomicAdd(depart + row, 1u) == slices - 1) {
+        arrive[row] = 0;  // every block of the row has read the states: ready for the next launch
+        depart[row] = 0;
+    }
+    return v;
+}
+
+// ---- Where a thread's values are: chunk c, pack k. Packs are interleaved across the row's
+// threads, so that every load instruction of a warp reads 512 consecutive bytes.
+
+struct Slot {
+    unsigned t;        // this thread's index among the threads that hold the row
+    unsigned threads;  // how many threads hold the row
+};
+
+template <int VPT>
+__device__ __forceinline__ u64 pack_index(unsigned c, int k, Slot s) {
+    return ((u64)c * VPT + k) * s.threads + s.t;
+}
+
+// Chunk c of a row of `packs` whole 16-byte packs into h (zeros past the end).
+template <int VPT>
+__device__ __forceinline__ void load_chunk(Pack (&h)[VPT], const void* __restrict__ row, u64 packs, unsigned c, Slot s) {
+    const uint4* p = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+        const u64 i = pack_index<VPT>(c, k, s);
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (i < packs) v = __ldcg(p + i);  // L2 only: a second read of a long row may find it there
+        h[k] = Pack{{v.x, v.y, v.z, v.w}};
+    }
+}
+
+// f(x0, x1, e) for every value this thread holds in chunk c (x1: the second input, if any).
+template <typename T, int VPT, class F>
+__device__ __forceinline__ void for_each(const Pack (&h0)[VPT], const Pack (&h1)[VPT], u64 packs, unsigned c, Slot s, F f) {
+    constexpr int PER = Io<T>::PER;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+        const u64 i = pack_index<VPT>(c, k, s);
+        if (i < packs) {
+#pragma unroll
+            for (int j = 0; j < PER; ++j) f(Io<T>::get(h0[k], j), Io<T>::get(h1[k], j), i * PER + j);
+        }
+    }
+}
+
+// Write chunk c of the output row with 16-byte stores, from task.map_pack.
+template <typename T, int VPT, class Task>
+__device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Pack (&h0)[VPT], const Pack (&h1)[VPT],
+                                            u64 packs, unsigned c, Slot s, const typename Task::Stats& st) {
+    constexpr int PER = Io<T>::PER;
+    uint4* p = reinterpret_cast<uint4*>(out);
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+        const u64 i = pack_index<VPT>(c, k, s);
+        if (i < packs) {
+            float x0[PER], x1[PER], y[PER];
+#pragma unroll
+            for (int j = 0; j < PER; ++j) {
+                x0[j] = Io<T>::get(h0[k], j);
+                x1[j] = Io<T>::get(h1[k], j);
+            }
+            task.map_pack(x0, x1, i, st, y);
+            Pack o;
+            Io<T>::put(o, y);
+            __stcs(p + i, make_uint4(o.w[0], o.w[1], o.w[2], o.w[3]));  // written once: evict first
+        }
+    }
+}
+
+// One value of a row that is read value by value.
+template <typename T>
+__device__ __forceinline__ float load_one(const T* p, u64 e) {
+    Pack q = {{0, 0, 0, 0}};
+    Io<T>::set_bits(q, 0, Io<T>::load_bits(p + e, false));
+    return Io<T>::get(q, 0);
+}
+
+// ---- The row program.
+
+// Scratch of the split exchange (unused by the other teams).
+struct Exchange {
+    float* partials;
+    unsigned* arrive;
+    unsigned* depart;
+};
+
+// ANCHOR: row_program
+// One row, by the threads of `s`: the state of each chunk, the team's state (`combine_team`),
+// the row's statistics, and, for tasks that write a row, the output, chunk by chunk, last chunk
+// first. A row the team holds in one chunk is written from registers; a longer one is read
+// again. A row that is not a whole number of aligned packs is read value by value in loops
+// (twice: the state, then the output), a slow path kept small.
+template <class Task, int VPT, class CombineTeam>
+__device__ __forceinline__ typename Task::Stats row_program(const Task& task, u64 row, bool live, Slot s, CombineTeam combine_team) {
+    using T = typename Task::T;
+    using Op = typename Task::Op;
+    constexpr int PER = Io<T>::PER;
+    const u64 n = task.cols;
+    const bool vec = task.vectorizable(row);
+    const u64 packs = n / PER;
+    const u64 per_chunk = (u64)s.threads * VPT;
+    const unsigned chunks = live && vec ? (unsigned)((packs + per_chunk - 1) / per_chunk) : 0;
+
+    Pack h0[VPT], h1[VPT];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Pack{{0, 0, 0, 0}};
+    typename Op::S st = Op::identity();
+    if (vec) {
+        for (unsigned c = 0; c < chunks; ++c) {
+            load_chunk<VPT>(h0, task.in0(row), packs, c, s);
+            if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), packs, c, s);
+            st = Op::combine(st, task.chunk_state([&](auto f) { for_each<T, VPT>(h0, h1, packs, c, s, f); }));
+        }
+    } else if (live) {
+        const T* a = task.in0(row);
+        const T* b = task.in1(row);
+        st = task.chunk_state([&](auto f) {
+#pragma unroll 1
+            for (u64 e = s.t; e < n; e += s.threads) f(load_one(a, e), Task::INPUTS == 2 ? load_one(b, e) : 0.0f, e);
+        });
+    }
+    st = combine_team(st);
+    const typename Task::Stats stats = task.finish(row, live, s.t == 0, st);
+    if (!Task::WRITES_ROW || !live) return stats;
+    if (vec) {
+        for (unsigned c = chunks; c-- > 0;) {
+            if (chunks > 1) {
+                load_chunk<VPT>(h0, task.in0(row), packs, c, s);
+                if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), packs, c, s);
+            }
+            store_chunk<T, VPT>(task, task.out(row), h0, h1, packs, c, s, stats);
+        }
+    } else {
+        const T* a = task.in0(row);
+        const T* b = task.in1(row);
+        T* y = task.out(row);
+#pragma unroll 1
+        for (u64 e = s.t; e < n; e += s.threads)
+            Io<T>::store_one(y + e, task.map_one(load_one(a, e), Task::INPUTS == 2 ? load_one(b, e) : 0.0f, e, stats));
+    }
+    return stats;
+}
+// ANCHOR_END: row_program
+
+// A team of `lanes` lanes per row, blockDim.x / lanes rows per block, rows in a grid-stride
+// loop. The loop's test is on the warp's first row, so a warp's lanes run the same iterations
+// and the full-mask shuffles are safe.
+template <class Task, int VPT>
+__device__ __forceinline__ void rows_by_lanes(const Task& task, unsigned lanes) {
+    using Op = typename Task::Op;
+    const u64 rows_per_block = blockDim.x / lanes, rows_per_warp = 32 / lanes;
+    const Slot s = {threadIdx.x % lanes, lanes};
+    for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < task.rows;
+         first += (u64)gridDim.x * rows_per_block) {
+        const u64 row = first + threadIdx.x % 32 / lanes;
+        row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::S st) { return lanes_allreduce<Op>(st, lanes); });
+    }
+}
+
+// One block per row, rows in a grid-stride loop.
+template <class Task, int VPT>
+__device__ __forceinline__ void rows_by_block(const Task& task) {
+    using Op = typename Task::Op;
+    __shared__ typename Op::S scratch[64];
+    unsigned parity = 0;
+    const Slot s = {threadIdx.x, blockDim.x};
+    for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x, parity ^= 1) {
+        row_program<Task, VPT>(task, row, true, s, [&](typename Op::S st) { return block_allreduce<Op>(st, scratch, parity); });
+    }
+}
+
+#if __CUDA_ARCH__ >= 900
+// C blocks (one cluster) per row, one row per cluster: gridDim.x = C × rows.
+template <class Task, int VPT, int C>
+__device__ __forceinline__ void rows_by_cluster(const Task& task) {
+    using Op = typename Task::Op;
+    __shared__ typename Op::S scratch[64];
+    const u64 row = blockIdx.x / C;
+    const Slot s = {cluster_rank() * blockDim.x + threadIdx.x, C * blockDim.x};
+    row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::S st) { return cluster_allreduce<Op, Op::K, C>(st, scratch); });
+    cluster_wait();  // no block leaves while a peer may still read its shared memory
+}
+#endif
+
+// S co-resident blocks per row: block b is slice b % S of rows b / S, b / S + gridDim.x / S, ...
+template <class Task, int VPT>
+__device__ __forceinline__ void rows_by_split(const Task& task, unsigned slices, Exchange ex) {
+    using Op = typename Task::Op;
+    __shared__ typename Op::S scratch[64];
+    unsigned parity = 0;
+    const unsigned slice = blockIdx.x % slices, groups = gridDim.x / slices;
+    const Slot s = {slice * blockDim.x + threadIdx.x, slices * blockDim.x};
+    for (u64 row = blockIdx.x / slices; row < task.rows; row += groups, parity ^= 1) {
+        row_program<Task, VPT>(task, row, true, s, [&](typename Op::S st) {
+            return split_allreduce<Op, Op::K>(st, scratch, parity, ex.partials, ex.arrive, ex.depart, row, slice, slices);
+        });
+    }
+}
+
+// ---- The operators of the row states.
+
+// ANCHOR: online_merge
+// Online softmax (Milakov & Gimelshein, 2018): a running maximum m and the sum s of e^(x - m)
+// over the values seen. Two states merge by rescaling each sum to the larger maximum:
+//   (m_a, s_a) ⊕ (m_b, s_b) = (M, s_a·e^(m_a − M) + s_b·e^(m_b − M)),  M = max(m_a, m_b).
+// A state with m = −∞ has seen no finite value; its sum (0, or NaN if it saw a NaN) is kept
+// as it is instead of being multiplied by e^(−∞ − M).
+struct OnlineSoftmax {
+    static constexpr int K = 2;
+    using S = State<2>;
+    __device__ static S identity() { return S{{-infinity(), 0.0f}}; }
+    __device__ static float rescaled(float m, float s, float to) { return m == to ? s : s * ex2((m - to) * LOG2E); }
+    __device__ static S combine(S a, S b) {
+        const float m = fmaxf(a.v[0], b.v[0]);
+        return S{{m, rescaled(a.v[0], a.v[1], m) + rescaled(b.v[0], b.v[1], m)}};
+    }
+    // The state of a thread's own values: their maximum, then the sum of e^(x − max).
+    template <class Each>
+    __device__ static S of(Each each) {
+        float m = -infinity();
+        each([&](float x, float, u64) { m = fmaxf(m, x); });
+        const float shift = m == -infinity() ? 0.0f : m;  // −∞ values then give 0, NaN stays NaN
+        float s = 0.0f;
+        each([&](float x, float, u64) { s += ex2((x - shift) * LOG2E); });
+        return S{{m, s}};
+    }
+};
+// ANCHOR_END: online_merge
+
+// ANCHOR: welford
+// Count, mean and M2 (the sum of squared deviations), merged as Chan, Golub and LeVeque do:
+//   n = n_a + n_b, mean = (n_a·mean_a + n_b·mean_b) / n, M2 = M2_a + M2_b + δ²·n_a·n_b / n,
+// with δ = mean_b − mean_a: symmetric in a and b bit for bit, and exact for an empty side.
+struct Welford {
+    static constexpr int K = 3;
+    using S = State<3>;
+    __device__ static S identity() { return S{{0.0f, 0.0f, 0.0f}}; }
+    __device__ static S combine(S a, S b) {
+        if (a.v[0] == 0.0f) return b;
+        if (b.v[0] == 0.0f) return a;
+        const float n = a.v[0] + b.v[0], delta = b.v[1] - a.v[1];
+        return S{{n, (a.v[0] * a.v[1] + b.v[0] * b.v[1]) / n, a.v[2] + b.v[2] + delta * delta * (a.v[0] * b.v[0] / n)}};
+    }
+    // A thread's own values, in two passes over its registers: their mean, then M2 about it.
+    template <class Each>
+    __device__ static S of(Each each) {
+        float count = 0.0f, sum = 0.0f;
+        each([&](float x, float, u64) { count += 1.0f; sum += x; });
+        if (count == 0.0f) return identity();
+        const float mean = sum / count;
+        float m2 = 0.0f;
+        each([&](float x, float, u64) { m2 += (x - mean) * (x - mean); });
+        return S{{count, mean, m2}};
+    }
+};
+// ANCHOR_END: welford
+
+struct Sum {
+    static constexpr int K = 1;
+    using S = State<1>;
+    __device__ static S identity() { return S{{0.0f}}; }
+    __device__ static S combine(S a, S b) { return S{{a.v[0] + b.v[0]}}; }
+};
+
+// Two sums at once (cross-entropy's loss and count; LayerNorm's two weight gradients).
+struct Sum2 {
+    static constexpr int K = 2;
+    using S = State<2>;
+    __device__ static S identity() { return S{{0.0f, 0.0f}}; }
+    __device__ static S combine(S a, S b) { return S{{a.v[0] + b.v[0], a.v[1] + b.v[1]}}; }
+};
+
+}  // namespace dl
+
+// ---- Entry points. Every task's entries share one signature, ending in
+//   (u64 rows, u64 cols, u64 ld, unsigned team, float* partials, unsigned* arrive, unsigned* depart)
+// where `team` is the lanes per row (lanes entries) or the blocks per row (split entries), and
+// the last three are the split's scratch. One entry per team kind and VPT:
+//   <op>_lanes<VPT>_<type>, <op>_block<VPT>_<type>, <op>_split<VPT>_<type>,
+//   <op>_cluster<C>x<VPT>_<type> (sm_90 and later only).
+// The launch bound caps the block (and so leaves each thread the registers its VPT packs need).
+#define DL_TAIL_PARAMS u64 rows, u64 cols, u64 ld, unsigned team, float *partials, unsigned *arrive, unsigned *depart
+#define DL_LANES(op, sfx, VPT, PARAMS, TASK)                                                      \
+    extern "C" __global__ void __launch_bounds__(256) op##_lanes##VPT##_##sfx PARAMS {                \
+        const auto task = TASK;                                                                   \
+        dl::rows_by_lanes<decltype(task), VPT>(task, team);                                      \
+    }
+#define DL_BLOCK(op, sfx, VPT, BOUND, PARAMS, TASK)                                               \
+    extern "C" __global__ void __launch_bounds__(BOUND) op##_block##VPT##_##sfx PARAMS {              \
+        const auto task = TASK;                                                                   \
+        dl::rows_by_block<decltype(task), VPT>(task);                                             \
+    }
+#define DL_SPLIT(op, sfx, VPT, BOUND, PARAMS, TASK)                                               \
+    extern "C" __global__ void __launch_bounds__(BOUND) op##_split##VPT##_##sfx PARAMS {              \
+        const auto task = TASK;                                                                   \
+        dl::rows_by_split<decltype(task), VPT>(task, team, dl::Exchange{partials, arrive, depart}); \
+    }
+#if __CUDA_ARCH__ >= 900
+#define DL_CLUSTER(op, sfx, C, VPT, BOUND, PARAMS, TASK)                                          \
+    extern "C" __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(BOUND)                  \
+    op##_cluster##C##x##VPT##_##sfx PARAMS {                                                      \
+        const auto task = TASK;                                                                   \
+        dl::rows_by_cluster<decltype(task), VPT, C>(task);                                        \
+    }
+#else
+#define DL_CLUSTER(op, sfx, C, VPT, BOUND, PARAMS, TASK)
+#endif
+
+// The menu every row task is instantiated for (the planner, src/kernels/dl.rs, picks from it).
+#define DL_ROW_ENTRIES(op, sfx, PARAMS, TASK)                                                     \
+    DL_LANES(op, sfx, 1, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 2, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 4, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 8, PARAMS, TASK)                                                            \
+    DL_BLOCK(op, sfx, 2, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 8, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 16, 512, PARAMS, TASK)                                                      \
+    DL_SPLIT(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
+    DL_SPLIT(op, sfx, 8, 1024, PARAMS, TASK)                                                      \
+    DL_SPLIT(op, sfx, 16, 512, PARAMS, TASK)                                                      \
+    DL_CLUSTER(op, sfx, 2, 8, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 4, 8, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 8, 8, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 4, 16, 512, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 8, 16, 512, PARAMS, TASK)
+
+// 16-byte alignment of a pointer.
+__device__ __forceinline__ bool dl_aligned(const void* p) { return ((unsigned long long)p & 15) == 0; }
+
+// The menu of two-input tasks (softmax backward): each thread holds two packs per slot, so the
+// same registers hold half as many slots.
+#define DL_ROW_ENTRIES_TWO_INPUTS(op, sfx, PARAMS, TASK)                                          \
+    DL_LANES(op, sfx, 1, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 2, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 4, PARAMS, TASK)                                                            \
+    DL_BLOCK(op, sfx, 2, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 8, 512, PARAMS, TASK)                                                       \
+    DL_SPLIT(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
+    DL_SPLIT(op, sfx, 8, 512, PARAMS, TASK)                                                       \
+    DL_CLUSTER(op, sfx, 2, 4, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 4, 4, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 8, 4, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 4, 8, 512, PARAMS, TASK)                                                  \
+    DL_CLUSTER(op, sfx, 8, 8, 512, PARAMS, TASK)
