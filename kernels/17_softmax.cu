@@ -26,7 +26,7 @@ namespace dl {
 template <typename TT, bool LOG>
 struct SoftmaxTask {
     using T = TT;
-    using Op = OnlineSoftmax;
+    using Op = OnlineSoftmax<TT>;
     static constexpr int INPUTS = 1;
     static constexpr bool WRITES_ROW = true;
     const T* x;
@@ -40,10 +40,8 @@ struct SoftmaxTask {
     __device__ T* out(u64 r) const { return y + r * cols; }
     __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)); }
     template <class Each>
-    __device__ typename Op::S chunk_state(Each each) const { return Op::of(each); }
-    __device__ Stats finish(u64, bool, bool, typename Op::S s) const {
-        return LOG ? Stats{s.v[0], logf(s.v[1])} : Stats{s.v[0], 1.0f / s.v[1]};
-    }
+    __device__ MaxSum chunk_state(Each each) const { return max_sum_of(each); }
+    __device__ Stats finish(u64, bool, bool, MaxSum s) const { return LOG ? Stats{s.max, logf(s.sum)} : Stats{s.max, 1.0f / s.sum}; }
     __device__ float map_one(float v, float, u64, const Stats& st) const {
         return LOG ? (v - st.max) - st.scale : ex2((v - st.max) * LOG2E) * st.scale;
     }
@@ -60,7 +58,7 @@ struct SoftmaxTask {
 template <typename TT>
 struct SoftmaxBackwardTask {
     using T = TT;
-    using Op = Sum;
+    using Op = ::Sum<TT, float>;
     static constexpr int INPUTS = 2;
     static constexpr bool WRITES_ROW = true;
     const T* y;
@@ -77,12 +75,12 @@ struct SoftmaxBackwardTask {
         return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(in1(r)) && dl_aligned(out(r));
     }
     template <class Each>
-    __device__ typename Op::S chunk_state(Each each) const {
+    __device__ float chunk_state(Each each) const {
         float dot = 0.0f;
-        each([&](float a, float b, u64) { dot += a * b; });
-        return typename Op::S{{dot}};
+        each([&](float a, float b, u64) { dot = fmaf(a, b, dot); });
+        return dot;
     }
-    __device__ Stats finish(u64, bool, bool, typename Op::S s) const { return Stats{s.v[0]}; }
+    __device__ Stats finish(u64, bool, bool, float dot) const { return Stats{dot}; }
     __device__ float map_one(float a, float b, u64, const Stats& st) const { return a * (b - st.dot); }
     template <int PER>
     __device__ void map_pack(const float (&a)[PER], const float (&b)[PER], u64, const Stats& st, float (&out)[PER]) const {
@@ -92,20 +90,15 @@ struct SoftmaxBackwardTask {
 };
 // ANCHOR_END: backward_task
 
-struct Max {
-    static constexpr int K = 1;
-    using S = State<1>;
-    __device__ static S identity() { return S{{-infinity()}}; }
-    __device__ static S combine(S a, S b) { return S{{fmaxf(a.v[0], b.v[0])}}; }
-};
-
 // ANCHOR: three_pass
 // The textbook softmax, one block per row: the max (a read), the sum of e^(x − max) (a second
 // read), the output (a third read and the write). Four packs per thread per chunk.
 template <typename T, bool LOG>
 __device__ void softmax_three_pass(const T* __restrict__ x, T* __restrict__ y, u64 rows, u64 cols, u64 ld) {
     constexpr int VPT = 4, PER = Io<T>::PER;
-    __shared__ State<1> scratch[64];
+    __shared__ float warp_states[32];
+    const ::Max<T> max_op{};
+    const ::Sum<T, float> sum_op{};
     const Slot s = {threadIdx.x, blockDim.x};
     for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const SoftmaxTask<T, LOG> task{x, y, rows, cols, ld};
@@ -113,7 +106,7 @@ __device__ void softmax_three_pass(const T* __restrict__ x, T* __restrict__ y, u
         const u64 packs = vec ? cols / PER : 0, per_chunk = (u64)blockDim.x * VPT;
         const unsigned chunks = (unsigned)((packs + per_chunk - 1) / per_chunk);
         const T* in = task.in0(row);
-        Pack h[VPT];
+        Held h[VPT];
         float m = -infinity();
         for (unsigned c = 0; c < chunks; ++c) {  // pass 1: the max
             load_chunk<VPT>(h, in, packs, c, s);
@@ -121,7 +114,7 @@ __device__ void softmax_three_pass(const T* __restrict__ x, T* __restrict__ y, u
         }
         if (!vec)
             for (u64 e = threadIdx.x; e < cols; e += blockDim.x) m = fmaxf(m, load_one(in, e));
-        m = block_allreduce<Max>(State<1>{{m}}, scratch, 0).v[0];
+        m = block_allreduce(max_op, m, warp_states);
         float sum = 0.0f;
         for (unsigned c = 0; c < chunks; ++c) {  // pass 2: the sum of the shifted exponentials
             load_chunk<VPT>(h, in, packs, c, s);
@@ -129,7 +122,7 @@ __device__ void softmax_three_pass(const T* __restrict__ x, T* __restrict__ y, u
         }
         if (!vec)
             for (u64 e = threadIdx.x; e < cols; e += blockDim.x) sum += ex2((load_one(in, e) - m) * LOG2E);
-        sum = block_allreduce<Sum>(State<1>{{sum}}, scratch, 1).v[0];
+        sum = block_allreduce(sum_op, sum, warp_states);
         const typename SoftmaxTask<T, LOG>::Stats st = {m, LOG ? logf(sum) : 1.0f / sum};
         for (unsigned c = 0; c < chunks; ++c) {  // pass 3: the output
             load_chunk<VPT>(h, in, packs, c, s);

@@ -20,7 +20,7 @@ namespace dl {
 template <typename TT>
 struct LayerNormTask {
     using T = TT;
-    using Op = Welford;
+    using Op = ::Welford<TT, WELFORD_PACK>;  // its combine: Chan's merge
     static constexpr int INPUTS = 1;
     static constexpr bool WRITES_ROW = true;
     const T* x;
@@ -41,14 +41,14 @@ struct LayerNormTask {
         return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)) && dl_aligned(gamma) && dl_aligned(beta);
     }
     template <class Each>
-    __device__ typename Op::S chunk_state(Each each) const { return Op::of(each); }
-    __device__ Stats finish(u64 row, bool live, bool first, typename Op::S s) const {
-        const float rstd = rsqrtf(s.v[2] / (float)cols + eps);
+    __device__ MeanM2 chunk_state(Each each) const { return mean_m2_of(each); }
+    __device__ Stats finish(u64 row, bool live, bool first, MeanM2 s) const {
+        const float rstd = rsqrtf(s.m2 / (float)cols + eps);
         if (live && first) {
-            mean_out[row] = s.v[1];
+            mean_out[row] = s.mean;
             rstd_out[row] = rstd;
         }
-        return Stats{s.v[1], rstd};
+        return Stats{s.mean, rstd};
     }
     __device__ float map_one(float v, float, u64 e, const Stats& st) const {
         return (v - st.mean) * st.rstd * load_one(gamma, e) + load_one(beta, e);
@@ -68,7 +68,7 @@ struct LayerNormTask {
 template <typename TT>
 struct RmsNormTask {
     using T = TT;
-    using Op = Sum;
+    using Op = ::SumSq<TT>;
     static constexpr int INPUTS = 1;
     static constexpr bool WRITES_ROW = true;
     const T* x;
@@ -87,13 +87,13 @@ struct RmsNormTask {
         return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)) && dl_aligned(gamma);
     }
     template <class Each>
-    __device__ typename Op::S chunk_state(Each each) const {
+    __device__ float chunk_state(Each each) const {
         float ss = 0.0f;
-        each([&](float v, float, u64) { ss += v * v; });
-        return typename Op::S{{ss}};
+        each([&](float v, float, u64) { ss = fmaf(v, v, ss); });
+        return ss;
     }
-    __device__ Stats finish(u64 row, bool live, bool first, typename Op::S s) const {
-        const float rrms = rsqrtf(s.v[0] / (float)cols + eps);
+    __device__ Stats finish(u64 row, bool live, bool first, float ss) const {
+        const float rrms = rsqrtf(ss / (float)cols + eps);
         if (live && first) rrms_out[row] = rrms;
         return Stats{rrms};
     }

@@ -27,7 +27,7 @@ namespace dl {
 template <typename TT>
 struct CrossEntropyTask {
     using T = TT;
-    using Op = OnlineSoftmax;
+    using Op = OnlineSoftmax<TT>;
     static constexpr int INPUTS = 1;
     static constexpr bool WRITES_ROW = false;
     const T* x;
@@ -43,16 +43,16 @@ struct CrossEntropyTask {
     __device__ T* out(u64) const { return nullptr; }
     __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)); }
     template <class Each>
-    __device__ typename Op::S chunk_state(Each each) const { return Op::of(each); }
+    __device__ MaxSum chunk_state(Each each) const { return max_sum_of(each); }
     // The row's loss from its (max, sum), written by one thread.
-    __device__ Stats finish(u64 row, bool live, bool first, typename Op::S s) const {
+    __device__ Stats finish(u64 row, bool live, bool first, MaxSum s) const {
         if (!live || !first) return Stats{0.0f, 0.0f};
         const long long t = target[row];
         if (t == ignore_index) {
             loss[row] = 0.0f;
             return Stats{0.0f, 0.0f};
         }
-        const float l = (t < 0 || (u64)t >= cols) ? __int_as_float(0x7fc00000) : s.v[0] + logf(s.v[1]) - load_one(in0(row), (u64)t);
+        const float l = (t < 0 || (u64)t >= cols) ? __int_as_float(0x7fc00000) : s.max + logf(s.sum) - load_one(in0(row), (u64)t);
         loss[row] = l;
         return Stats{l, 1.0f};
     }
@@ -63,97 +63,93 @@ struct CrossEntropyTask {
 // ANCHOR_END: cross_entropy_task
 
 // The last block of the grid (a ticket) adds the blocks' (loss, count) partials in block order.
-__device__ __forceinline__ void mean_of_block_partials(State<2> mine, float* partials, unsigned* ticket, float* mean) {
-    __shared__ State<2> scratch[64];
+__device__ __forceinline__ void mean_of_block_partials(TwoFloats mine, TwoFloats* partials, unsigned* ticket, float* mean) {
+    const TwoSums<float> op{};
+    __shared__ TwoFloats warp_states[32];
     __shared__ bool last;
-    mine = block_allreduce<Sum2>(mine, scratch, 0);
+    mine = block_allreduce(op, mine, warp_states);
     if (threadIdx.x == 0) {
-        partials[2 * blockIdx.x] = mine.v[0];
-        partials[2 * blockIdx.x + 1] = mine.v[1];
+        partials[blockIdx.x] = mine;
         __threadfence();
         last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     }
     __syncthreads();
     if (!last) return;
-    State<2> s = Sum2::identity();
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = Sum2::combine(s, State<2>{{__ldcg(partials + 2 * b), __ldcg(partials + 2 * b + 1)}});
-    s = block_allreduce<Sum2>(s, scratch, 1);
+    TwoFloats s = op.identity();
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));
+    s = block_allreduce(op, s, warp_states);
     if (threadIdx.x == 0) {
-        mean[0] = s.v[0] / s.v[1];
+        mean[0] = s.a / s.b;
         *ticket = 0;
     }
 }
 
 template <typename T, int VPT>
-__device__ void cross_entropy_lanes(const CrossEntropyTask<T>& task, unsigned lanes, float* partials, unsigned* ticket, float* mean) {
-    using Op = OnlineSoftmax;
+__device__ void cross_entropy_lanes(const CrossEntropyTask<T>& task, unsigned lanes, TwoFloats* partials, unsigned* ticket, float* mean) {
+    const OnlineSoftmax<T> op{};
     const u64 rows_per_block = blockDim.x / lanes, rows_per_warp = 32 / lanes;
     const Slot s = {threadIdx.x % lanes, lanes};
-    State<2> acc = Sum2::identity();
+    TwoFloats acc = {0.0f, 0.0f};
     for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < task.rows;
          first += (u64)gridDim.x * rows_per_block) {
         const u64 row = first + threadIdx.x % 32 / lanes;
-        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, row < task.rows, s, [&](Op::S st) { return lanes_allreduce<Op>(st, lanes); });
-        acc.v[0] += st.loss;  // zeros but in the lane that wrote the row's loss
-        acc.v[1] += st.count;
+        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, row < task.rows, s, [&](MaxSum v) { return warp_allreduce(op, v, lanes); });
+        acc.a += st.loss;  // zeros but in the lane that wrote the row's loss
+        acc.b += st.count;
     }
     mean_of_block_partials(acc, partials, ticket, mean);
 }
 
 template <typename T, int VPT>
-__device__ void cross_entropy_block(const CrossEntropyTask<T>& task, float* partials, unsigned* ticket, float* mean) {
-    using Op = OnlineSoftmax;
-    __shared__ Op::S scratch[64];
-    unsigned parity = 0;
+__device__ void cross_entropy_block(const CrossEntropyTask<T>& task, TwoFloats* partials, unsigned* ticket, float* mean) {
+    const OnlineSoftmax<T> op{};
+    __shared__ MaxSum warp_states[32];
     const Slot s = {threadIdx.x, blockDim.x};
-    State<2> acc = Sum2::identity();
-    for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x, parity ^= 1) {
-        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, true, s, [&](Op::S st) { return block_allreduce<Op>(st, scratch, parity); });
-        acc.v[0] += st.loss;
-        acc.v[1] += st.count;
+    TwoFloats acc = {0.0f, 0.0f};
+    for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x) {
+        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, true, s, [&](MaxSum v) { return block_allreduce(op, v, warp_states); });
+        acc.a += st.loss;
+        acc.b += st.count;
     }
-    __syncthreads();  // scratch is reused by the mean
     mean_of_block_partials(acc, partials, ticket, mean);
 }
 
 // ANCHOR: cross_entropy_split
 template <typename T, int VPT>
-__device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned slices, float* partials, unsigned* arrive,
+__device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned slices, MaxSum* partials, unsigned* arrive,
                                     unsigned* ticket, float* mean) {
-    using Op = OnlineSoftmax;
     constexpr int PER = Io<T>::PER;
-    __shared__ Op::S scratch[64];
-    __shared__ State<2> sums[64];
-    __shared__ bool last_of_row, last_row;
+    const OnlineSoftmax<T> op{};
+    const TwoSums<float> sums{};
+    __shared__ MaxSum warp_states[32];
+    __shared__ TwoFloats warp_sums[32];
+    __shared__ bool last_row;
     const u64 row = blockIdx.x / slices;
     const unsigned slice = blockIdx.x % slices;
     const Slot s = {slice * blockDim.x + threadIdx.x, slices * blockDim.x};
     const T* in = task.in0(row);
-    Op::S st = Op::identity();
+    MaxSum st = op.identity();
     if (task.vectorizable(row)) {
         const u64 packs = task.cols / PER, per_chunk = (u64)s.threads * VPT;
-        Pack h[VPT];
+        Held h[VPT];
         for (unsigned c = 0; c < (packs + per_chunk - 1) / per_chunk; ++c) {
             load_chunk<VPT>(h, in, packs, c, s);
-            st = Op::combine(st, Op::of([&](auto f) { for_each<T, VPT>(h, h, packs, c, s, f); }));
+            st = op.combine(st, max_sum_of([&](auto f) { for_each<T, VPT>(h, h, packs, c, s, f); }));
         }
     } else {
-        st = Op::of([&](auto f) {
+        st = max_sum_of([&](auto f) {
 #pragma unroll 1
             for (u64 e = s.t; e < task.cols; e += s.threads) f(load_one(in, e), 0.0f, e);
         });
     }
-    st = block_allreduce<Op>(st, scratch, 0);
+    st = block_allreduce(op, st, warp_states);
     if (threadIdx.x == 0) {
-        partials[2 * blockIdx.x] = st.v[0];
-        partials[2 * blockIdx.x + 1] = st.v[1];
+        partials[blockIdx.x] = st;
         __threadfence();
-        last_of_row = atomicAdd(arrive + row, 1u) == slices - 1;
         last_row = false;
-        if (last_of_row) {  // the row's slices, merged in slice order
-            Op::S all = Op::identity();
-            for (unsigned i = 0; i < slices; ++i)
-                all = Op::combine(all, Op::S{{__ldcg(partials + 2 * (row * slices + i)), __ldcg(partials + 2 * (row * slices + i) + 1)}});
+        if (atomicAdd(arrive + row, 1u) == slices - 1) {  // the row's last block: its slices in slice order
+            MaxSum all = op.identity();
+            for (unsigned i = 0; i < slices; ++i) all = op.combine(all, load_cg_state(partials + row * slices + i));
             task.finish(row, true, true, all);
             arrive[row] = 0;
             __threadfence();
@@ -163,12 +159,12 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
     __syncthreads();
     if (!last_row) return;
     // The block that finished the last row: the mean over every row, in row order.
-    State<2> sum = Sum2::identity();
+    TwoFloats sum = sums.identity();
     for (u64 r = threadIdx.x; r < task.rows; r += blockDim.x)
-        if (task.target[r] != task.ignore_index) sum = Sum2::combine(sum, State<2>{{__ldcg(task.loss + r), 1.0f}});
-    sum = block_allreduce<Sum2>(sum, sums, 0);
+        if (task.target[r] != task.ignore_index) sum = sums.combine(sum, TwoFloats{__ldcg(task.loss + r), 1.0f});
+    sum = block_allreduce(sums, sum, warp_sums);
     if (threadIdx.x == 0) {
-        mean[0] = sum.v[0] / sum.v[1];
+        mean[0] = sum.a / sum.b;
         *ticket = 0;
     }
 }
@@ -183,11 +179,14 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
                       unsigned team, float* partials, unsigned* arrive, unsigned* ticket)
 #define CE_TASK(T) (dl::CrossEntropyTask<T>{x, target, loss, rows, cols, ld, ignore_index})
 #define CE_LANES(T, sfx, VPT) \
-    extern "C" __global__ void __launch_bounds__(256) cross_entropy_lanes##VPT##_##sfx CE_PARAMS(T) { dl::cross_entropy_lanes<T, VPT>(CE_TASK(T), team, partials, ticket, mean); }
+    extern "C" __global__ void __launch_bounds__(256) cross_entropy_lanes##VPT##_##sfx CE_PARAMS(T) { \
+        dl::cross_entropy_lanes<T, VPT>(CE_TASK(T), team, reinterpret_cast<dl::TwoFloats*>(partials), ticket, mean); }
 #define CE_BLOCK(T, sfx, VPT, BOUND) \
-    extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_block##VPT##_##sfx CE_PARAMS(T) { dl::cross_entropy_block<T, VPT>(CE_TASK(T), partials, ticket, mean); }
+    extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_block##VPT##_##sfx CE_PARAMS(T) { \
+        dl::cross_entropy_block<T, VPT>(CE_TASK(T), reinterpret_cast<dl::TwoFloats*>(partials), ticket, mean); }
 #define CE_SPLIT(T, sfx, VPT, BOUND) \
-    extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_split##VPT##_##sfx CE_PARAMS(T) { dl::cross_entropy_split<T, VPT>(CE_TASK(T), team, partials, arrive, ticket, mean); }
+    extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_split##VPT##_##sfx CE_PARAMS(T) { \
+        dl::cross_entropy_split<T, VPT>(CE_TASK(T), team, reinterpret_cast<dl::MaxSum*>(partials), arrive, ticket, mean); }
 #define CE_ENTRIES(T, sfx) \
     CE_LANES(T, sfx, 2) CE_LANES(T, sfx, 4) CE_LANES(T, sfx, 8) CE_BLOCK(T, sfx, 4, 1024) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 4, 1024) CE_SPLIT(T, sfx, 8, 512)
 CE_ENTRIES(float, f32)

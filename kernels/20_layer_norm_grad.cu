@@ -37,12 +37,12 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
     for (int j = 0; j < PER; ++j) g[j] = b[j] = 0.0f;
     if (c0 < cols) {
         for (u64 r = r0 + warp; r < r1; r += (u64)warps * U) {
-            Pack xs[U], ds[U];
+            Held xs[U], ds[U];
             float mu[U], rs[U];
 #pragma unroll
             for (int u = 0; u < U; ++u) {  // U rows' loads in flight before any use
                 const u64 rr = r + (u64)u * warps;
-                xs[u] = ds[u] = Pack{{0, 0, 0, 0}};
+                xs[u] = ds[u] = Held{{0, 0, 0, 0}};
                 mu[u] = rs[u] = 0.0f;
                 if (rr < r1) {
                     mu[u] = __ldg(mean + rr);
@@ -50,8 +50,8 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
                     if (vec) {
                         const uint4 a = __ldcs(reinterpret_cast<const uint4*>(x + rr * ld) + pack);
                         const uint4 d = __ldcs(reinterpret_cast<const uint4*>(dy + rr * ld) + pack);
-                        xs[u] = Pack{{a.x, a.y, a.z, a.w}};
-                        ds[u] = Pack{{d.x, d.y, d.z, d.w}};
+                        xs[u] = Held{{a.x, a.y, a.z, a.w}};
+                        ds[u] = Held{{d.x, d.y, d.z, d.w}};
                     } else {
 #pragma unroll
                         for (int j = 0; j < PER; ++j)
@@ -133,16 +133,16 @@ __device__ void layer_norm_grad_team_per_column(const T* __restrict__ x, const T
     const unsigned lane = threadIdx.x % 32;
     const u64 col = (u64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (col >= cols) return;  // whole warps leave together
-    State<2> s = Sum2::identity();
+    TwoFloats s = {0.0f, 0.0f};
     for (u64 r = lane; r < rows; r += 32) {
         const float d = load_one(dy + r * ld, col);
-        s.v[0] += d * ((load_one(x + r * ld, col) - mean[r]) * rstd[r]);
-        s.v[1] += d;
+        s.a += d * ((load_one(x + r * ld, col) - mean[r]) * rstd[r]);
+        s.b += d;
     }
-    s = lanes_allreduce<Sum2>(s, 32);
+    s = warp_allreduce(TwoSums<T>{}, s, 32);
     if (lane == 0) {
-        Io<T>::store_one(dgamma + col, s.v[0]);
-        Io<T>::store_one(dbeta + col, s.v[1]);
+        Io<T>::store_one(dgamma + col, s.a);
+        Io<T>::store_one(dbeta + col, s.b);
     }
 }
 

@@ -27,7 +27,7 @@
 // of S, every block co-resident, `partials` for rows × S states, `arrive` and `depart` one
 // zeroed counter per row (left zeroed).
 #pragma once
-#include "common.cuh"
+#include "operators.cuh"  // the operators, warp_allreduce and block_allreduce (issue 22)
 
 namespace dl {
 
@@ -42,9 +42,9 @@ __device__ __forceinline__ float ex2(float x) {
     return y;
 }
 
-// ---- Values in and out: a 16-byte pack as four words, converted one value at a time.
+// ---- Values in and out: a held 16-byte pack as four words, converted one value at a time.
 
-struct Pack {
+struct Held {
     unsigned w[4];
 };
 
@@ -72,20 +72,20 @@ struct Io;
 template <>
 struct Io<float> {
     static constexpr int PER = 4;
-    __device__ static float get(const Pack& p, int j) { return __uint_as_float(p.w[j]); }
+    __device__ static float get(const Held& p, int j) { return __uint_as_float(p.w[j]); }
     __device__ static unsigned load_bits(const float* x, bool stream) { return __float_as_uint(stream ? __ldcs(x) : __ldcg(x)); }
     __device__ static void store_one(float* y, float v) { __stcs(y, v); }
-    __device__ static void put(Pack& p, const float (&v)[4]) {
+    __device__ static void put(Held& p, const float (&v)[4]) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) p.w[j] = __float_as_uint(v[j]);
     }
-    __device__ static void set_bits(Pack& p, int j, unsigned bits) { p.w[j] = bits; }
+    __device__ static void set_bits(Held& p, int j, unsigned bits) { p.w[j] = bits; }
 };
 
 template <>
 struct Io<f16_t> {
     static constexpr int PER = 8;
-    __device__ static float get(const Pack& p, int j) { return f16_bits_to_f32(p.w[j >> 1] >> (16 * (j & 1))); }
+    __device__ static float get(const Held& p, int j) { return f16_bits_to_f32(p.w[j >> 1] >> (16 * (j & 1))); }
     __device__ static unsigned load_bits(const f16_t* x, bool stream) {
         const unsigned short* p = reinterpret_cast<const unsigned short*>(x);
         return stream ? __ldcs(p) : __ldcg(p);
@@ -100,17 +100,17 @@ struct Io<f16_t> {
         return f32_to_f16_bits(lo) | (f32_to_f16_bits(hi) << 16);
 #endif
     }
-    __device__ static void put(Pack& p, const float (&v)[8]) {
+    __device__ static void put(Held& p, const float (&v)[8]) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) p.w[i] = pair(v[2 * i], v[2 * i + 1]);
     }
-    __device__ static void set_bits(Pack& p, int j, unsigned bits) { p.w[j >> 1] |= (bits & 0xffffu) << (16 * (j & 1)); }
+    __device__ static void set_bits(Held& p, int j, unsigned bits) { p.w[j >> 1] |= (bits & 0xffffu) << (16 * (j & 1)); }
 };
 
 template <>
 struct Io<bf16_t> {
     static constexpr int PER = 8;
-    __device__ static float get(const Pack& p, int j) {
+    __device__ static float get(const Held& p, int j) {
         const unsigned w = p.w[j >> 1];
         return __uint_as_float((j & 1) ? (w & 0xffff0000u) : (w << 16));
     }
@@ -128,53 +128,30 @@ struct Io<bf16_t> {
         return f32_to_bf16_bits(lo) | (f32_to_bf16_bits(hi) << 16);
 #endif
     }
-    __device__ static void put(Pack& p, const float (&v)[8]) {
+    __device__ static void put(Held& p, const float (&v)[8]) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) p.w[i] = pair(v[2 * i], v[2 * i + 1]);
     }
-    __device__ static void set_bits(Pack& p, int j, unsigned bits) { p.w[j >> 1] |= (bits & 0xffffu) << (16 * (j & 1)); }
+    __device__ static void set_bits(Held& p, int j, unsigned bits) { p.w[j >> 1] |= (bits & 0xffffu) << (16 * (j & 1)); }
 };
 
 // A whole pack of per-column parameters (LayerNorm's gamma and beta), as f32.
 template <typename T>
 __device__ __forceinline__ void load_params(const T* p, u64 pack, float (&v)[Io<T>::PER]) {
     const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p) + pack);
-    const Pack q = {{raw.x, raw.y, raw.z, raw.w}};
+    const Held q = {{raw.x, raw.y, raw.z, raw.w}};
 #pragma unroll
     for (int j = 0; j < Io<T>::PER; ++j) v[j] = Io<T>::get(q, j);
 }
-// ---- A reduction state of K floats, moved through shuffles, shared memory and global memory.
+// ---- States move as 4-byte words (operators.cuh's StateWords): through shuffles there, and
+// here through distributed shared memory and global memory.
 
-template <int K>
-struct State {
-    float v[K];
-};
-
-template <int K>
-__device__ __forceinline__ State<K> shfl_xor(State<K> s, int offset) {
+template <typename S>
+__device__ __forceinline__ void store_cg_state(S* p, S s) {
+    StateWords<S> u;
+    u.state = s;
 #pragma unroll
-    for (int k = 0; k < K; ++k) s.v[k] = __shfl_xor_sync(0xffffffffu, s.v[k], offset);
-    return s;
-}
-
-// Every lane of each aligned team of `lanes` lanes gets the team's combined state. The combines
-// below are symmetric bit for bit, so both partners of each exchange compute the same value.
-template <class Op, int K>
-__device__ __forceinline__ State<K> lanes_allreduce(State<K> s, unsigned lanes) {
-    for (unsigned offset = lanes / 2; offset > 0; offset /= 2) s = Op::combine(s, shfl_xor(s, offset));
-    return s;
-}
-
-// Every thread of the block gets the block's state. `scratch` holds 2 × 32 states: the two
-// halves alternate by `parity` (the row count), so no barrier is needed after the read.
-template <class Op, int K>
-__device__ __forceinline__ State<K> block_allreduce(State<K> s, State<K>* scratch, unsigned parity) {
-    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    s = lanes_allreduce<Op>(s, 32);
-    if (lane == 0) scratch[parity * 32 + warp] = s;
-    __syncthreads();
-    State<K> v = lane < warps ? scratch[parity * 32 + lane] : Op::identity();
-    return lanes_allreduce<Op>(v, 32);  // every warp combines the same values in the same order
+    for (int k = 0; k < (int)(sizeof(S) / 4); ++k) __stcg(reinterpret_cast<unsigned*>(p) + k, u.word[k]);
 }
 
 // ---- Thread-block clusters (sm_90): the block's rank, the barrier, and a peer's shared memory.
@@ -186,36 +163,41 @@ __device__ __forceinline__ unsigned cluster_rank() {
 }
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
-__device__ __forceinline__ float load_peer(const float* local, unsigned rank) {
+__device__ __forceinline__ unsigned load_peer_word(const unsigned* local, unsigned rank) {
     unsigned long long generic = reinterpret_cast<unsigned long long>(local), shared;
     asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(generic));
-    unsigned remote;
+    unsigned remote, v;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)shared), "r"(rank));
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(remote) : "memory");
     return v;
 }
 
-// Every thread of the C blocks of the cluster gets the row's state. Each block leaves the
-// cluster barrier "arrived" after reading its peers; `cluster_wait` before it exits keeps its
-// shared memory alive until every peer has read it.
-template <class Op, int K, int C>
-__device__ __forceinline__ State<K> cluster_allreduce(State<K> s, State<K>* scratch) {
-    __shared__ State<K> mine;
-    s = block_allreduce<Op>(s, scratch, 0);
-    if (threadIdx.x == 0) mine = s;
+// ANCHOR: cluster_allreduce
+// Every thread of the C blocks of the cluster gets the row's state: each block's state goes to
+// its own shared memory; after a cluster barrier, lane i of every warp reads block i's state
+// through distributed shared memory, and the warp combines the C states (the same bits in every
+// warp of every block). Each block then arrives at the cluster barrier again; `cluster_wait`
+// before it exits keeps its shared memory alive until every peer has read it.
+template <int C, typename Op>
+__device__ __forceinline__ typename Op::State cluster_allreduce(const Op& op, typename Op::State s, typename Op::State* warp_states) {
+    typedef typename Op::State S;
+    __shared__ StateWords<S> mine;
+    s = block_allreduce(op, s, warp_states);
+    if (threadIdx.x == 0) mine.state = s;
     cluster_arrive();
     cluster_wait();
     const unsigned lane = threadIdx.x % 32;
-    State<K> v = Op::identity();
+    StateWords<S> v;
+    v.state = op.identity();
     if (lane < C) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) v.v[k] = load_peer(&mine.v[k], lane);
+        for (int k = 0; k < (int)(sizeof(S) / 4); ++k) v.word[k] = load_peer_word(&mine.word[k], lane);
     }
-    v = lanes_allreduce<Op>(v, 32);
+    s = warp_allreduce(op, v.state, 32);
     cluster_arrive();  // done with the peers' shared memory; waited for before exit
-    return v;
+    return s;
 }
+// ANCHOR_END: cluster_allreduce
 #endif
 
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
@@ -224,37 +206,33 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
     return v;
 }
 
+// ANCHOR: split_allreduce
 // Every thread of the S co-resident blocks of a row gets the row's state, through global
 // memory: publish, count in, wait for all S, combine the S states in slice order (the same in
 // every block), count out; the last to leave zeroes both counters for the next launch.
-template <class Op, int K>
-__device__ __forceinline__ State<K> split_allreduce(State<K> s, State<K>* scratch, unsigned parity, float* partials,
-                                                    unsigned* arrive, unsigned* depart, u64 row, unsigned slice, unsigned slices) {
-    s = block_allreduce<Op>(s, scratch, parity);
+template <typename Op>
+__device__ __forceinline__ typename Op::State split_allreduce(const Op& op, typename Op::State s, typename Op::State* warp_states,
+                                                              typename Op::State* partials, unsigned* arrive, unsigned* depart,
+                                                              u64 row, unsigned slice, unsigned slices) {
+    s = block_allreduce(op, s, warp_states);
     if (threadIdx.x == 0) {
-        float* mine = partials + (row * slices + slice) * K;
-#pragma unroll
-        for (int k = 0; k < K; ++k) __stcg(mine + k, s.v[k]);
+        store_cg_state(partials + row * slices + slice, s);
         __threadfence();  // the state is visible before the count
         atomicAdd(arrive + row, 1u);
         while (load_acquire(arrive + row) < slices) {
         }
     }
     __syncthreads();
-    State<K> v = Op::identity();
-    for (unsigned i = threadIdx.x % 32; i < slices; i += 32) {
-        State<K> other;
-#pragma unroll
-        for (int k = 0; k < K; ++k) other.v[k] = __ldcg(partials + (row * slices + i) * K + k);
-        v = Op::combine(v, other);
-    }
-    v = lanes_allreduce<Op>(v, 32);
+    typename Op::State v = op.identity();
+    for (unsigned i = threadIdx.x % 32; i < slices; i += 32) v = op.combine(v, load_cg_state(partials + row * slices + i));
+    v = warp_allreduce(op, v, 32);
     if (threadIdx.x == 0 && atomicAdd(depart + row, 1u) == slices - 1) {
         arrive[row] = 0;  // every block of the row has read the states: ready for the next launch
         depart[row] = 0;
     }
     return v;
 }
+// ANCHOR_END: split_allreduce
 
 // ---- Where a thread's values are: chunk c, pack k. Packs are interleaved across the row's
 // threads, so that every load instruction of a warp reads 512 consecutive bytes.
@@ -271,20 +249,20 @@ __device__ __forceinline__ u64 pack_index(unsigned c, int k, Slot s) {
 
 // Chunk c of a row of `packs` whole 16-byte packs into h (zeros past the end).
 template <int VPT>
-__device__ __forceinline__ void load_chunk(Pack (&h)[VPT], const void* __restrict__ row, u64 packs, unsigned c, Slot s) {
+__device__ __forceinline__ void load_chunk(Held (&h)[VPT], const void* __restrict__ row, u64 packs, unsigned c, Slot s) {
     const uint4* p = reinterpret_cast<const uint4*>(row);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
         uint4 v = make_uint4(0, 0, 0, 0);
         if (i < packs) v = __ldcg(p + i);  // L2 only: a second read of a long row may find it there
-        h[k] = Pack{{v.x, v.y, v.z, v.w}};
+        h[k] = Held{{v.x, v.y, v.z, v.w}};
     }
 }
 
 // f(x0, x1, e) for every value this thread holds in chunk c (x1: the second input, if any).
 template <typename T, int VPT, class F>
-__device__ __forceinline__ void for_each(const Pack (&h0)[VPT], const Pack (&h1)[VPT], u64 packs, unsigned c, Slot s, F f) {
+__device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs, unsigned c, Slot s, F f) {
     constexpr int PER = Io<T>::PER;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
@@ -298,7 +276,7 @@ __device__ __forceinline__ void for_each(const Pack (&h0)[VPT], const Pack (&h1)
 
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
 template <typename T, int VPT, class Task>
-__device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Pack (&h0)[VPT], const Pack (&h1)[VPT],
+__device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT],
                                             u64 packs, unsigned c, Slot s, const typename Task::Stats& st) {
     constexpr int PER = Io<T>::PER;
     uint4* p = reinterpret_cast<uint4*>(out);
@@ -313,7 +291,7 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
                 x1[j] = Io<T>::get(h1[k], j);
             }
             task.map_pack(x0, x1, i, st, y);
-            Pack o;
+            Held o;
             Io<T>::put(o, y);
             __stcs(p + i, make_uint4(o.w[0], o.w[1], o.w[2], o.w[3]));  // written once: evict first
         }
@@ -323,7 +301,7 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
 // One value of a row that is read value by value.
 template <typename T>
 __device__ __forceinline__ float load_one(const T* p, u64 e) {
-    Pack q = {{0, 0, 0, 0}};
+    Held q = {{0, 0, 0, 0}};
     Io<T>::set_bits(q, 0, Io<T>::load_bits(p + e, false));
     return Io<T>::get(q, 0);
 }
@@ -354,15 +332,16 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     const u64 per_chunk = (u64)s.threads * VPT;
     const unsigned chunks = live && vec ? (unsigned)((packs + per_chunk - 1) / per_chunk) : 0;
 
-    Pack h0[VPT], h1[VPT];
+    Held h0[VPT], h1[VPT];
 #pragma unroll
-    for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Pack{{0, 0, 0, 0}};
-    typename Op::S st = Op::identity();
+    for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Held{{0, 0, 0, 0}};
+    const Op op{};
+    typename Op::State st = op.identity();
     if (vec) {
         for (unsigned c = 0; c < chunks; ++c) {
             load_chunk<VPT>(h0, task.in0(row), packs, c, s);
             if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), packs, c, s);
-            st = Op::combine(st, task.chunk_state([&](auto f) { for_each<T, VPT>(h0, h1, packs, c, s, f); }));
+            st = op.combine(st, task.chunk_state([&](auto f) { for_each<T, VPT>(h0, h1, packs, c, s, f); }));
         }
     } else if (live) {
         const T* a = task.in0(row);
@@ -401,12 +380,13 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
 template <class Task, int VPT>
 __device__ __forceinline__ void rows_by_lanes(const Task& task, unsigned lanes) {
     using Op = typename Task::Op;
+    const Op op{};
     const u64 rows_per_block = blockDim.x / lanes, rows_per_warp = 32 / lanes;
     const Slot s = {threadIdx.x % lanes, lanes};
     for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < task.rows;
          first += (u64)gridDim.x * rows_per_block) {
         const u64 row = first + threadIdx.x % 32 / lanes;
-        row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::S st) { return lanes_allreduce<Op>(st, lanes); });
+        row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::State st) { return warp_allreduce(op, st, lanes); });
     }
 }
 
@@ -414,11 +394,11 @@ __device__ __forceinline__ void rows_by_lanes(const Task& task, unsigned lanes) 
 template <class Task, int VPT>
 __device__ __forceinline__ void rows_by_block(const Task& task) {
     using Op = typename Task::Op;
-    __shared__ typename Op::S scratch[64];
-    unsigned parity = 0;
+    const Op op{};
+    __shared__ typename Op::State warp_states[32];
     const Slot s = {threadIdx.x, blockDim.x};
-    for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x, parity ^= 1) {
-        row_program<Task, VPT>(task, row, true, s, [&](typename Op::S st) { return block_allreduce<Op>(st, scratch, parity); });
+    for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x) {
+        row_program<Task, VPT>(task, row, true, s, [&](typename Op::State st) { return block_allreduce(op, st, warp_states); });
     }
 }
 
@@ -427,10 +407,11 @@ __device__ __forceinline__ void rows_by_block(const Task& task) {
 template <class Task, int VPT, int C>
 __device__ __forceinline__ void rows_by_cluster(const Task& task) {
     using Op = typename Task::Op;
-    __shared__ typename Op::S scratch[64];
+    const Op op{};
+    __shared__ typename Op::State warp_states[32];
     const u64 row = blockIdx.x / C;
     const Slot s = {cluster_rank() * blockDim.x + threadIdx.x, C * blockDim.x};
-    row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::S st) { return cluster_allreduce<Op, Op::K, C>(st, scratch); });
+    row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::State st) { return cluster_allreduce<C>(op, st, warp_states); });
     cluster_wait();  // no block leaves while a peer may still read its shared memory
 }
 #endif
@@ -439,88 +420,78 @@ __device__ __forceinline__ void rows_by_cluster(const Task& task) {
 template <class Task, int VPT>
 __device__ __forceinline__ void rows_by_split(const Task& task, unsigned slices, Exchange ex) {
     using Op = typename Task::Op;
-    __shared__ typename Op::S scratch[64];
-    unsigned parity = 0;
+    typedef typename Op::State S;
+    const Op op{};
+    __shared__ S warp_states[32];
     const unsigned slice = blockIdx.x % slices, groups = gridDim.x / slices;
     const Slot s = {slice * blockDim.x + threadIdx.x, slices * blockDim.x};
-    for (u64 row = blockIdx.x / slices; row < task.rows; row += groups, parity ^= 1) {
-        row_program<Task, VPT>(task, row, true, s, [&](typename Op::S st) {
-            return split_allreduce<Op, Op::K>(st, scratch, parity, ex.partials, ex.arrive, ex.depart, row, slice, slices);
+    for (u64 row = blockIdx.x / slices; row < task.rows; row += groups) {
+        row_program<Task, VPT>(task, row, true, s, [&](S st) {
+            return split_allreduce(op, st, warp_states, reinterpret_cast<S*>(ex.partials), ex.arrive, ex.depart, row, slice, slices);
         });
     }
 }
 
-// ---- The operators of the row states.
+// ---- The operators of the row states, in operators.cuh's form (identity, combine, lift).
 
 // ANCHOR: online_merge
 // Online softmax (Milakov & Gimelshein, 2018): a running maximum m and the sum s of e^(x - m)
 // over the values seen. Two states merge by rescaling each sum to the larger maximum:
 //   (m_a, s_a) ⊕ (m_b, s_b) = (M, s_a·e^(m_a − M) + s_b·e^(m_b − M)),  M = max(m_a, m_b).
 // A state with m = −∞ has seen no finite value; its sum (0, or NaN if it saw a NaN) is kept
-// as it is instead of being multiplied by e^(−∞ − M).
-struct OnlineSoftmax {
-    static constexpr int K = 2;
-    using S = State<2>;
-    __device__ static S identity() { return S{{-infinity(), 0.0f}}; }
-    __device__ static float rescaled(float m, float s, float to) { return m == to ? s : s * ex2((m - to) * LOG2E); }
-    __device__ static S combine(S a, S b) {
-        const float m = fmaxf(a.v[0], b.v[0]);
-        return S{{m, rescaled(a.v[0], a.v[1], m) + rescaled(b.v[0], b.v[1], m)}};
-    }
-    // The state of a thread's own values: their maximum, then the sum of e^(x − max).
-    template <class Each>
-    __device__ static S of(Each each) {
-        float m = -infinity();
-        each([&](float x, float, u64) { m = fmaxf(m, x); });
-        const float shift = m == -infinity() ? 0.0f : m;  // −∞ values then give 0, NaN stays NaN
-        float s = 0.0f;
-        each([&](float x, float, u64) { s += ex2((x - shift) * LOG2E); });
-        return S{{m, s}};
-    }
+// as it is instead of being multiplied by e^(−∞ − M) (and a state at M keeps its sum unscaled).
+struct MaxSum {
+    float max, sum;
 };
+__device__ __forceinline__ float rescaled(float m, float s, float to) { return m == to ? s : s * ex2((m - to) * LOG2E); }
+
+template <typename InT>
+struct OnlineSoftmax : Operator<OnlineSoftmax<InT>, InT, MaxSum> {
+    __device__ __forceinline__ MaxSum identity() const { return MaxSum{-infinity(), 0.0f}; }
+    __device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) const {
+        const float m = fmaxf(a.max, b.max);
+        return MaxSum{m, rescaled(a.max, a.sum, m) + rescaled(b.max, b.sum, m)};
+    }
+    __device__ __forceinline__ MaxSum lift(InT x, u64) const { return MaxSum{widen(x), 1.0f}; }
+};
+
+// The state of a thread's own values: their maximum, then the sum of e^(x − max).
+template <class Each>
+__device__ __forceinline__ MaxSum max_sum_of(Each each) {
+    float m = -infinity();
+    each([&](float x, float, u64) { m = fmaxf(m, x); });
+    const float shift = m == -infinity() ? 0.0f : m;  // −∞ values then give 0, NaN stays NaN
+    float s = 0.0f;
+    each([&](float x, float, u64) { s += ex2((x - shift) * LOG2E); });
+    return MaxSum{m, s};
+}
 // ANCHOR_END: online_merge
 
 // ANCHOR: welford
-// Count, mean and M2 (the sum of squared deviations), merged as Chan, Golub and LeVeque do:
-//   n = n_a + n_b, mean = (n_a·mean_a + n_b·mean_b) / n, M2 = M2_a + M2_b + δ²·n_a·n_b / n,
-// with δ = mean_b − mean_a: symmetric in a and b bit for bit, and exact for an empty side.
-struct Welford {
-    static constexpr int K = 3;
-    using S = State<3>;
-    __device__ static S identity() { return S{{0.0f, 0.0f, 0.0f}}; }
-    __device__ static S combine(S a, S b) {
-        if (a.v[0] == 0.0f) return b;
-        if (b.v[0] == 0.0f) return a;
-        const float n = a.v[0] + b.v[0], delta = b.v[1] - a.v[1];
-        return S{{n, (a.v[0] * a.v[1] + b.v[0] * b.v[1]) / n, a.v[2] + b.v[2] + delta * delta * (a.v[0] * b.v[0] / n)}};
-    }
-    // A thread's own values, in two passes over its registers: their mean, then M2 about it.
-    template <class Each>
-    __device__ static S of(Each each) {
-        float count = 0.0f, sum = 0.0f;
-        each([&](float x, float, u64) { count += 1.0f; sum += x; });
-        if (count == 0.0f) return identity();
-        const float mean = sum / count;
-        float m2 = 0.0f;
-        each([&](float x, float, u64) { m2 += (x - mean) * (x - mean); });
-        return S{{count, mean, m2}};
-    }
-};
+// A thread's own values as operators.cuh's (count, mean, M2), in two passes over its registers:
+// their mean, then the squared deviations from it. Exact but for rounding; the threads' states
+// then meet by Chan's merge (chan_merge in operators.cuh).
+template <class Each>
+__device__ __forceinline__ MeanM2 mean_m2_of(Each each) {
+    float count = 0.0f, sum = 0.0f;
+    each([&](float x, float, u64) { count += 1.0f; sum += x; });
+    if (count == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};
+    const float mean = sum / count;
+    float m2 = 0.0f;
+    each([&](float x, float, u64) { m2 = fmaf(x - mean, x - mean, m2); });
+    return MeanM2{count, mean, m2};
+}
 // ANCHOR_END: welford
 
-struct Sum {
-    static constexpr int K = 1;
-    using S = State<1>;
-    __device__ static S identity() { return S{{0.0f}}; }
-    __device__ static S combine(S a, S b) { return S{{a.v[0] + b.v[0]}}; }
-};
-
 // Two sums at once (cross-entropy's loss and count; LayerNorm's two weight gradients).
-struct Sum2 {
-    static constexpr int K = 2;
-    using S = State<2>;
-    __device__ static S identity() { return S{{0.0f, 0.0f}}; }
-    __device__ static S combine(S a, S b) { return S{{a.v[0] + b.v[0], a.v[1] + b.v[1]}}; }
+struct TwoFloats {
+    float a, b;
+};
+template <typename InT>
+struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
+    __device__ __forceinline__ TwoFloats identity() const { return TwoFloats{0.0f, 0.0f}; }
+    __device__ __forceinline__ TwoFloats combine(TwoFloats x, TwoFloats y) const { return TwoFloats{x.a + y.a, x.b + y.b}; }
+    __device__ __forceinline__ TwoFloats lift(InT x, u64) const { return TwoFloats{widen(x), 1.0f}; }
 };
 
 }  // namespace dl
