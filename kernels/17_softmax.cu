@@ -39,8 +39,8 @@ struct SoftmaxTask {
     __device__ const T* in1(u64 r) const { return x + r * ld; }
     __device__ T* out(u64 r) const { return y + r * cols; }
     __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)); }
-    template <class Each>
-    __device__ MaxSum chunk_state(Each each) const { return max_sum_of(each); }
+    template <class Values>
+    __device__ MaxSum chunk_state(const Values& values) const { return max_sum_of(values); }
     __device__ Stats finish(u64, bool, bool, MaxSum s) const { return LOG ? Stats{s.max, logf(s.sum)} : Stats{s.max, 1.0f / s.sum}; }
     __device__ float map_one(float v, float, u64, const Stats& st) const {
         return LOG ? (v - st.max) - st.scale : ex2((v - st.max) * LOG2E) * st.scale;
@@ -74,11 +74,11 @@ struct SoftmaxBackwardTask {
     __device__ bool vectorizable(u64 r) const {
         return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(in1(r)) && dl_aligned(out(r));
     }
-    template <class Each>
-    __device__ float chunk_state(Each each) const {
-        float dot = 0.0f;
-        each([&](float a, float b, u64) { dot = fmaf(a, b, dot); });
-        return dot;
+    template <class Values>
+    __device__ float chunk_state(const Values& values) const {
+        DotOf dot{0.0f};
+        values(dot);
+        return dot.s;
     }
     __device__ Stats finish(u64, bool, bool, float dot) const { return Stats{dot}; }
     __device__ float map_one(float a, float b, u64, const Stats& st) const { return a * (b - st.dot); }
@@ -107,23 +107,21 @@ __device__ void softmax_three_pass(const T* __restrict__ x, T* __restrict__ y, u
         const unsigned chunks = (unsigned)((packs + per_chunk - 1) / per_chunk);
         const T* in = task.in0(row);
         Held h[VPT];
-        float m = -infinity();
+        MaxOf m{-infinity()};
         for (unsigned c = 0; c < chunks; ++c) {  // pass 1: the max
             load_chunk<VPT>(h, in, packs, c, s);
-            for_each<T, VPT>(h, h, packs, c, s, [&](float v, float, u64) { m = fmaxf(m, v); });
+            for_each<T, VPT>(h, h, packs, c, s, m);
         }
-        if (!vec)
-            for (u64 e = threadIdx.x; e < cols; e += blockDim.x) m = fmaxf(m, load_one(in, e));
-        m = block_allreduce(max_op, m, warp_states);
-        float sum = 0.0f;
+        if (!vec) LoopValues<T, 1>{in, in, cols, s}(m);
+        const float max = block_allreduce(max_op, m.m, warp_states);
+        ExpSumOf e{max, 0.0f};
         for (unsigned c = 0; c < chunks; ++c) {  // pass 2: the sum of the shifted exponentials
             load_chunk<VPT>(h, in, packs, c, s);
-            for_each<T, VPT>(h, h, packs, c, s, [&](float v, float, u64) { sum += ex2((v - m) * LOG2E); });
+            for_each<T, VPT>(h, h, packs, c, s, e);
         }
-        if (!vec)
-            for (u64 e = threadIdx.x; e < cols; e += blockDim.x) sum += ex2((load_one(in, e) - m) * LOG2E);
-        sum = block_allreduce(sum_op, sum, warp_states);
-        const typename SoftmaxTask<T, LOG>::Stats st = {m, LOG ? logf(sum) : 1.0f / sum};
+        if (!vec) LoopValues<T, 1>{in, in, cols, s}(e);
+        const float sum = block_allreduce(sum_op, e.s, warp_states);
+        const typename SoftmaxTask<T, LOG>::Stats st = {max, LOG ? logf(sum) : 1.0f / sum};
         for (unsigned c = 0; c < chunks; ++c) {  // pass 3: the output
             load_chunk<VPT>(h, in, packs, c, s);
             store_chunk<T, VPT>(task, task.out(row), h, h, packs, c, s, st);

@@ -40,8 +40,8 @@ struct LayerNormTask {
     __device__ bool vectorizable(u64 r) const {
         return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)) && dl_aligned(gamma) && dl_aligned(beta);
     }
-    template <class Each>
-    __device__ MeanM2 chunk_state(Each each) const { return mean_m2_of(each); }
+    template <class Values>
+    __device__ MeanM2 chunk_state(const Values& values) const { return mean_m2_of(values); }
     __device__ Stats finish(u64 row, bool live, bool first, MeanM2 s) const {
         const float rstd = rsqrtf(s.m2 / (float)cols + eps);
         if (live && first) {
@@ -86,11 +86,11 @@ struct RmsNormTask {
     __device__ bool vectorizable(u64 r) const {
         return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)) && dl_aligned(gamma);
     }
-    template <class Each>
-    __device__ float chunk_state(Each each) const {
-        float ss = 0.0f;
-        each([&](float v, float, u64) { ss = fmaf(v, v, ss); });
-        return ss;
+    template <class Values>
+    __device__ float chunk_state(const Values& values) const {
+        SquaresOf ss{0.0f};
+        values(ss);
+        return ss.s;
     }
     __device__ Stats finish(u64 row, bool live, bool first, float ss) const {
         const float rrms = rsqrtf(ss / (float)cols + eps);

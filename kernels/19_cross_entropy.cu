@@ -42,8 +42,8 @@ struct CrossEntropyTask {
     __device__ const T* in1(u64 r) const { return x + r * ld; }
     __device__ T* out(u64) const { return nullptr; }
     __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)); }
-    template <class Each>
-    __device__ MaxSum chunk_state(Each each) const { return max_sum_of(each); }
+    template <class Values>
+    __device__ MaxSum chunk_state(const Values& values) const { return max_sum_of(values); }
     // The row's loss from its (max, sum), written by one thread.
     __device__ Stats finish(u64 row, bool live, bool first, MaxSum s) const {
         if (!live || !first) return Stats{0.0f, 0.0f};
@@ -93,7 +93,7 @@ __device__ void cross_entropy_lanes(const CrossEntropyTask<T>& task, unsigned la
     for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < task.rows;
          first += (u64)gridDim.x * rows_per_block) {
         const u64 row = first + threadIdx.x % 32 / lanes;
-        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, row < task.rows, s, [&](MaxSum v) { return warp_allreduce(op, v, lanes); });
+        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, row < task.rows, s, LanesTeam<OnlineSoftmax<T>>{op, lanes});
         acc.a += st.loss;  // zeros but in the lane that wrote the row's loss
         acc.b += st.count;
     }
@@ -107,7 +107,7 @@ __device__ void cross_entropy_block(const CrossEntropyTask<T>& task, TwoFloats* 
     const Slot s = {threadIdx.x, blockDim.x};
     TwoFloats acc = {0.0f, 0.0f};
     for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x) {
-        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, true, s, [&](MaxSum v) { return block_allreduce(op, v, warp_states); });
+        const auto st = row_program<CrossEntropyTask<T>, VPT>(task, row, true, s, BlockTeam<OnlineSoftmax<T>>{op, warp_states});
         acc.a += st.loss;
         acc.b += st.count;
     }
@@ -134,13 +134,10 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
         Held h[VPT];
         for (unsigned c = 0; c < (packs + per_chunk - 1) / per_chunk; ++c) {
             load_chunk<VPT>(h, in, packs, c, s);
-            st = op.combine(st, max_sum_of([&](auto f) { for_each<T, VPT>(h, h, packs, c, s, f); }));
+            st = op.combine(st, max_sum_of(HeldValues<T, VPT>{h, h, packs, c, s}));
         }
     } else {
-        st = max_sum_of([&](auto f) {
-#pragma unroll 1
-            for (u64 e = s.t; e < task.cols; e += s.threads) f(load_one(in, e), 0.0f, e);
-        });
+        st = max_sum_of(LoopValues<T, 1>{in, in, task.cols, s});
     }
     st = block_allreduce(op, st, warp_states);
     if (threadIdx.x == 0) {

@@ -261,8 +261,9 @@ __device__ __forceinline__ void load_chunk(Held (&h)[VPT], const void* __restric
 }
 
 // f(x0, x1, e) for every value this thread holds in chunk c (x1: the second input, if any).
+// f is a functor that accumulates (lambdas would need NVRTC's -default-device).
 template <typename T, int VPT, class F>
-__device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs, unsigned c, Slot s, F f) {
+__device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs, unsigned c, Slot s, F& f) {
     constexpr int PER = Io<T>::PER;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
@@ -306,6 +307,32 @@ __device__ __forceinline__ float load_one(const T* p, u64 e) {
     return Io<T>::get(q, 0);
 }
 
+// A thread's values, for a task's chunk_state(values): values(f) calls f(x0, x1, e) for each.
+// The values held in registers (chunk c)...
+template <typename T, int VPT>
+struct HeldValues {
+    const Held (&h0)[VPT];
+    const Held (&h1)[VPT];
+    u64 packs;
+    unsigned c;
+    Slot s;
+    template <class F>
+    __device__ __forceinline__ void operator()(F& f) const { for_each<T, VPT>(h0, h1, packs, c, s, f); }
+};
+// ...or read value by value from memory, for a row that is not a whole number of aligned packs.
+template <typename T, int INPUTS>
+struct LoopValues {
+    const T* a;
+    const T* b;
+    u64 n;
+    Slot s;
+    template <class F>
+    __device__ __forceinline__ void operator()(F& f) const {
+#pragma unroll 1
+        for (u64 e = s.t; e < n; e += s.threads) f(load_one(a, e), INPUTS == 2 ? load_one(b, e) : 0.0f, e);
+    }
+};
+
 // ---- The row program.
 
 // Scratch of the split exchange (unused by the other teams).
@@ -341,15 +368,12 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         for (unsigned c = 0; c < chunks; ++c) {
             load_chunk<VPT>(h0, task.in0(row), packs, c, s);
             if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), packs, c, s);
-            st = op.combine(st, task.chunk_state([&](auto f) { for_each<T, VPT>(h0, h1, packs, c, s, f); }));
+            st = op.combine(st, task.chunk_state(HeldValues<T, VPT>{h0, h1, packs, c, s}));
         }
     } else if (live) {
         const T* a = task.in0(row);
         const T* b = task.in1(row);
-        st = task.chunk_state([&](auto f) {
-#pragma unroll 1
-            for (u64 e = s.t; e < n; e += s.threads) f(load_one(a, e), Task::INPUTS == 2 ? load_one(b, e) : 0.0f, e);
-        });
+        st = task.chunk_state(LoopValues<T, Task::INPUTS>{task.in0(row), task.in1(row), n, s});
     }
     st = combine_team(st);
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st);
@@ -374,6 +398,41 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
 }
 // ANCHOR_END: row_program
 
+// The teams' combines, as functors for row_program.
+template <class Op>
+struct LanesTeam {
+    Op op;
+    unsigned lanes;
+    __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return warp_allreduce(op, s, lanes); }
+};
+template <class Op>
+struct BlockTeam {
+    Op op;
+    typename Op::State* warp_states;
+    __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return block_allreduce(op, s, warp_states); }
+};
+#if __CUDA_ARCH__ >= 900
+template <class Op, int C>
+struct ClusterTeam {
+    Op op;
+    typename Op::State* warp_states;
+    __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return cluster_allreduce<C>(op, s, warp_states); }
+};
+#endif
+template <class Op>
+struct SplitTeam {
+    Op op;
+    typename Op::State* warp_states;
+    typename Op::State* partials;
+    unsigned* arrive;
+    unsigned* depart;
+    u64 row;
+    unsigned slice, slices;
+    __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const {
+        return split_allreduce(op, s, warp_states, partials, arrive, depart, row, slice, slices);
+    }
+};
+
 // A team of `lanes` lanes per row, blockDim.x / lanes rows per block, rows in a grid-stride
 // loop. The loop's test is on the warp's first row, so a warp's lanes run the same iterations
 // and the full-mask shuffles are safe.
@@ -386,7 +445,7 @@ __device__ __forceinline__ void rows_by_lanes(const Task& task, unsigned lanes) 
     for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < task.rows;
          first += (u64)gridDim.x * rows_per_block) {
         const u64 row = first + threadIdx.x % 32 / lanes;
-        row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::State st) { return warp_allreduce(op, st, lanes); });
+        row_program<Task, VPT>(task, row, row < task.rows, s, LanesTeam<Op>{op, lanes});
     }
 }
 
@@ -398,7 +457,7 @@ __device__ __forceinline__ void rows_by_block(const Task& task) {
     __shared__ typename Op::State warp_states[32];
     const Slot s = {threadIdx.x, blockDim.x};
     for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x) {
-        row_program<Task, VPT>(task, row, true, s, [&](typename Op::State st) { return block_allreduce(op, st, warp_states); });
+        row_program<Task, VPT>(task, row, true, s, BlockTeam<Op>{op, warp_states});
     }
 }
 
@@ -411,7 +470,7 @@ __device__ __forceinline__ void rows_by_cluster(const Task& task) {
     __shared__ typename Op::State warp_states[32];
     const u64 row = blockIdx.x / C;
     const Slot s = {cluster_rank() * blockDim.x + threadIdx.x, C * blockDim.x};
-    row_program<Task, VPT>(task, row, row < task.rows, s, [&](typename Op::State st) { return cluster_allreduce<C>(op, st, warp_states); });
+    row_program<Task, VPT>(task, row, row < task.rows, s, ClusterTeam<Op, C>{op, warp_states});
     cluster_wait();  // no block leaves while a peer may still read its shared memory
 }
 #endif
@@ -426,9 +485,8 @@ __device__ __forceinline__ void rows_by_split(const Task& task, unsigned slices,
     const unsigned slice = blockIdx.x % slices, groups = gridDim.x / slices;
     const Slot s = {slice * blockDim.x + threadIdx.x, slices * blockDim.x};
     for (u64 row = blockIdx.x / slices; row < task.rows; row += groups) {
-        row_program<Task, VPT>(task, row, true, s, [&](S st) {
-            return split_allreduce(op, st, warp_states, reinterpret_cast<S*>(ex.partials), ex.arrive, ex.depart, row, slice, slices);
-        });
+        row_program<Task, VPT>(task, row, true, s,
+                               SplitTeam<Op>{op, warp_states, reinterpret_cast<S*>(ex.partials), ex.arrive, ex.depart, row, slice, slices});
     }
 }
 
@@ -455,15 +513,24 @@ struct OnlineSoftmax : Operator<OnlineSoftmax<InT>, InT, MaxSum> {
     __device__ __forceinline__ MaxSum lift(InT x, u64) const { return MaxSum{widen(x), 1.0f}; }
 };
 
+// Accumulators a values visitor feeds (functors: see for_each).
+struct MaxOf {
+    float m;
+    __device__ __forceinline__ void operator()(float x, float, u64) { m = fmaxf(m, x); }
+};
+struct ExpSumOf {
+    float shift, s;
+    __device__ __forceinline__ void operator()(float x, float, u64) { s += ex2((x - shift) * LOG2E); }
+};
+
 // The state of a thread's own values: their maximum, then the sum of e^(x − max).
-template <class Each>
-__device__ __forceinline__ MaxSum max_sum_of(Each each) {
-    float m = -infinity();
-    each([&](float x, float, u64) { m = fmaxf(m, x); });
-    const float shift = m == -infinity() ? 0.0f : m;  // −∞ values then give 0, NaN stays NaN
-    float s = 0.0f;
-    each([&](float x, float, u64) { s += ex2((x - shift) * LOG2E); });
-    return MaxSum{m, s};
+template <class Values>
+__device__ __forceinline__ MaxSum max_sum_of(const Values& values) {
+    MaxOf m{-infinity()};
+    values(m);
+    ExpSumOf e{m.m == -infinity() ? 0.0f : m.m, 0.0f};  // −∞ values then give 0, NaN stays NaN
+    values(e);
+    return MaxSum{m.m, e.s};
 }
 // ANCHOR_END: online_merge
 
@@ -471,16 +538,36 @@ __device__ __forceinline__ MaxSum max_sum_of(Each each) {
 // A thread's own values as operators.cuh's (count, mean, M2), in two passes over its registers:
 // their mean, then the squared deviations from it. Exact but for rounding; the threads' states
 // then meet by Chan's merge (chan_merge in operators.cuh).
-template <class Each>
-__device__ __forceinline__ MeanM2 mean_m2_of(Each each) {
-    float count = 0.0f, sum = 0.0f;
-    each([&](float x, float, u64) { count += 1.0f; sum += x; });
-    if (count == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};
-    const float mean = sum / count;
-    float m2 = 0.0f;
-    each([&](float x, float, u64) { m2 = fmaf(x - mean, x - mean, m2); });
-    return MeanM2{count, mean, m2};
+struct CountSumOf {
+    float count, sum;
+    __device__ __forceinline__ void operator()(float x, float, u64) {
+        count += 1.0f;
+        sum += x;
+    }
+};
+struct DeviationsOf {
+    float mean, m2;
+    __device__ __forceinline__ void operator()(float x, float, u64) { m2 = fmaf(x - mean, x - mean, m2); }
+};
+template <class Values>
+__device__ __forceinline__ MeanM2 mean_m2_of(const Values& values) {
+    CountSumOf cs{0.0f, 0.0f};
+    values(cs);
+    if (cs.count == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};
+    DeviationsOf d{cs.sum / cs.count, 0.0f};
+    values(d);
+    return MeanM2{cs.count, d.mean, d.m2};
 }
+
+// A sum of squares, and the dot product of the two inputs.
+struct SquaresOf {
+    float s;
+    __device__ __forceinline__ void operator()(float x, float, u64) { s = fmaf(x, x, s); }
+};
+struct DotOf {
+    float s;
+    __device__ __forceinline__ void operator()(float a, float b, u64) { s = fmaf(a, b, s); }
+};
 // ANCHOR_END: welford
 
 // Two sums at once (cross-entropy's loss and count; LayerNorm's two weight gradients).
