@@ -2,5 +2,7 @@
 //! references and error bounds, and the planted bugs that prove those checks can fail.
 
 pub mod data;
+pub mod dl;
+pub mod dl_mutants;
 pub mod mutants;
 pub mod reproducible;

@@ -100,6 +100,8 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("unrolled_tree.cuh", include_str!("../../kernels/unrolled_tree.cuh")),
     ("warp_reduce.cuh", include_str!("../../kernels/warp_reduce.cuh")),
     ("vector_load.cuh", include_str!("../../kernels/vector_load.cuh")),
+    ("operators.cuh", include_str!("../../kernels/operators.cuh")),
+    ("dl_rows.cuh", include_str!("../../kernels/dl_rows.cuh")),
 ];
 
 macro_rules! kernel_file {
@@ -271,7 +273,7 @@ pub fn find(name: &str) -> Result<&'static KernelSpec> {
 /// Every distinct kernel file, for the compile check.
 pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
     let mut seen: Vec<(&'static str, &'static KernelSpec)> = Vec::new();
-    for k in KERNELS.iter().chain([&COPY, &READ_ONLY, &ROWS]) {
+    for k in KERNELS.iter().chain([&COPY, &READ_ONLY, &ROWS]).chain(crate::kernels::dl::files()) {
         if !seen.iter().any(|(f, _)| *f == k.file) {
             seen.push((k.file, k));
         }

@@ -1,0 +1,517 @@
+//! Who holds a row, and every grid: the host's plan for the deep-learning kernels. Pure
+//! arithmetic on the shape and a few numbers of the GPU, so it is tested without one.
+//!
+//! A row of `cols` values is `packs` 16-byte packs (4 f32 or 8 f16/bf16 values each). Each thread
+//! of a team holds `vpt` packs per chunk, so a team of `threads` threads holds `threads · vpt`
+//! packs: when that covers the row, the row is read from memory once and written from
+//! registers; otherwise it is read chunk by chunk, twice (`chunks > 1`).
+
+use super::DlOp;
+use crate::element::Dtype;
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// Who holds a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Team {
+    /// `lanes` lanes of one warp per row (8, 16 or 32), several rows per block.
+    Lanes(u32),
+    /// One block per row.
+    Block,
+    /// A thread-block cluster of this many blocks per row, through distributed shared memory
+    /// (sm_90 and later).
+    Cluster(u32),
+    /// This many co-resident blocks per row, through global memory (any GPU).
+    Split(u32),
+    /// The textbook softmax: one block per row, three reads of the row (softmax only).
+    ThreePass,
+}
+
+impl Team {
+    /// `lanes`, `block`, `cluster`, `split`, `three_pass`: the entry names' middle part.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Team::Lanes(_) => "lanes",
+            Team::Block => "block",
+            Team::Cluster(_) => "cluster",
+            Team::Split(_) => "split",
+            Team::ThreePass => "three_pass",
+        }
+    }
+
+    /// Blocks per row (1 but for clusters and splits).
+    pub fn blocks_per_row(self) -> u32 {
+        match self {
+            Team::Cluster(c) | Team::Split(c) => c,
+            _ => 1,
+        }
+    }
+}
+
+impl fmt::Display for Team {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Team::Lanes(l) => write!(f, "{l} lanes per row"),
+            Team::Block => write!(f, "one block per row"),
+            Team::Cluster(c) => write!(f, "a cluster of {c} blocks per row"),
+            Team::Split(s) => write!(f, "{s} co-resident blocks per row"),
+            Team::ThreePass => write!(f, "one block per row, three passes"),
+        }
+    }
+}
+
+// ANCHOR: menu
+/// The entry points a kernel file instantiates, as (packs per thread, launch bound): the menus of
+/// `kernels/dl_rows.cuh` (`DL_ROW_ENTRIES`, `DL_ROW_ENTRIES_TWO_INPUTS`) and
+/// `kernels/19_cross_entropy.cu` (`CE_ENTRIES`). A test compiles each file and finds every one.
+pub struct Menu {
+    pub lanes: &'static [(u32, u32)],
+    pub block: &'static [(u32, u32)],
+    pub split: &'static [(u32, u32)],
+    /// (blocks per cluster, packs per thread, launch bound).
+    pub cluster: &'static [(u32, u32, u32)],
+}
+
+pub const ONE_INPUT: Menu = Menu {
+    lanes: &[(1, 256), (2, 256), (4, 256), (8, 256)],
+    block: &[(2, 1024), (4, 1024), (8, 1024), (16, 512)],
+    split: &[(4, 1024), (8, 1024), (16, 512)],
+    cluster: &[(2, 8, 1024), (4, 8, 1024), (8, 8, 1024), (4, 16, 512), (8, 16, 512)],
+};
+pub const TWO_INPUTS: Menu = Menu {
+    lanes: &[(1, 256), (2, 256), (4, 256)],
+    block: &[(2, 1024), (4, 1024), (8, 512)],
+    split: &[(4, 1024), (8, 512)],
+    cluster: &[(2, 4, 1024), (4, 4, 1024), (8, 4, 1024), (4, 8, 512), (8, 8, 512)],
+};
+pub const CROSS_ENTROPY: Menu = Menu {
+    lanes: &[(2, 256), (4, 256), (8, 256)],
+    block: &[(4, 1024), (8, 1024)],
+    split: &[(4, 1024), (8, 512)],
+    cluster: &[],
+};
+// ANCHOR_END: menu
+
+impl DlOp {
+    /// The menu of this op's entry points (none for the column reduction).
+    pub fn menu(self) -> &'static Menu {
+        match self {
+            DlOp::SoftmaxBwd => &TWO_INPUTS,
+            DlOp::CrossEntropy => &CROSS_ENTROPY,
+            _ => &ONE_INPUT,
+        }
+    }
+}
+
+/// 16-byte packs of a row of `cols` values of `dtype` (rounded up).
+pub fn packs(dtype: Dtype, cols: u64) -> u64 {
+    cols.div_ceil(16 / dtype.size_bytes() as u64)
+}
+
+/// What the planner needs to know of the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Device {
+    pub sm_count: u32,
+    /// Compute capability, e.g. (9, 0).
+    pub arch: (i32, i32),
+    pub max_grid_x: u32,
+}
+
+impl Device {
+    /// An H200's numbers (132 SMs, sm_90), for tests without a GPU.
+    pub fn h200() -> Device {
+        Device { sm_count: 132, arch: (9, 0), max_grid_x: i32::MAX as u32 }
+    }
+    /// Thread-block clusters with distributed shared memory: sm_90 and later.
+    pub fn has_clusters(&self) -> bool {
+        self.arch.0 >= 9
+    }
+}
+
+/// A team asked for by the caller instead of the automatic choice: the kind, the packs per
+/// thread and the block (the planner still sizes the grid and checks the menu).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub team: Team,
+    pub vpt: u32,
+    pub block: u32,
+}
+
+/// One launch of a row kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub op: DlOp,
+    pub dtype: Dtype,
+    pub team: Team,
+    pub vpt: u32,
+    pub block: u32,
+    pub grid: u32,
+    /// Chunks each thread walks: 1 means the row is held (read once).
+    pub chunks: u64,
+    /// Launched cooperatively (the split teams wait for each other: the driver checks that every
+    /// block is resident at once).
+    pub cooperative: bool,
+    pub reason: &'static str,
+}
+
+impl Launch {
+    /// The entry point: `softmax_lanes4_f32`, `layer_norm_cluster4x8_bf16`, `softmax_three_pass_f16`.
+    pub fn entry(&self) -> String {
+        let stem = self.op.stem();
+        let t = self.dtype.name();
+        match self.team {
+            Team::ThreePass => format!("softmax_three_pass_{t}"),
+            Team::Cluster(c) => format!("{stem}_cluster{c}x{}_{t}", self.vpt),
+            other => format!("{stem}_{}{}_{t}", other.kind(), self.vpt),
+        }
+    }
+
+    /// Threads that hold one row.
+    pub fn threads_per_row(&self) -> u64 {
+        match self.team {
+            Team::Lanes(l) => l as u64,
+            other => other.blocks_per_row() as u64 * self.block as u64,
+        }
+    }
+
+    /// The `team` argument of the entry: lanes per row, or blocks per row for a split.
+    pub fn team_arg(&self) -> u32 {
+        match self.team {
+            Team::Lanes(l) => l,
+            Team::Split(s) => s,
+            _ => 1,
+        }
+    }
+
+    /// Reads of each value from memory the plan implies: 1 when the row is held, 2 when it is
+    /// read chunk by chunk for the state and again for the output, 3 for the textbook softmax;
+    /// 1 for cross-entropy (nothing is written back).
+    pub fn reads(&self) -> u32 {
+        match (self.team, self.op.writes_rows()) {
+            (Team::ThreePass, _) => 3,
+            (_, false) => 1,
+            _ if self.chunks <= 1 => 1,
+            _ => 2,
+        }
+    }
+
+    /// The most roundings one value's contribution goes through in the row's state: its share
+    /// of the thread's values, the combines of the chunks, and the trees of lanes, warps, blocks.
+    /// What [`crate::check::dl`]'s bounds are computed from.
+    pub fn depth(&self, cols: u64) -> u64 {
+        let per_thread = cols.div_ceil(self.threads_per_row().max(1));
+        let tree = 5 + 5 + (self.team.blocks_per_row() as u64).next_power_of_two().trailing_zeros() as u64;
+        per_thread + self.chunks + tree + 2
+    }
+}
+
+impl fmt::Display for Launch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}, {} packs per thread, grid {} × {} threads", self.team, self.entry(), self.team, self.vpt, self.grid, self.block)?;
+        if self.chunks > 1 {
+            write!(f, ", {} chunks (read twice)", self.chunks)?;
+        }
+        write!(f, "; because {}", self.reason)
+    }
+}
+
+// ANCHOR: choose
+/// Rows of at most this many packs go to a team of lanes (1024 f32 values, 2048 f16/bf16).
+pub const LANES_MAX_PACKS: u64 = 256;
+/// Rows of at most this many packs go to one block (16384 f32 values): 512 threads × 8 packs,
+/// 64 KiB of registers for the row.
+pub const BLOCK_MAX_PACKS: u64 = 4096;
+/// Packs one block of a cluster or a split holds: 512 threads × 8 packs.
+pub const SLICE_PACKS: u64 = 4096;
+/// The largest cluster the planner uses (the portable cluster size).
+pub const MAX_CLUSTER: u32 = 8;
+
+/// The automatic choice for `rows` rows of `cols` values of `dtype`, and why.
+pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (Choice, &'static str) {
+    let p = packs(dtype, cols).max(1);
+    let menu = op.menu();
+    let max_vpt = |list: &[(u32, u32)]| list.iter().map(|e| e.0).max().unwrap_or(1);
+    if op == DlOp::SoftmaxBwd {
+        // Two inputs per thread: the same registers hold half the packs.
+        return choose_two_inputs(p, rows, device);
+    }
+    if p <= LANES_MAX_PACKS {
+        let vmax = max_vpt(menu.lanes) as u64;
+        let lanes = p.div_ceil(vmax).next_power_of_two().clamp(8, 32);
+        let vpt = p.div_ceil(lanes).next_power_of_two().clamp(menu.lanes[0].0 as u64, vmax);
+        let block = if lanes == 32 { 128 } else { 256 };
+        return (Choice { team: Team::Lanes(lanes as u32), vpt: vpt as u32, block }, "a short row: a team of lanes holds it, shuffles only");
+    }
+    if p <= BLOCK_MAX_PACKS {
+        let vpt = 8;
+        let block = p.div_ceil(vpt).next_power_of_two().clamp(64, 512) as u32;
+        return (Choice { team: Team::Block, vpt: vpt as u32, block }, "a row one block holds in registers (up to 512 threads × 8 packs)");
+    }
+    let slices = p.div_ceil(SLICE_PACKS);
+    if op != DlOp::CrossEntropy && device.has_clusters() && slices <= MAX_CLUSTER as u64 {
+        let c = slices.next_power_of_two().max(2) as u32;
+        return (Choice { team: Team::Cluster(c), vpt: 8, block: 512 }, "a row for 2 to 8 blocks: a cluster holds it and exchanges the state through distributed shared memory");
+    }
+    let reason = if op == DlOp::CrossEntropy {
+        "a long row: several blocks per row, the last to finish merges their (max, sum)"
+    } else if device.has_clusters() {
+        "a row too long for a cluster of 8: co-resident blocks hold it and exchange the state through global memory"
+    } else {
+        "a long row on a GPU without clusters: co-resident blocks hold it and exchange the state through global memory"
+    };
+    (Choice { team: Team::Split(slices.min(64) as u32), vpt: 8, block: 512 }, reason)
+}
+
+fn choose_two_inputs(p: u64, _rows: u64, device: Device) -> (Choice, &'static str) {
+    if p <= LANES_MAX_PACKS / 2 {
+        let lanes = p.div_ceil(4).next_power_of_two().clamp(8, 32);
+        let vpt = p.div_ceil(lanes).next_power_of_two().clamp(1, 4);
+        let block = if lanes == 32 { 128 } else { 256 };
+        return (Choice { team: Team::Lanes(lanes as u32), vpt: vpt as u32, block }, "a short row: a team of lanes holds y and dy");
+    }
+    if p <= BLOCK_MAX_PACKS {
+        let block = p.div_ceil(8).next_power_of_two().clamp(64, 512) as u32;
+        return (Choice { team: Team::Block, vpt: 8, block }, "one block holds y and dy (up to 512 threads × 8 packs of each)");
+    }
+    let slices = p.div_ceil(SLICE_PACKS);
+    if device.has_clusters() && slices <= MAX_CLUSTER as u64 {
+        let c = slices.next_power_of_two().max(2) as u32;
+        return (Choice { team: Team::Cluster(c), vpt: 4, block: 1024 }, "a cluster holds y and dy");
+    }
+    (Choice { team: Team::Split(slices.min(64) as u32), vpt: 8, block: 512 }, "co-resident blocks hold y and dy")
+}
+// ANCHOR_END: choose
+
+/// The reason given for a team the caller chose.
+pub const FORCED: &str = "the caller asked for it";
+
+/// The launch for `rows` × `cols` of `dtype`: `choice`, or the automatic one. `co_resident(entry,
+/// block)` is how many blocks of an entry the whole GPU holds at once (the occupancy
+/// calculator's answer times the SMs), for the split. `None` when there is nothing to launch
+/// (no rows, or rows of nothing).
+pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice: Option<Choice>, mut co_resident: impl FnMut(&str, u32) -> u32) -> Result<Option<Launch>> {
+    let refuse = |reason: String| Error::InvalidLength { kernel: op.name().into(), n: (rows * cols) as usize, reason };
+    if op == DlOp::LayerNormBwdGammaBeta {
+        return Err(refuse("the column reduction has its own plan (plan_columns)".into()));
+    }
+    if !super::DTYPES.contains(&dtype) {
+        return Err(Error::UnsupportedDtype { kernel: op.name().into(), dtype, supported: super::DTYPES.to_vec() });
+    }
+    if rows == 0 || cols == 0 {
+        return Ok(None);
+    }
+    let (c, reason) = match choice {
+        Some(c) => (c, FORCED),
+        None => choose(op, dtype, rows, cols, device),
+    };
+    let menu = op.menu();
+    let bound = match c.team {
+        Team::Lanes(l) => {
+            if !(l.is_power_of_two() && (8..=32).contains(&l)) {
+                return Err(refuse(format!("{l} lanes per row: a team is 8, 16 or 32 lanes")));
+            }
+            menu.lanes.iter().find(|e| e.0 == c.vpt).map(|e| e.1)
+        }
+        Team::Block => menu.block.iter().find(|e| e.0 == c.vpt).map(|e| e.1),
+        Team::Split(s) => {
+            if s < 2 {
+                return Err(refuse("a split takes at least 2 blocks per row".into()));
+            }
+            menu.split.iter().find(|e| e.0 == c.vpt).map(|e| e.1)
+        }
+        Team::Cluster(k) => {
+            if !device.has_clusters() {
+                return Err(Error::Config { setting: format!("{} with clusters", op.name()), reason: format!("thread-block clusters need sm_90; this GPU is sm_{}{}", device.arch.0, device.arch.1) });
+            }
+            menu.cluster.iter().find(|e| e.0 == k && e.1 == c.vpt).map(|e| e.2)
+        }
+        Team::ThreePass => (op == DlOp::Softmax).then_some(1024),
+    };
+    let Some(bound) = bound else {
+        return Err(refuse(format!("no {} entry with {} packs per thread for {}", c.team.kind(), c.vpt, op.name())));
+    };
+    if c.block % 32 != 0 || c.block == 0 || c.block > bound {
+        return Err(refuse(format!("a block of {} threads: this entry takes a multiple of 32 up to {bound}", c.block)));
+    }
+    if let Team::Lanes(l) = c.team {
+        if c.block < l {
+            return Err(refuse(format!("a block of {} threads holds no team of {l} lanes", c.block)));
+        }
+    }
+    let mut launch = Launch { op, dtype, team: c.team, vpt: c.vpt, block: c.block, grid: 1, chunks: 1, cooperative: false, reason };
+    let cap = |blocks: u64| blocks.clamp(1, device.max_grid_x as u64) as u32;
+    launch.grid = match c.team {
+        Team::Lanes(l) => {
+            let blocks = rows.div_ceil((c.block / l) as u64);
+            // Cross-entropy's mean adds one partial per block: a grid the GPU holds, walking the rows.
+            if op == DlOp::CrossEntropy { cap(blocks.min(4 * co_resident(&launch.entry(), c.block).max(1) as u64)) } else { cap(blocks) }
+        }
+        Team::Block | Team::ThreePass => {
+            if op == DlOp::CrossEntropy { cap(rows.min(4 * co_resident(&launch.entry(), c.block).max(1) as u64)) } else { cap(rows) }
+        }
+        Team::Cluster(k) => {
+            let blocks = rows * k as u64;
+            if blocks > device.max_grid_x as u64 {
+                return Err(refuse(format!("{rows} rows × {k} blocks per cluster exceed a grid")));
+            }
+            blocks as u32
+        }
+        Team::Split(s) => {
+            if op == DlOp::CrossEntropy {
+                // The last block of a row merges: nobody waits, any grid works.
+                let blocks = rows * s as u64;
+                if blocks > device.max_grid_x as u64 {
+                    return Err(refuse(format!("{rows} rows × {s} blocks exceed a grid")));
+                }
+                blocks as u32
+            } else {
+                // Every block of a row waits for the others: all of them must be resident at once.
+                let resident = co_resident(&launch.entry(), c.block) as u64;
+                if resident < s as u64 {
+                    return Err(refuse(format!("{s} blocks per row wait for each other, but this GPU holds only {resident} of them at once")));
+                }
+                launch.cooperative = true;
+                (rows.min(resident / s as u64) * s as u64) as u32
+            }
+        }
+    };
+    let capacity = launch.threads_per_row() * c.vpt as u64;
+    launch.chunks = if c.team == Team::ThreePass { 3 } else { packs(dtype, cols).div_ceil(capacity) };
+    Ok(Some(launch))
+}
+
+// ANCHOR: columns
+/// The plan of LayerNorm's γ/β gradients: a block per strip of 32 packs of columns (one per lane)
+/// and chunk of rows; the strip's last chunk to finish adds the chunks' partial sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Columns {
+    pub strips: u32,
+    pub chunks: u32,
+    pub rows_per_chunk: u64,
+    pub block: u32,
+}
+
+/// Warps per block of the column kernel, and the rows each warp has in flight.
+pub const COLUMN_WARPS: u32 = 8;
+pub const COLUMN_ROWS_IN_FLIGHT: u64 = 4;
+
+/// Blocks enough to fill the GPU (8 per SM), as strips × chunks of rows: many columns need few
+/// chunks, few columns many; a chunk keeps at least one round of rows for every warp.
+pub fn plan_columns(dtype: Dtype, rows: u64, cols: u64, sm_count: u32) -> Option<Columns> {
+    if rows == 0 || cols == 0 {
+        return None;
+    }
+    let strips = packs(dtype, cols).div_ceil(32);
+    let wanted = (8 * sm_count as u64).div_ceil(strips);
+    let most = rows.div_ceil(COLUMN_WARPS as u64 * COLUMN_ROWS_IN_FLIGHT).max(1);
+    let chunks = wanted.clamp(1, most).min(65535);
+    let rows_per_chunk = rows.div_ceil(chunks);
+    Some(Columns { strips: strips as u32, chunks: rows.div_ceil(rows_per_chunk) as u32, rows_per_chunk, block: COLUMN_WARPS * 32 })
+}
+// ANCHOR_END: columns
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auto(op: DlOp, dtype: Dtype, rows: u64, cols: u64) -> Launch {
+        plan(op, dtype, rows, cols, Device::h200(), None, |_, _| 264).unwrap().unwrap()
+    }
+
+    #[test]
+    fn nothing_to_launch_for_no_rows_or_empty_rows() {
+        assert_eq!(plan(DlOp::Softmax, Dtype::F32, 0, 5, Device::h200(), None, |_, _| 1).unwrap(), None);
+        assert_eq!(plan(DlOp::Softmax, Dtype::F32, 5, 0, Device::h200(), None, |_, _| 1).unwrap(), None);
+    }
+
+    #[test]
+    fn short_rows_go_to_lanes_long_rows_to_blocks_clusters_and_splits() {
+        let l = auto(DlOp::Softmax, Dtype::F32, 1 << 20, 256);
+        assert!(matches!(l.team, Team::Lanes(_)), "{l}");
+        assert_eq!(l.chunks, 1);
+        assert_eq!(l.reads(), 1);
+        let b = auto(DlOp::Softmax, Dtype::F32, 1 << 16, 4096);
+        assert_eq!(b.team, Team::Block);
+        assert_eq!(b.chunks, 1, "{b}");
+        let c = auto(DlOp::LayerNorm, Dtype::F32, 1 << 13, 1 << 15);
+        assert!(matches!(c.team, Team::Cluster(2)), "{c}");
+        let big = auto(DlOp::Softmax, Dtype::F32, 1024, 1 << 18);
+        assert_eq!(big.chunks, 1, "a 1 MiB row is held: {big}");
+        assert!(matches!(big.team, Team::Split(16)), "{big}");
+        assert!(big.cooperative);
+        assert_eq!(big.grid % 16, 0);
+        // Without clusters, the same row goes to co-resident blocks.
+        let old = plan(DlOp::Softmax, Dtype::F32, 8192, 1 << 15, Device { arch: (8, 0), ..Device::h200() }, None, |_, _| 216).unwrap().unwrap();
+        assert!(matches!(old.team, Team::Split(2)), "{old}");
+        // Cross-entropy never waits: its split grid is one slice per block and row.
+        let ce = auto(DlOp::CrossEntropy, Dtype::BF16, 8192, 128_256);
+        assert!(matches!(ce.team, Team::Split(_)), "{ce}");
+        assert_eq!(ce.grid as u64, 8192 * ce.team.blocks_per_row() as u64);
+        assert!(!ce.cooperative);
+    }
+
+    #[test]
+    fn every_automatic_plan_is_on_the_menu_and_holds_its_row() {
+        for op in DlOp::FORWARD.into_iter().chain([DlOp::SoftmaxBwd]) {
+            for dtype in super::super::DTYPES {
+                for k in 0..=18u32 {
+                    let cols = 1u64 << k;
+                    for cols in [cols, cols + 1, 128_256] {
+                        let launch = auto(op, dtype, 64, cols);
+                        assert_eq!(launch.chunks, 1, "{op} {dtype} {cols}: {launch}");
+                        assert!(launch.block <= 1024 && launch.block % 32 == 0);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_split_that_does_not_fit_at_once_is_refused() {
+        let choice = Choice { team: Team::Split(64), vpt: 4, block: 1024 };
+        let e = plan(DlOp::Softmax, Dtype::F32, 8, 1 << 18, Device::h200(), Some(choice), |_, _| 40).unwrap_err();
+        assert!(e.to_string().contains("only 40"), "{e}");
+    }
+
+    #[test]
+    fn forced_teams_are_checked_against_the_menu() {
+        let bad = |c: Choice| plan(DlOp::Softmax, Dtype::F32, 8, 1000, Device::h200(), Some(c), |_, _| 264).unwrap_err().to_string();
+        assert!(bad(Choice { team: Team::Lanes(4), vpt: 2, block: 128 }).contains("8, 16 or 32"));
+        assert!(bad(Choice { team: Team::Block, vpt: 3, block: 128 }).contains("no block entry"));
+        assert!(bad(Choice { team: Team::Block, vpt: 16, block: 1024 }).contains("up to 512"));
+        assert!(bad(Choice { team: Team::Split(1), vpt: 4, block: 128 }).contains("at least 2"));
+        let old = Device { arch: (7, 5), ..Device::h200() };
+        let e = plan(DlOp::Softmax, Dtype::F32, 8, 1000, old, Some(Choice { team: Team::Cluster(2), vpt: 8, block: 128 }), |_, _| 1).unwrap_err();
+        assert!(e.to_string().contains("sm_90"), "{e}");
+        // A team too small for the row reads it in chunks, twice.
+        let l = plan(DlOp::Softmax, Dtype::F32, 8, 1 << 14, Device::h200(), Some(Choice { team: Team::Block, vpt: 2, block: 64 }), |_, _| 1).unwrap().unwrap();
+        assert_eq!(l.chunks, (1u64 << 12) / 128);
+        assert_eq!(l.reads(), 2);
+    }
+
+    #[test]
+    fn entry_names_follow_the_macros() {
+        let c = Choice { team: Team::Cluster(4), vpt: 8, block: 256 };
+        let l = plan(DlOp::LayerNorm, Dtype::BF16, 4, 1 << 16, Device::h200(), Some(c), |_, _| 1).unwrap().unwrap();
+        assert_eq!(l.entry(), "layer_norm_cluster4x8_bf16");
+        assert_eq!(l.grid, 16);
+        let b = plan(DlOp::SoftmaxBwd, Dtype::F16, 4, 100, Device::h200(), Some(Choice { team: Team::Block, vpt: 4, block: 64 }), |_, _| 1).unwrap().unwrap();
+        assert_eq!(b.entry(), "softmax_backward_block4_f16");
+        let t = plan(DlOp::Softmax, Dtype::F32, 4, 100, Device::h200(), Some(Choice { team: Team::ThreePass, vpt: 4, block: 256 }), |_, _| 1).unwrap().unwrap();
+        assert_eq!(t.entry(), "softmax_three_pass_f32");
+        assert_eq!(t.reads(), 3);
+    }
+
+    #[test]
+    fn columns_fill_the_gpu_with_strips_and_chunks() {
+        let c = plan_columns(Dtype::F32, 1 << 20, 256, 132).unwrap();
+        assert_eq!(c.strips, 2);
+        assert!(c.chunks as u64 * c.rows_per_chunk >= 1 << 20 && c.chunks >= 500, "{c:?}");
+        let wide = plan_columns(Dtype::F32, 1024, 1 << 18, 132).unwrap();
+        assert_eq!(wide.strips, 2048);
+        assert_eq!(wide.chunks, 1);
+        let tall = plan_columns(Dtype::BF16, 7, 3, 132).unwrap();
+        assert_eq!((tall.strips, tall.chunks, tall.rows_per_chunk), (1, 1, 7));
+        assert!(plan_columns(Dtype::F32, 0, 3, 132).is_none());
+    }
+}
