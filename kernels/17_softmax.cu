@@ -25,6 +25,7 @@ namespace dl {
 // ANCHOR: softmax_task
 template <typename TT, bool LOG>
 struct SoftmaxTask {
+    DL_NO_PREFETCH
     using T = TT;
     using Op = OnlineSoftmax<TT>;
     static constexpr int INPUTS = 1;
@@ -41,7 +42,7 @@ struct SoftmaxTask {
     __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)); }
     template <class Values>
     __device__ MaxSum chunk_state(const Values& values) const { return max_sum_of(values); }
-    __device__ Stats finish(u64, bool, bool, MaxSum s) const { return LOG ? Stats{s.max, logf(s.sum)} : Stats{s.max, 1.0f / s.sum}; }
+    __device__ Stats finish(u64, bool, bool, MaxSum s, Pre) const { return LOG ? Stats{s.max, logf(s.sum)} : Stats{s.max, 1.0f / s.sum}; }
     __device__ float map_one(float v, float, u64, const Stats& st) const {
         return LOG ? (v - st.max) - st.scale : ex2((v - st.max) * LOG2E) * st.scale;
     }
@@ -57,6 +58,7 @@ struct SoftmaxTask {
 // Softmax's backward: the per-row dot product of y and dy, then dx = y · (dy − dot).
 template <typename TT>
 struct SoftmaxBackwardTask {
+    DL_NO_PREFETCH
     using T = TT;
     using Op = ::Sum<TT, float>;
     static constexpr int INPUTS = 2;
@@ -80,7 +82,7 @@ struct SoftmaxBackwardTask {
         values(dot);
         return dot.s;
     }
-    __device__ Stats finish(u64, bool, bool, float dot) const { return Stats{dot}; }
+    __device__ Stats finish(u64, bool, bool, float dot, Pre) const { return Stats{dot}; }
     __device__ float map_one(float a, float b, u64, const Stats& st) const { return a * (b - st.dot); }
     template <int PER>
     __device__ void map_pack(const float (&a)[PER], const float (&b)[PER], u64, const Stats& st, float (&out)[PER]) const {

@@ -19,6 +19,7 @@ namespace dl {
 // ANCHOR: layer_norm_task
 template <typename TT>
 struct LayerNormTask {
+    DL_NO_PREFETCH
     using T = TT;
     using Op = ::Welford<TT, WELFORD_PACK>;  // its combine: Chan's merge
     static constexpr int INPUTS = 1;
@@ -32,7 +33,7 @@ struct LayerNormTask {
     u64 rows, cols, ld;
     float eps;
     struct Stats {
-        float mean, rstd;
+        float mean, rstd, shift;  // shift = −mean · rstd: x̂ = fma(x, rstd, shift)
     };
     __device__ const T* in0(u64 r) const { return x + r * ld; }
     __device__ const T* in1(u64 r) const { return x + r * ld; }
@@ -42,16 +43,16 @@ struct LayerNormTask {
     }
     template <class Values>
     __device__ MeanM2 chunk_state(const Values& values) const { return mean_m2_of(values); }
-    __device__ Stats finish(u64 row, bool live, bool first, MeanM2 s) const {
+    __device__ Stats finish(u64 row, bool live, bool first, MeanM2 s, Pre) const {
         const float rstd = rsqrtf(s.m2 / (float)cols + eps);
         if (live && first) {
             mean_out[row] = s.mean;
             rstd_out[row] = rstd;
         }
-        return Stats{s.mean, rstd};
+        return Stats{s.mean, rstd, -s.mean * rstd};
     }
     __device__ float map_one(float v, float, u64 e, const Stats& st) const {
-        return (v - st.mean) * st.rstd * load_one(gamma, e) + load_one(beta, e);
+        return fmaf(fmaf(v, st.rstd, st.shift), load_one(gamma, e), load_one(beta, e));
     }
     template <int PER>
     __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
@@ -59,7 +60,7 @@ struct LayerNormTask {
         load_params(gamma, pack, g);
         load_params(beta, pack, b);
 #pragma unroll
-        for (int j = 0; j < PER; ++j) out[j] = (v[j] - st.mean) * st.rstd * g[j] + b[j];
+        for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), g[j], b[j]);
     }
 };
 // ANCHOR_END: layer_norm_task
@@ -67,6 +68,7 @@ struct LayerNormTask {
 // ANCHOR: rms_norm_task
 template <typename TT>
 struct RmsNormTask {
+    DL_NO_PREFETCH
     using T = TT;
     using Op = ::SumSq<TT>;
     static constexpr int INPUTS = 1;
@@ -92,7 +94,7 @@ struct RmsNormTask {
         values(ss);
         return ss.s;
     }
-    __device__ Stats finish(u64 row, bool live, bool first, float ss) const {
+    __device__ Stats finish(u64 row, bool live, bool first, float ss, Pre) const {
         const float rrms = rsqrtf(ss / (float)cols + eps);
         if (live && first) rrms_out[row] = rrms;
         return Stats{rrms};

@@ -38,6 +38,18 @@ struct CrossEntropyTask {
     struct Stats {
         float loss, count;  // in the thread that wrote the row's loss; zeros elsewhere
     };
+    // The row's target and its logit, fetched by the thread that finishes the row: the target
+    // before the row's loads, the logit (which depends on it) right after them, so that neither
+    // waits at the end.
+    struct Pre {
+        long long t;
+        float xt;
+    };
+    __device__ Pre begin(u64 row, bool first) const { return Pre{first ? target[row] : ignore_index, 0.0f}; }
+    __device__ Pre after_loads(u64 row, Pre p) const {
+        if (p.t != ignore_index && p.t >= 0 && (u64)p.t < cols) p.xt = load_one(in0(row), (u64)p.t);
+        return p;
+    }
     __device__ const T* in0(u64 r) const { return x + r * ld; }
     __device__ const T* in1(u64 r) const { return x + r * ld; }
     __device__ T* out(u64) const { return nullptr; }
@@ -45,14 +57,14 @@ struct CrossEntropyTask {
     template <class Values>
     __device__ MaxSum chunk_state(const Values& values) const { return max_sum_of(values); }
     // The row's loss from its (max, sum), written by one thread.
-    __device__ Stats finish(u64 row, bool live, bool first, MaxSum s) const {
+    __device__ Stats finish(u64 row, bool live, bool first, MaxSum s, Pre p) const {
         if (!live || !first) return Stats{0.0f, 0.0f};
-        const long long t = target[row];
+        const long long t = p.t;
         if (t == ignore_index) {
             loss[row] = 0.0f;
             return Stats{0.0f, 0.0f};
         }
-        const float l = (t < 0 || (u64)t >= cols) ? __int_as_float(0x7fc00000) : s.max + logf(s.sum) - load_one(in0(row), (u64)t);
+        const float l = (t < 0 || (u64)t >= cols) ? __int_as_float(0x7fc00000) : s.max + logf(s.sum) - p.xt;
         loss[row] = l;
         return Stats{l, 1.0f};
     }
@@ -147,7 +159,7 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
         if (atomicAdd(arrive + row, 1u) == slices - 1) {  // the row's last block: its slices in slice order
             MaxSum all = op.identity();
             for (unsigned i = 0; i < slices; ++i) all = op.combine(all, load_cg_state(partials + row * slices + i));
-            task.finish(row, true, true, all);
+            task.finish(row, true, true, all, task.after_loads(row, task.begin(row, true)));
             arrive[row] = 0;
             __threadfence();
             last_row = atomicAdd(ticket, 1u) == task.rows - 1;

@@ -80,15 +80,23 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
         sums[warp][lane][PER + j] = b[j];
     }
     __syncthreads();
-    if (warp != 0) return;
-    for (unsigned w = 1; w < warps; ++w) {
+    if (warp == 0) {
+        for (unsigned w = 1; w < warps; ++w) {
 #pragma unroll
-        for (int j = 0; j < PER; ++j) {
-            g[j] += sums[w][lane][j];
-            b[j] += sums[w][lane][PER + j];
+            for (int j = 0; j < PER; ++j) {
+                g[j] += sums[w][lane][j];
+                b[j] += sums[w][lane][PER + j];
+            }
         }
-    }
-    if (gridDim.y > 1) {
+        if (gridDim.y == 1) {  // one chunk of rows: these are the sums
+#pragma unroll
+            for (int j = 0; j < PER; ++j)
+                if (c0 + j < cols) {
+                    Io<T>::store_one(dgamma + c0 + j, g[j]);
+                    Io<T>::store_one(dbeta + c0 + j, b[j]);
+                }
+            return;
+        }
         // Each chunk's sums go to `partials`; the strip's last chunk to finish adds them in order.
         float* mine = partials + 2 * (u64)blockIdx.y * cols;
 #pragma unroll
@@ -98,13 +106,18 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
                 __stcg(mine + cols + c0 + j, b[j]);
             }
         __threadfence();
-        __syncwarp();
-        if (lane == 0) last = atomicAdd(tickets + blockIdx.x, 1u) == gridDim.y - 1;
-        __syncwarp();
-        if (!last) return;
+    }
+    if (gridDim.y == 1) return;
+    __syncthreads();  // warp 0's partial is written and fenced; every warp has read `sums`
+    if (threadIdx.x == 0) last = atomicAdd(tickets + blockIdx.x, 1u) == gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    // The last chunk of the strip: every warp adds every warps-th chunk, then warp 0 the warps' sums.
 #pragma unroll
-        for (int j = 0; j < PER; ++j) g[j] = b[j] = 0.0f;
-        for (unsigned chunk = 0; chunk < gridDim.y; ++chunk) {
+    for (int j = 0; j < PER; ++j) g[j] = b[j] = 0.0f;
+    if (c0 < cols) {
+#pragma unroll 4
+        for (unsigned chunk = warp; chunk < gridDim.y; chunk += warps) {
             const float* p = partials + 2 * (u64)chunk * cols;
 #pragma unroll
             for (int j = 0; j < PER; ++j)
@@ -113,8 +126,22 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
                     b[j] += __ldcg(p + cols + c0 + j);
                 }
         }
-        if (lane == 0) tickets[blockIdx.x] = 0;  // ready for the next launch
     }
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        sums[warp][lane][j] = g[j];
+        sums[warp][lane][PER + j] = b[j];
+    }
+    __syncthreads();
+    if (warp != 0) return;
+    for (unsigned w = 1; w < warps; ++w) {
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            g[j] += sums[w][lane][j];
+            b[j] += sums[w][lane][PER + j];
+        }
+    }
+    if (lane == 0) tickets[blockIdx.x] = 0;  // ready for the next launch
 #pragma unroll
     for (int j = 0; j < PER; ++j)
         if (c0 + j < cols) {

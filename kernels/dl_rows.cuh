@@ -318,6 +318,23 @@ struct HeldValues {
     Slot s;
     template <class F>
     __device__ __forceinline__ void operator()(F& f) const { for_each<T, VPT>(h0, h1, packs, c, s, f); }
+    // How many values this thread holds, and its first (a pivot for the shifted sums).
+    __device__ __forceinline__ float count() const {
+        float k = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j) k += pack_index<VPT>(c, j, s) < packs ? (float)Io<T>::PER : 0.0f;
+        return k;
+    }
+    __device__ __forceinline__ float first() const { return pack_index<VPT>(c, 0, s) < packs ? Io<T>::get(h0[0], 0) : 0.0f; }
+    // The largest value of the first input, NaN if any is NaN: a pack at a time (operators.cuh's
+    // PackExtreme: two f16 or bf16 values per compare from sm_80 on).
+    __device__ __forceinline__ float max() const {
+        float m = -infinity();
+#pragma unroll
+        for (int k = 0; k < VPT; ++k)
+            if (pack_index<VPT>(c, k, s) < packs) m = extreme<true>(m, PackExtreme<true, T>::of(make_uint4(h0[k].w[0], h0[k].w[1], h0[k].w[2], h0[k].w[3])));
+        return m;
+    }
 };
 // ...or read value by value from memory, for a row that is not a whole number of aligned packs.
 template <typename T, int INPUTS>
@@ -331,6 +348,14 @@ struct LoopValues {
 #pragma unroll 1
         for (u64 e = s.t; e < n; e += s.threads) f(load_one(a, e), INPUTS == 2 ? load_one(b, e) : 0.0f, e);
     }
+    __device__ __forceinline__ float count() const { return n > s.t ? (float)((n - s.t + s.threads - 1) / s.threads) : 0.0f; }
+    __device__ __forceinline__ float first() const { return n > s.t ? load_one(a, s.t) : 0.0f; }
+    __device__ __forceinline__ float max() const {
+        float m = -infinity();
+#pragma unroll 1
+        for (u64 e = s.t; e < n; e += s.threads) m = extreme<true>(m, load_one(a, e));
+        return m;
+    }
 };
 
 // ---- The row program.
@@ -343,60 +368,101 @@ struct Exchange {
 };
 
 // ANCHOR: row_program
-// One row, by the threads of `s`: the state of each chunk, the team's state (`combine_team`),
-// the row's statistics, and, for tasks that write a row, the output, chunk by chunk, last chunk
-// first. A row the team holds in one chunk is written from registers; a longer one is read
-// again. A row that is not a whole number of aligned packs is read value by value in loops
-// (twice: the state, then the output), a slow path kept small.
-template <class Task, int VPT, class CombineTeam>
-__device__ __forceinline__ typename Task::Stats row_program(const Task& task, u64 row, bool live, Slot s, CombineTeam combine_team) {
-    using T = typename Task::T;
-    using Op = typename Task::Op;
-    constexpr int PER = Io<T>::PER;
-    const u64 n = task.cols;
-    const bool vec = task.vectorizable(row);
-    const u64 packs = n / PER;
-    const u64 per_chunk = (u64)s.threads * VPT;
-    const unsigned chunks = live && vec ? (unsigned)((packs + per_chunk - 1) / per_chunk) : 0;
+// How a row is walked: 16-byte packs when it and its operands are aligned and it is a whole
+// number of packs (`vec`), in `chunks` chunks of the team's registers (1: the row is held).
+struct RowShape {
+    u64 n, packs;
+    bool live, vec;
+    unsigned chunks;
+};
 
-    Held h0[VPT], h1[VPT];
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Held{{0, 0, 0, 0}};
-    const Op op{};
-    typename Op::State st = op.identity();
-    if (vec) {
-        for (unsigned c = 0; c < chunks; ++c) {
-            load_chunk<VPT>(h0, task.in0(row), packs, c, s);
-            if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), packs, c, s);
-            st = op.combine(st, task.chunk_state(HeldValues<T, VPT>{h0, h1, packs, c, s}));
+template <class Task, int VPT>
+__device__ __forceinline__ RowShape shape_of(const Task& task, u64 row, bool live, Slot s) {
+    using T = typename Task::T;
+    RowShape r;
+    r.n = task.cols;
+    r.live = live;
+    r.vec = live && task.vectorizable(row);
+    r.packs = r.n / Io<T>::PER;
+    const u64 per_chunk = (u64)s.threads * VPT;
+    r.chunks = r.vec ? (unsigned)((r.packs + per_chunk - 1) / per_chunk) : 0;
+    return r;
+}
+
+template <class Task, int VPT>
+__device__ __forceinline__ void load_row(const Task& task, const RowShape& r, u64 row, unsigned c, Slot s, Held (&h0)[VPT], Held (&h1)[VPT]) {
+    load_chunk<VPT>(h0, task.in0(row), r.packs, c, s);
+    if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), r.packs, c, s);
+}
+
+// This thread's state of the row: from its registers when the row is held (chunk 0 already
+// loaded), chunk by chunk otherwise, value by value for a row that is not a whole number of
+// aligned packs.
+template <class Task, int VPT>
+__device__ __forceinline__ typename Task::Op::State row_state(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT]) {
+    using T = typename Task::T;
+    const typename Task::Op op{};
+    typename Task::Op::State st = op.identity();
+    if (r.vec) {
+        for (unsigned c = 0; c < r.chunks; ++c) {
+            if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
+            st = op.combine(st, task.chunk_state(HeldValues<T, VPT>{h0, h1, r.packs, c, s}));
         }
-    } else if (live) {
-        const T* a = task.in0(row);
-        const T* b = task.in1(row);
-        st = task.chunk_state(LoopValues<T, Task::INPUTS>{task.in0(row), task.in1(row), n, s});
+    } else if (r.live) {
+        st = task.chunk_state(LoopValues<T, Task::INPUTS>{task.in0(row), task.in1(row), r.n, s});
     }
-    st = combine_team(st);
-    const typename Task::Stats stats = task.finish(row, live, s.t == 0, st);
-    if (!Task::WRITES_ROW || !live) return stats;
-    if (vec) {
-        for (unsigned c = chunks; c-- > 0;) {
-            if (chunks > 1) {
-                load_chunk<VPT>(h0, task.in0(row), packs, c, s);
-                if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), packs, c, s);
-            }
-            store_chunk<T, VPT>(task, task.out(row), h0, h1, packs, c, s, stats);
+    return st;
+}
+
+// The output row: from the registers when held, the last chunk first (the most recently read,
+// the likeliest still in L2) otherwise.
+template <class Task, int VPT>
+__device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT],
+                                          const typename Task::Stats& stats) {
+    using T = typename Task::T;
+    if (!Task::WRITES_ROW || !r.live) return;
+    if (r.vec) {
+        for (unsigned c = r.chunks; c-- > 0;) {
+            if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
+            store_chunk<T, VPT>(task, task.out(row), h0, h1, r.packs, c, s, stats);
         }
     } else {
         const T* a = task.in0(row);
         const T* b = task.in1(row);
         T* y = task.out(row);
 #pragma unroll 1
-        for (u64 e = s.t; e < n; e += s.threads)
+        for (u64 e = s.t; e < r.n; e += s.threads)
             Io<T>::store_one(y + e, task.map_one(load_one(a, e), Task::INPUTS == 2 ? load_one(b, e) : 0.0f, e, stats));
     }
+}
+
+// One row, by the threads of `s`: the state of each chunk, the team's state (`combine_team`),
+// the row's statistics, and, for tasks that write a row, the output. A row the team holds in one
+// chunk is read from memory once.
+template <class Task, int VPT, class CombineTeam>
+__device__ __forceinline__ typename Task::Stats row_program(const Task& task, u64 row, bool live, Slot s, CombineTeam combine_team) {
+    const RowShape r = shape_of<Task, VPT>(task, row, live, s);
+    Held h0[VPT], h1[VPT];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Held{{0, 0, 0, 0}};
+    typename Task::Pre pre = task.begin(row, live && s.t == 0);  // before the row's loads (cross-entropy's target)
+    if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
+    pre = task.after_loads(row, pre);
+    typename Task::Op::State st = row_state<Task, VPT>(task, r, row, s, h0, h1);
+    st = combine_team(st);
+    const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
+    row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
     return stats;
 }
 // ANCHOR_END: row_program
+
+// The members of a task with nothing to fetch ahead of a row (a macro, not a base class, so that
+// tasks stay aggregates: Task{x, y, ...}).
+struct NoPrefetch {};
+#define DL_NO_PREFETCH                                                                              \
+    using Pre = ::dl::NoPrefetch;                                                                   \
+    __device__ __forceinline__ Pre begin(u64, bool) const { return Pre{}; }                         \
+    __device__ __forceinline__ Pre after_loads(u64, Pre p) const { return p; }
 
 // The teams' combines, as functors for row_program.
 template <class Op>
@@ -475,7 +541,10 @@ __device__ __forceinline__ void rows_by_cluster(const Task& task) {
 }
 #endif
 
+// ANCHOR: split
 // S co-resident blocks per row: block b is slice b % S of rows b / S, b / S + gridDim.x / S, ...
+// While a block waits for its row's other slices and writes its own, the loads of its slice of
+// the next row are already in flight (a second set of registers): the wait costs no bandwidth.
 template <class Task, int VPT>
 __device__ __forceinline__ void rows_by_split(const Task& task, unsigned slices, Exchange ex) {
     using Op = typename Task::Op;
@@ -484,11 +553,30 @@ __device__ __forceinline__ void rows_by_split(const Task& task, unsigned slices,
     __shared__ S warp_states[32];
     const unsigned slice = blockIdx.x % slices, groups = gridDim.x / slices;
     const Slot s = {slice * blockDim.x + threadIdx.x, slices * blockDim.x};
-    for (u64 row = blockIdx.x / slices; row < task.rows; row += groups) {
-        row_program<Task, VPT>(task, row, true, s,
-                               SplitTeam<Op>{op, warp_states, reinterpret_cast<S*>(ex.partials), ex.arrive, ex.depart, row, slice, slices});
+    Held a0[VPT], a1[VPT], b0[VPT], b1[VPT];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) a0[k] = a1[k] = b0[k] = b1[k] = Held{{0, 0, 0, 0}};
+    u64 row = blockIdx.x / slices;
+    RowShape r = shape_of<Task, VPT>(task, row, row < task.rows, s);
+    if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, a0, a1);
+    for (; row < task.rows; row += groups) {
+        const u64 next = row + groups;
+        const RowShape rn = shape_of<Task, VPT>(task, next, next < task.rows, s);
+        typename Task::Pre pre = task.after_loads(row, task.begin(row, s.t == 0));
+        S st = row_state<Task, VPT>(task, r, row, s, a0, a1);
+        if (rn.vec && rn.chunks == 1) load_row<Task, VPT>(task, rn, next, 0, s, b0, b1);  // in flight during the wait
+        st = split_allreduce(op, st, warp_states, reinterpret_cast<S*>(ex.partials), ex.arrive, ex.depart, row, slice, slices);
+        const typename Task::Stats stats = task.finish(row, true, s.t == 0, st, pre);
+        row_write<Task, VPT>(task, r, row, s, a0, a1, stats);
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            a0[k] = b0[k];
+            a1[k] = b1[k];
+        }
+        r = rn;
     }
 }
+// ANCHOR_END: split
 
 // ---- The operators of the row states, in operators.cuh's form (identity, combine, lift).
 
@@ -526,11 +614,10 @@ struct ExpSumOf {
 // The state of a thread's own values: their maximum, then the sum of e^(x − max).
 template <class Values>
 __device__ __forceinline__ MaxSum max_sum_of(const Values& values) {
-    MaxOf m{-infinity()};
-    values(m);
-    ExpSumOf e{m.m == -infinity() ? 0.0f : m.m, 0.0f};  // −∞ values then give 0, NaN stays NaN
+    const float m = values.max();
+    ExpSumOf e{m == -infinity() ? 0.0f : m, 0.0f};  // −∞ values then give 0, NaN stays NaN
     values(e);
-    return MaxSum{m.m, e.s};
+    return MaxSum{m, e.s};
 }
 // ANCHOR_END: online_merge
 
@@ -538,25 +625,25 @@ __device__ __forceinline__ MaxSum max_sum_of(const Values& values) {
 // A thread's own values as operators.cuh's (count, mean, M2), in two passes over its registers:
 // their mean, then the squared deviations from it. Exact but for rounding; the threads' states
 // then meet by Chan's merge (chan_merge in operators.cuh).
-struct CountSumOf {
-    float count, sum;
+// One pass over the registers: sums of (x − K) and (x − K)² about K, the thread's first value
+// (close to the others, so that nothing cancels), and the count known without counting.
+struct ShiftedOf {
+    float pivot, s1, s2;
     __device__ __forceinline__ void operator()(float x, float, u64) {
-        count += 1.0f;
-        sum += x;
+        const float d = x - pivot;
+        s1 += d;
+        s2 = fmaf(d, d, s2);
     }
-};
-struct DeviationsOf {
-    float mean, m2;
-    __device__ __forceinline__ void operator()(float x, float, u64) { m2 = fmaf(x - mean, x - mean, m2); }
 };
 template <class Values>
 __device__ __forceinline__ MeanM2 mean_m2_of(const Values& values) {
-    CountSumOf cs{0.0f, 0.0f};
-    values(cs);
-    if (cs.count == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};
-    DeviationsOf d{cs.sum / cs.count, 0.0f};
-    values(d);
-    return MeanM2{cs.count, d.mean, d.m2};
+    const float count = values.count();
+    if (count == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};
+    ShiftedOf acc{values.first(), 0.0f, 0.0f};
+    values(acc);
+    const float shift = acc.s1 / count;  // mean − K
+    // M2 = Σ(x − K)² − count·(mean − K)², never below 0 whatever the rounding.
+    return MeanM2{count, acc.pivot + shift, fmaxf(fmaf(-acc.s1, shift, acc.s2), 0.0f)};
 }
 
 // A sum of squares, and the dot product of the two inputs.
@@ -627,9 +714,9 @@ struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
     DL_BLOCK(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
     DL_BLOCK(op, sfx, 8, 1024, PARAMS, TASK)                                                      \
     DL_BLOCK(op, sfx, 16, 512, PARAMS, TASK)                                                      \
-    DL_SPLIT(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
-    DL_SPLIT(op, sfx, 8, 1024, PARAMS, TASK)                                                      \
-    DL_SPLIT(op, sfx, 16, 512, PARAMS, TASK)                                                      \
+    DL_SPLIT(op, sfx, 4, 512, PARAMS, TASK)                                                       \
+    DL_SPLIT(op, sfx, 8, 512, PARAMS, TASK)                                                       \
+    DL_SPLIT(op, sfx, 16, 256, PARAMS, TASK)                                                      \
     DL_CLUSTER(op, sfx, 2, 8, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 4, 8, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 8, 8, 1024, PARAMS, TASK)                                                 \
@@ -648,8 +735,8 @@ __device__ __forceinline__ bool dl_aligned(const void* p) { return ((unsigned lo
     DL_BLOCK(op, sfx, 2, 1024, PARAMS, TASK)                                                      \
     DL_BLOCK(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
     DL_BLOCK(op, sfx, 8, 512, PARAMS, TASK)                                                       \
-    DL_SPLIT(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
-    DL_SPLIT(op, sfx, 8, 512, PARAMS, TASK)                                                       \
+    DL_SPLIT(op, sfx, 4, 512, PARAMS, TASK)                                                       \
+    DL_SPLIT(op, sfx, 8, 256, PARAMS, TASK)                                                       \
     DL_CLUSTER(op, sfx, 2, 4, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 4, 4, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 8, 4, 1024, PARAMS, TASK)                                                 \

@@ -41,7 +41,7 @@ pub const ALL: &[DlMutant] = &[
         name: "shift_missing",
         op: DlOp::Softmax,
         bug: "e^x / Σ e^x without subtracting the max: every state claims a max of 0",
-        find: "    ExpSumOf e{m.m == -infinity() ? 0.0f : m.m, 0.0f};  // −∞ values then give 0, NaN stays NaN\n    values(e);\n    return MaxSum{m.m, e.s};",
+        find: "    ExpSumOf e{m == -infinity() ? 0.0f : m, 0.0f};  // −∞ values then give 0, NaN stays NaN\n    values(e);\n    return MaxSum{m, e.s};",
         replace: "    ExpSumOf e{0.0f, 0.0f};\n    values(e);\n    return MaxSum{0.0f, e.s};",
         inputs: Inputs::HugeRows,
     },
