@@ -57,8 +57,8 @@ pub const ALL: &[DlMutant] = &[
         name: "row_tail_dropped",
         op: DlOp::Softmax,
         bug: "the row is taken one value short: its last value (its last 16-byte pack on the fast path) is neither summed nor written",
-        find: "    const u64 n = task.cols;",
-        replace: "    const u64 n = task.cols - 1;",
+        find: "    r.n = task.cols;",
+        replace: "    r.n = task.cols - 1;",
         inputs: Inputs::Random,
     },
     DlMutant {

@@ -278,7 +278,8 @@ fn choose_two_inputs(p: u64, _rows: u64, device: Device) -> (Choice, &'static st
         let c = slices.next_power_of_two().max(2) as u32;
         return (Choice { team: Team::Cluster(c), vpt: 4, block: 1024 }, "a cluster holds y and dy");
     }
-    (Choice { team: Team::Split(slices.min(64) as u32), vpt: 8, block: 512 }, "co-resident blocks hold y and dy")
+    // Two register sets of y and dy in a split (the next row's in flight): 4 packs of each per thread.
+    (Choice { team: Team::Split(p.div_ceil(2048).min(64) as u32), vpt: 4, block: 512 }, "co-resident blocks hold y and dy")
 }
 // ANCHOR_END: choose
 
@@ -468,7 +469,7 @@ mod tests {
 
     #[test]
     fn a_split_that_does_not_fit_at_once_is_refused() {
-        let choice = Choice { team: Team::Split(64), vpt: 4, block: 1024 };
+        let choice = Choice { team: Team::Split(64), vpt: 4, block: 512 };
         let e = plan(DlOp::Softmax, Dtype::F32, 8, 1 << 18, Device::h200(), Some(choice), |_, _| 40).unwrap_err();
         assert!(e.to_string().contains("only 40"), "{e}");
     }
