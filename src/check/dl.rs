@@ -11,11 +11,24 @@
 use crate::element::{bf16, f16, Dtype, Element};
 use crate::rows::RowLayout;
 
-/// `|got − want| ≤ rtol·|want| + atol·scale`.
+/// `|got − want| ≤ rtol·|want| + atol·scale + abs`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bound {
     pub rtol: f64,
     pub atol: f64,
+    /// An absolute floor: f16's subnormal spacing, or what the input's magnitude costs.
+    pub abs: f64,
+}
+
+/// What the input does to the rounding, measured on it by the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Conditioning {
+    /// The largest x − min over a row (softmax family): e^(x − max) is computed from x − max.
+    pub spread: f64,
+    /// The largest |x| (cross-entropy: logsumexp − x[t] cancels, and f32 holds each to u·|x|).
+    pub magnitude: f64,
+    /// The largest |mean|·rstd of a row (LayerNorm: the mean's own rounding, amplified by rstd).
+    pub mean_rstd: f64,
 }
 
 /// Unit roundoff of f32 arithmetic and of each output type.
@@ -45,20 +58,25 @@ pub const EX2: f64 = 1.0 / (1u64 << 21) as f64;
 ///   softmax_bwd: dx = y·(dy − Σ y·dy): the dot product `depth` deep, relative to Σ|y·dy|.
 ///   statistics (mean, rstd, rrms, loss): f32, (depth + 8)·u relative, and as much absolute
 ///                against the tensor's scale.
-pub fn bound(op: crate::kernels::dl::DlOp, output: &str, dtype: Dtype, depth: u64, spread: f64) -> Bound {
+pub fn bound(op: crate::kernels::dl::DlOp, output: &str, dtype: Dtype, depth: u64, c: Conditioning) -> Bound {
     use crate::kernels::dl::DlOp;
     let u = U32;
     let d = depth as f64;
-    let out = if matches!(output, "y" | "dx" | "dgamma" | "dbeta") { unit(dtype) } else { u };
-    let exp = 2.0 * spread * std::f64::consts::LN_2 * u + EX2;
+    let typed = matches!(output, "y" | "dx" | "dgamma" | "dbeta");
+    let out = if typed { unit(dtype) } else { u };
+    // f16 keeps values under 2^-14 to a spacing of 2^-24, not to a relative 2^-11.
+    let subnormal = if typed && dtype == Dtype::F16 { 1.0 / (1u64 << 24) as f64 } else { 0.0 };
+    let exp = 2.0 * c.spread * std::f64::consts::LN_2 * u + EX2;
+    let b = |rtol: f64, atol: f64, abs: f64| Bound { rtol, atol, abs: abs + subnormal };
     match (op, output) {
-        (DlOp::Softmax, "y") => Bound { rtol: 2.0 * (exp + d * u) + 4.0 * u + out, atol: 2.0 * u },
-        (DlOp::LogSoftmax, "y") => Bound { rtol: out + 2.0 * u, atol: (spread + 20.0) * u + exp + d * u },
-        (DlOp::LayerNorm | DlOp::RmsNorm, "y") => Bound { rtol: out + (d + 8.0) * u, atol: 4.0 * (d + 8.0) * u },
-        (DlOp::SoftmaxBwd, "dx") => Bound { rtol: out + 4.0 * u, atol: 2.0 * (d + 4.0) * u },
-        (DlOp::CrossEntropy, _) => Bound { rtol: (d + 8.0) * u + exp, atol: (d + 8.0) * u + exp },
-        (DlOp::LayerNormBwdGammaBeta, _) => Bound { rtol: out, atol: (d + 8.0) * u },
-        _ => Bound { rtol: (d + 8.0) * u, atol: (d + 8.0) * u },
+        (DlOp::Softmax, "y") => b(2.0 * (exp + d * u) + 4.0 * u + out, 2.0 * u, 0.0),
+        (DlOp::LogSoftmax, "y") => b(out + 2.0 * u, (c.spread + 20.0) * u + exp + d * u, 4.0 * u * c.magnitude),
+        (DlOp::LayerNorm | DlOp::RmsNorm, "y") => b(out + (d + 8.0) * u, 4.0 * (d + 8.0) * u, 8.0 * u * c.mean_rstd * 1.5),
+        (DlOp::LayerNorm, "rstd") => b((d + 8.0) * u + 16.0 * u * c.mean_rstd, (d + 8.0) * u, 0.0),
+        (DlOp::SoftmaxBwd, "dx") => b(out + 4.0 * u, 2.0 * (d + 4.0) * u, 0.0),
+        (DlOp::CrossEntropy, _) => b((d + 8.0) * u + exp, (d + 8.0) * u + exp, 8.0 * u * c.magnitude),
+        (DlOp::LayerNormBwdGammaBeta, _) => b(out, (d + 8.0) * u, 0.0),
+        _ => b((d + 8.0) * u, (d + 8.0) * u, 0.0),
     }
 }
 // ANCHOR_END: bounds
@@ -78,7 +96,7 @@ pub fn compare(what: &str, got: &[f64], want: &[f64], b: Bound) -> Result<(), St
         } else if w.is_infinite() {
             g == w
         } else {
-            let tol = b.rtol * w.abs() + b.atol * scale;
+            let tol = b.rtol * w.abs() + b.atol * scale + b.abs;
             let err = (g - w).abs();
             if err.is_finite() && tol > 0.0 {
                 worst = worst.max(err / tol);
@@ -95,7 +113,8 @@ pub fn compare(what: &str, got: &[f64], want: &[f64], b: Bound) -> Result<(), St
     if wrong == 0 {
         Ok(())
     } else {
-        Err(format!("{what}: {wrong} of {} values outside |err| ≤ {:.2e}·|want| + {:.2e}·{scale:.3e}: {}", got.len(), b.rtol, b.atol, first.join(", ")))
+        Err(format!("{what}: {wrong} of {} values outside |err| ≤ {:.2e}·|want| + {:.2e}·{scale:.3e} + {:.1e} (worst {worst:.3} × the bound): {}",
+            got.len(), b.rtol, b.atol, b.abs, first.join(", ")))
     }
 }
 
@@ -106,7 +125,7 @@ pub fn worst_ratio(got: &[f64], want: &[f64], b: Bound) -> f64 {
         if w.is_nan() {
             return if g.is_nan() { m } else { f64::INFINITY };
         }
-        let tol = b.rtol * w.abs() + b.atol * scale;
+        let tol = b.rtol * w.abs() + b.atol * scale + b.abs;
         let err = (g - w).abs();
         if !err.is_finite() {
             f64::INFINITY
@@ -364,7 +383,8 @@ mod tests {
 
     #[test]
     fn compare_catches_what_it_must_and_passes_rounding() {
-        let b = bound(DlOp::Softmax, "y", Dtype::F32, 40, 3.0);
+        let c = Conditioning { spread: 3.0, ..Default::default() };
+        let b = bound(DlOp::Softmax, "y", Dtype::F32, 40, c);
         let want = vec![0.25, 0.25, 0.5, 0.0];
         let mut got = want.clone();
         got[2] *= 1.0 + 1e-6;
@@ -375,8 +395,11 @@ mod tests {
         assert!(compare("y", &[f64::NAN], &[f64::NAN], b).is_ok());
         assert!(compare("y", &[1.0], &[f64::NAN], b).is_err());
         // A bound that grew until it admitted zero would prove nothing: even bf16's does not.
-        let loose = bound(DlOp::Softmax, "y", Dtype::BF16, 1000, 10.0);
-        assert!(loose.rtol < 0.02 && loose.atol < 1e-5, "{loose:?}");
+        let loose = bound(DlOp::Softmax, "y", Dtype::BF16, 1000, Conditioning { spread: 10.0, ..Default::default() });
+        assert!(loose.rtol < 0.02 && loose.atol < 1e-5 && loose.abs == 0.0, "{loose:?}");
+        // f16's floor is its subnormal spacing, nothing more.
+        let half = bound(DlOp::Softmax, "y", Dtype::F16, 40, c);
+        assert_eq!(half.abs, 1.0 / (1u64 << 24) as f64);
         assert!(compare("y", &[0.0, 0.0, 0.0, 0.0], &want, loose).is_err());
     }
 }

@@ -1,0 +1,653 @@
+//! The deep-learning reductions (chapters 17–20): softmax, log_softmax, softmax's backward,
+//! LayerNorm, RMSNorm, cross-entropy and LayerNorm's γ/β gradients, against float64 references
+//! with the bounds of `reduction::check::dl`, on fresh random data with poisoned outputs and a
+//! poisoned guard past them, for f32, f16 and bf16, every team (forced, and the automatic
+//! choice) at the shapes where row programs break: one value, rows of 7 and 1001 (not a whole
+//! number of 16-byte packs), a row of 262144, more rows than a grid, a view one value off the
+//! 16-byte boundary and a strided one. The traps: rows whose max is 10^4 (e^x overflows without
+//! the shift), a row with a NaN, ignore_index rows and a target out of range, LayerNorm rows
+//! whose mean is 5·10^4 standard deviations from zero. Then the planted bugs of
+//! `reduction::check::dl_mutants`, each caught at every tested shape and team, with the score
+//! printed; without a GPU, every kernel file and every planted bug is compiled with NVRTC, and
+//! every entry the planner may name is found in the CUBIN.
+
+mod common;
+
+use common::{gpu, gpu_required, nvrtc_trial, trial_seed};
+use libtest_mimic::{Completion, Failed, Trial};
+use reduction::check::dl::{self as check, Bound, Conditioning, FromF32};
+use reduction::check::dl_mutants::{self, DlMutant, Inputs};
+use reduction::element::{bf16, f16, Dtype, Element};
+use reduction::kernels::dl::plan::{self, Choice, Launch, Team};
+use reduction::kernels::dl::runner::DlRunner;
+use reduction::kernels::dl::{self, DlOp};
+use reduction::rows::RowLayout;
+use reduction::Gpu;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// Values past every output: a kernel that writes past its end hits them.
+const GUARD: usize = 8;
+const IGNORE: i64 = -100;
+const LN_EPS: f32 = 1e-5;
+const RMS_EPS: f32 = 1e-6;
+
+/// MAX_TEST_N caps the values a trial uses (runs under compute-sanitizer).
+fn fits_cap(len: usize) -> bool {
+    std::env::var("MAX_TEST_N").ok().and_then(|v| v.parse().ok()).map_or(true, |cap: usize| len <= cap)
+}
+
+/// A GPU trial that may also be ignored with its own reason (a cluster on a GPU before sm_90).
+fn dl_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<Option<String>, Failed> + Send + 'static) -> Trial {
+    let _ = gpu();
+    Trial::ignorable_test(name, move || match gpu() {
+        Ok(g) => body(g).map(|skip| skip.map_or(Completion::Completed, Completion::ignored_with)),
+        Err(why) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
+        Err(_) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
+    })
+}
+
+/// How the inputs are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Random,
+    /// Every third row shifted by 10^4 (f16: 200): e^x overflows f32 without the shift.
+    HugeRows,
+    /// Row 1 holds a NaN: softmax's row is NaN, as torch's.
+    NanRow,
+    /// One row in four ignored, row 2's target out of range (its loss NaN, and so the mean).
+    Ignored,
+    /// LayerNorm rows of mean 300 and spread 0.006 (f32 only).
+    BigMean,
+    /// dy small integers (the column sums' dβ exact).
+    ExactDy,
+}
+
+/// One case: an op on a layout of a type, a team (None: the automatic one), inputs `shift`
+/// values into their buffers, and a grid cap to reach the row loops.
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    op: DlOp,
+    dtype: Dtype,
+    layout: RowLayout,
+    shift: usize,
+    kind: Kind,
+    choice: Option<Choice>,
+    grid_limit: Option<u32>,
+}
+
+/// What one run gave: each output as f64, beside its reference, and the launch.
+struct Outcome {
+    outputs: Vec<(&'static str, Vec<f64>, Vec<f64>, Bound)>,
+    launch: Option<Launch>,
+}
+
+fn as_f64<T: Element>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
+/// A strided buffer for `layout` starting `shift` values in; NaN outside the rows.
+fn buffer<T: FromF32>(layout: RowLayout, shift: usize, lo: f32, hi: f32, seed: u64) -> Vec<T> {
+    let len = shift + layout.rows * layout.stride.max(layout.cols).max(1);
+    let values: Vec<T> = check::uniform(len, lo, hi, seed);
+    let mut out = vec![T::from_f32(f32::NAN); len];
+    for r in 0..layout.rows {
+        for c in 0..layout.cols {
+            let i = shift + r * layout.stride + c;
+            out[i] = values[i];
+        }
+    }
+    out
+}
+
+fn conditioning<T: Element>(x: &[T], layout: RowLayout) -> Conditioning {
+    let mut c = Conditioning::default();
+    for r in 0..layout.rows {
+        let (lo, hi) = check::row_values(x, layout, r).filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+        if hi >= lo {
+            c.spread = c.spread.max(hi - lo);
+            c.magnitude = c.magnitude.max(hi.abs()).max(lo.abs());
+        }
+    }
+    c
+}
+
+/// Run one case on the GPU with `runner` (unchanged or planted) and gather its outputs and the
+/// references. Outputs are poisoned before, and the guard after them must stay poisoned.
+fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -> Result<Outcome, Failed> {
+    let Case { op, layout, shift, kind, .. } = case;
+    let (m, n) = (layout.rows, layout.cols);
+    if let Some(cap) = case.grid_limit {
+        runner.limit_grid(cap);
+    }
+    let stream = g.stream();
+    let poisoned = |len: usize| -> Result<cudarc::driver::CudaSlice<T>, Failed> {
+        let mut b = g.alloc::<T>(len + GUARD)?;
+        g.fill(&mut b, T::POISON)?;
+        Ok(b)
+    };
+    let poisoned_f32 = |len: usize| -> Result<cudarc::driver::CudaSlice<f32>, Failed> {
+        let mut b = g.alloc::<f32>(len + GUARD)?;
+        g.fill(&mut b, f32::NAN)?;
+        Ok(b)
+    };
+    let guard_ok = |what: &str, got: &[f64], len: usize| -> Result<(), Failed> {
+        if got[len..].iter().any(|v| !v.is_nan()) {
+            return Err(format!("{what}: something wrote past the last value: {:?}", &got[len..]).into());
+        }
+        Ok(())
+    };
+    let mut x: Vec<T> = buffer(layout, shift, -1.0, 1.0, seed);
+    match kind {
+        Kind::HugeRows => {
+            let big = if T::DTYPE == Dtype::F16 { 200.0 } else { 1e4 };
+            for r in (1..m).step_by(3) {
+                for c in 0..n {
+                    let i = shift + r * layout.stride + c;
+                    x[i] = T::from_f32(x[i].to_f64() as f32 + big);
+                }
+            }
+        }
+        Kind::NanRow if m > 1 => x[shift + layout.stride] = T::from_f32(f32::NAN),
+        Kind::BigMean => {
+            for r in 0..m {
+                for c in 0..n {
+                    let i = shift + r * layout.stride + c;
+                    x[i] = T::from_f32(300.0 + 0.01 * x[i].to_f64() as f32);
+                }
+            }
+        }
+        _ => {}
+    }
+    let rows_x = &x[shift..];
+    let dev_x = g.upload(&x)?;
+    let xv = dev_x.slice(shift..);
+    let cond = conditioning(rows_x, layout);
+    let mut out = Vec::new();
+    let launch;
+    match op {
+        DlOp::Softmax | DlOp::LogSoftmax => {
+            let mut y = poisoned(m * n)?;
+            launch = runner.softmax(&xv, layout, &mut y.as_view_mut(), op == DlOp::LogSoftmax)?;
+            let got = as_f64(&g.download(&y)?);
+            g.synchronize()?;
+            guard_ok("y", &got, m * n)?;
+            let want = check::softmax(rows_x, layout, op == DlOp::LogSoftmax);
+            out.push(("y", got[..m * n].to_vec(), want, Bound { rtol: 0.0, atol: 0.0, abs: 0.0 }));
+        }
+        DlOp::SoftmaxBwd => {
+            let yh: Vec<T> = check::softmax_rows(layout, seed ^ 1);
+            let dyh: Vec<T> = if kind == Kind::ExactDy { buffer(layout, 0, -4.0, 4.0, seed ^ 2) } else { buffer(layout, 0, -1.0, 1.0, seed ^ 2) };
+            let (y, dy) = (g.upload(&yh)?, g.upload(&dyh)?);
+            let mut dx = poisoned(m * n)?;
+            launch = runner.softmax_backward(&y.as_view(), &dy.as_view(), layout, &mut dx.as_view_mut())?;
+            let got = as_f64(&g.download(&dx)?);
+            g.synchronize()?;
+            guard_ok("dx", &got, m * n)?;
+            out.push(("dx", got[..m * n].to_vec(), check::softmax_backward(&yh, &dyh, layout), Bound { rtol: 0.0, atol: 0.0, abs: 0.0 }));
+        }
+        DlOp::LayerNorm | DlOp::RmsNorm => {
+            let gamma: Vec<T> = check::uniform(n, 0.5, 1.5, seed ^ 3);
+            let beta: Vec<T> = check::uniform(n, -0.5, 0.5, seed ^ 4);
+            let (dg, db) = (g.upload(&gamma)?, g.upload(&beta)?);
+            let mut y = poisoned(m * n)?;
+            let mut s0 = poisoned_f32(m)?;
+            let mut s1 = poisoned_f32(m)?;
+            if op == DlOp::LayerNorm {
+                launch = runner.layer_norm(&xv, &dg.as_view(), &db.as_view(), layout, LN_EPS, &mut y.as_view_mut(), &mut s0.as_view_mut(), &mut s1.as_view_mut())?;
+            } else {
+                launch = runner.rms_norm(&xv, &dg.as_view(), layout, RMS_EPS, &mut y.as_view_mut(), &mut s0.as_view_mut())?;
+            }
+            let got = as_f64(&g.download(&y)?);
+            let got0 = as_f64(&g.download(&s0)?);
+            let got1 = as_f64(&g.download(&s1)?);
+            g.synchronize()?;
+            guard_ok("y", &got, m * n)?;
+            guard_ok("stats", &got0, m)?;
+            if op == DlOp::LayerNorm {
+                let (want, mean, rstd) = check::layer_norm(rows_x, &gamma, &beta, layout, LN_EPS as f64);
+                let mean_rstd = mean.iter().zip(&rstd).fold(0.0f64, |a, (m, r)| a.max((m * r).abs()));
+                let cond = Conditioning { mean_rstd, ..cond };
+                out.push(("y", got[..m * n].to_vec(), want, bound(op, "y", case, cond, launch.as_ref())));
+                out.push(("mean", got0[..m].to_vec(), mean, bound(op, "mean", case, cond, launch.as_ref())));
+                out.push(("rstd", got1[..m].to_vec(), rstd, bound(op, "rstd", case, cond, launch.as_ref())));
+            } else {
+                let (want, rrms) = check::rms_norm(rows_x, &gamma, layout, RMS_EPS as f64);
+                out.push(("y", got[..m * n].to_vec(), want, Bound { rtol: 0.0, atol: 0.0, abs: 0.0 }));
+                out.push(("rrms", got0[..m].to_vec(), rrms, Bound { rtol: 0.0, atol: 0.0, abs: 0.0 }));
+            }
+        }
+        DlOp::CrossEntropy => {
+            let mut targets = check::targets(m, n, IGNORE, if kind == Kind::Ignored { 4 } else { 16 }, seed ^ 5);
+            if kind == Kind::Ignored && m > 2 {
+                targets[2] = n as i64; // out of range: NaN
+            }
+            let dev_t = stream.clone_htod(&targets).map_err(|e| format!("uploading the targets: {e}"))?;
+            let mut loss = poisoned_f32(m)?;
+            let mut mean = poisoned_f32(1)?;
+            launch = runner.cross_entropy(&xv, &dev_t.as_view(), layout, IGNORE, &mut loss.as_view_mut(), &mut mean.as_view_mut())?;
+            let got = as_f64(&g.download(&loss)?);
+            let got_mean = as_f64(&g.download(&mean)?);
+            g.synchronize()?;
+            guard_ok("loss", &got, m)?;
+            guard_ok("mean", &got_mean, 1)?;
+            let (want, want_mean) = check::cross_entropy(rows_x, &targets, layout, IGNORE);
+            out.push(("loss", got[..m].to_vec(), want, Bound { rtol: 0.0, atol: 0.0, abs: 0.0 }));
+            out.push(("mean", got_mean[..1].to_vec(), vec![want_mean], Bound { rtol: 0.0, atol: 0.0, abs: 0.0 }));
+        }
+        DlOp::LayerNormBwdGammaBeta => unreachable!("the column reduction has its own trial"),
+    }
+    // Fill in the bounds that depend on the launch (those already set, LayerNorm's, stay).
+    for o in out.iter_mut() {
+        if o.3.rtol == 0.0 && o.3.atol == 0.0 {
+            o.3 = bound(op, o.0, case, cond, launch.as_ref());
+        }
+    }
+    Ok(Outcome { outputs: out, launch })
+}
+
+fn bound(op: DlOp, output: &str, case: Case, c: Conditioning, launch: Option<&Launch>) -> Bound {
+    let depth = launch.map_or(case.layout.cols as u64, |l| l.depth(case.layout.cols as u64));
+    check::bound(op, output, case.dtype, depth, c)
+}
+
+/// `Ok` if every output is within its bound.
+fn verdict(o: &Outcome) -> Result<(), String> {
+    for (what, got, want, b) in &o.outputs {
+        check::compare(what, got, want, *b).map_err(|e| match &o.launch {
+            Some(l) => format!("{e} [{l}]"),
+            None => e,
+        })?;
+    }
+    Ok(())
+}
+
+macro_rules! with_float {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            Dtype::F32 => {
+                type $t = f32;
+                $body
+            }
+            Dtype::F16 => {
+                type $t = f16;
+                $body
+            }
+            Dtype::BF16 => {
+                type $t = bf16;
+                $body
+            }
+            other => panic!("no deep-learning kernel takes {other}"),
+        }
+    };
+}
+
+/// The teams a shape is run with: the automatic choice, and each team forced small enough that
+/// long rows take several chunks (the read-twice path) and short rows are held.
+fn teams(op: DlOp) -> Vec<(&'static str, Option<Choice>)> {
+    let menu = op.menu();
+    let lanes_vpt = menu.lanes[0].0;
+    let block_vpt = menu.block[0].0;
+    let split_vpt = menu.split[0].0;
+    let mut t = vec![
+        ("auto", None),
+        ("lanes", Some(Choice { team: Team::Lanes(32), vpt: lanes_vpt, block: 128 })),
+        ("lanes8", Some(Choice { team: Team::Lanes(8), vpt: menu.lanes.last().unwrap().0, block: 256 })),
+        ("block", Some(Choice { team: Team::Block, vpt: block_vpt, block: 128 })),
+        ("split", Some(Choice { team: Team::Split(3), vpt: split_vpt, block: 128 })),
+    ];
+    if let Some(&(c, v, _)) = menu.cluster.first() {
+        t.push(("cluster", Some(Choice { team: Team::Cluster(c), vpt: v, block: 128 })));
+    }
+    t
+}
+
+const SHAPES: [(usize, usize); 11] = [(1, 1), (3, 7), (2, 32), (37, 1001), (64, 256), (5, 4104), (3, 70_001), (200, 33), (2, 262_144), (1000, 1025), (16, 8192)];
+
+fn needs_clusters(g: &Gpu, choice: Option<Choice>) -> Option<String> {
+    match choice {
+        Some(Choice { team: Team::Cluster(_), .. }) if g.info().compute_capability.0 < 9 => {
+            Some(format!("thread-block clusters need sm_90; this GPU is {}", g.info().arch()))
+        }
+        _ => None,
+    }
+}
+
+fn case_trial(name: String, case: Case) -> Trial {
+    let seed = trial_seed(&name);
+    dl_trial(name, move |g| {
+        if let Some(why) = needs_clusters(g, case.choice) {
+            return Ok(Some(why));
+        }
+        let mut runner = DlRunner::new(g)?.with_choice(case.choice);
+        let outcome = with_float!(case.dtype, T => run_case::<T>(g, &mut runner, case, seed))?;
+        verdict(&outcome).map_err(|e| format!("{} {} {}: {e}", case.op, case.dtype, case.layout))?;
+        Ok(None)
+    })
+}
+
+fn row_trials(trials: &mut Vec<Trial>) {
+    let ops = [DlOp::Softmax, DlOp::LogSoftmax, DlOp::SoftmaxBwd, DlOp::LayerNorm, DlOp::RmsNorm, DlOp::CrossEntropy];
+    for op in ops {
+        for dtype in dl::DTYPES {
+            for (team, choice) in teams(op) {
+                for (m, n) in SHAPES {
+                    if !fits_cap(m * n) {
+                        continue;
+                    }
+                    let case = Case { op, dtype, layout: RowLayout::dense(m, n), shift: 0, kind: Kind::Random, choice, grid_limit: None };
+                    trials.push(case_trial(format!("{op}::{dtype}::{team}::{m}x{n}"), case));
+                }
+                // A view one value off the 16-byte boundary, and rows 3 values apart (value by value).
+                for (m, n, stride, shift) in [(37, 1000, 1000, 1), (9, 4096, 4099, 0)] {
+                    let layout = RowLayout::strided(m, n, stride);
+                    let case = Case { op, dtype, layout, shift, kind: Kind::Random, choice, grid_limit: None };
+                    trials.push(case_trial(format!("{op}::{dtype}::{team}::view::{m}x{n}::stride={stride}::shift={shift}"), case));
+                }
+                // A grid of 3 blocks for 1000 rows: the loops over rows.
+                if !matches!(choice, Some(Choice { team: Team::Cluster(_), .. })) {
+                    let case = Case { op, dtype, layout: RowLayout::dense(1000, 300), shift: 0, kind: Kind::Random, choice, grid_limit: Some(3) };
+                    trials.push(case_trial(format!("{op}::{dtype}::{team}::row_loop::1000x300::3_blocks"), case));
+                }
+            }
+            // The traps, with the automatic team and two forced ones.
+            let kinds: &[Kind] = match op {
+                DlOp::Softmax | DlOp::LogSoftmax => &[Kind::HugeRows, Kind::NanRow],
+                DlOp::CrossEntropy => &[Kind::HugeRows, Kind::Ignored],
+                DlOp::LayerNorm if dtype == Dtype::F32 => &[Kind::BigMean],
+                _ => &[],
+            };
+            for &kind in kinds {
+                for (team, choice) in teams(op).into_iter().take(4) {
+                    for (m, n) in [(37, 1001), (64, 256), (6, 70_000)] {
+                        let case = Case { op, dtype, layout: RowLayout::dense(m, n), shift: 0, kind, choice, grid_limit: None };
+                        trials.push(case_trial(format!("trap::{kind:?}::{op}::{dtype}::{team}::{m}x{n}"), case));
+                    }
+                }
+            }
+        }
+    }
+    // Every team gives the same bits twice.
+    for op in [DlOp::Softmax, DlOp::LayerNorm, DlOp::CrossEntropy] {
+        for (team, choice) in teams(op) {
+            trials.push(dl_trial(format!("determinism::{op}::{team}"), move |g| {
+                if let Some(why) = needs_clusters(g, choice) {
+                    return Ok(Some(why));
+                }
+                let case = Case { op, dtype: Dtype::F32, layout: RowLayout::dense(9, 70_001), shift: 0, kind: Kind::Random, choice, grid_limit: None };
+                let mut runner = DlRunner::new(g)?.with_choice(choice);
+                let a = run_case::<f32>(g, &mut runner, case, 42)?;
+                let b = run_case::<f32>(g, &mut runner, case, 42)?;
+                for ((what, x, _, _), (_, y, _, _)) in a.outputs.iter().zip(&b.outputs) {
+                    if let Some(i) = (0..x.len()).find(|&i| x[i].to_bits() != y[i].to_bits()) {
+                        return Err(format!("{what}[{i}]: {:e} then {:e}", x[i], y[i]).into());
+                    }
+                }
+                Ok(None)
+            }));
+        }
+    }
+    trials.push(dl_trial("errors::refused_before_any_launch", |g| {
+        let mut runner = DlRunner::new(g)?;
+        let x = g.upload(&[1.0f32; 100])?;
+        let mut y = g.alloc::<f32>(100)?;
+        let expect = |what: &str, r: reduction::Result<Option<Launch>>, needle: &str| -> Result<(), Failed> {
+            match r {
+                Err(e) if e.to_string().contains(needle) => Ok(()),
+                Err(e) => Err(format!("{what}: wrong error: {e}").into()),
+                Ok(l) => Err(format!("{what}: accepted ({l:?})").into()),
+            }
+        };
+        expect("a short input", runner.softmax(&x.as_view(), RowLayout::dense(11, 10), &mut y.as_view_mut(), false), "needs 110")?;
+        let mut small = g.alloc::<f32>(50)?;
+        expect("a short output", runner.softmax(&x.as_view(), RowLayout::dense(10, 10), &mut small.as_view_mut(), false), "output holds 50")?;
+        let mut stats = g.alloc::<f32>(3)?;
+        let gamma = g.upload(&[1.0f32; 10])?;
+        expect("short statistics", runner.rms_norm(&x.as_view(), &gamma.as_view(), RowLayout::dense(10, 10), 1e-6, &mut y.as_view_mut(), &mut stats.as_view_mut()), "per-row output")?;
+        let short_gamma = g.upload(&[1.0f32; 5])?;
+        let mut rrms = g.alloc::<f32>(10)?;
+        expect("a short γ", runner.rms_norm(&x.as_view(), &short_gamma.as_view(), RowLayout::dense(10, 10), 1e-6, &mut y.as_view_mut(), &mut rrms.as_view_mut()), "γ holds 5")?;
+        // Nothing was lost: the same runner still computes.
+        runner.softmax(&x.as_view(), RowLayout::dense(10, 10), &mut y.as_view_mut(), false)?;
+        let got = g.download(&y)?;
+        g.synchronize()?;
+        if got.iter().any(|v| (v - 0.1).abs() > 1e-6) {
+            return Err(format!("after the refusals: {:?}", &got[..10]).into());
+        }
+        Ok(None)
+    }));
+}
+
+/// LayerNorm's γ/β gradients: within the bound of each column's Σ|terms|; with integer dy, dβ
+/// exactly (f32).
+fn column_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, layout: RowLayout, exact_dy: bool, seed: u64) -> Result<Result<(), String>, Failed> {
+    let (m, n) = (layout.rows, layout.cols);
+    let x: Vec<T> = buffer(layout, 0, -1.0, 1.0, seed);
+    let dy: Vec<T> = if exact_dy {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 9);
+        (0..layout.rows * layout.stride).map(|_| T::from_f32(rng.gen_range(-4i32..=4) as f32)).collect()
+    } else {
+        buffer(layout, 0, -1.0, 1.0, seed ^ 7)
+    };
+    let (_, mean, rstd) = check::layer_norm(&x, &vec![T::from_f32(1.0); n], &vec![T::from_f32(0.0); n], layout, LN_EPS as f64);
+    let (mean, rstd): (Vec<f32>, Vec<f32>) = (mean.iter().map(|&v| v as f32).collect(), rstd.iter().map(|&v| v as f32).collect());
+    let (dx, ddy, dm, dr) = (g.upload(&x)?, g.upload(&dy)?, g.upload(&mean)?, g.upload(&rstd)?);
+    let mut dgamma = g.alloc::<T>(n + GUARD)?;
+    let mut dbeta = g.alloc::<T>(n + GUARD)?;
+    g.fill(&mut dgamma, T::POISON)?;
+    g.fill(&mut dbeta, T::POISON)?;
+    let plan = runner.layer_norm_grad(&dx.as_view(), &ddy.as_view(), &dm.as_view(), &dr.as_view(), layout, &mut dgamma.as_view_mut(), &mut dbeta.as_view_mut())?;
+    let (gg, gb) = (as_f64(&g.download(&dgamma)?), as_f64(&g.download(&dbeta)?));
+    g.synchronize()?;
+    if gg[n..].iter().chain(&gb[n..]).any(|v| !v.is_nan()) {
+        return Ok(Err("something wrote past dγ or dβ".into()));
+    }
+    let [wg, wb, sg, sb] = check::layer_norm_grad(&x, &dy, &mean, &rstd, layout);
+    let depth = plan.map_or(m as u64, |p| p.rows_per_chunk.div_ceil(8) + p.chunks as u64 + 16) as f64;
+    let u = check::U32;
+    let out = check::unit(T::DTYPE);
+    for j in 0..n {
+        let bad_g = (gg[j] - wg[j]).abs() > out * wg[j].abs() + (depth + 8.0) * u * sg[j] + 1e-30;
+        let bad_b = if exact_dy && T::DTYPE == Dtype::F32 { gb[j] != wb[j] } else { (gb[j] - wb[j]).abs() > out * wb[j].abs() + (depth + 8.0) * u * sb[j] + 1e-30 };
+        if bad_g || bad_b {
+            return Ok(Err(format!("column {j} of {layout}: dγ {} (want {}), dβ {} (want {}{}) [{plan:?}]", gg[j], wg[j], gb[j], wb[j],
+                if exact_dy { ", exactly" } else { "" })));
+        }
+    }
+    Ok(Ok(()))
+}
+
+fn column_trials(trials: &mut Vec<Trial>) {
+    for dtype in dl::DTYPES {
+        for (m, n) in [(1, 1), (7, 3), (1000, 256), (4096, 1001), (3, 70_001), (70_000, 9), (300, 4096), (1 << 16, 64)] {
+            if !fits_cap(m * n) {
+                continue;
+            }
+            let name = format!("columns::{dtype}::{m}x{n}");
+            let seed = trial_seed(&name);
+            trials.push(dl_trial(name, move |g| {
+                let mut runner = DlRunner::new(g)?;
+                with_float!(dtype, T => column_case::<T>(g, &mut runner, RowLayout::dense(m, n), false, seed))?.map_err(Failed::from)?;
+                Ok(None)
+            }));
+        }
+    }
+    trials.push(dl_trial("columns::f32::exact_dβ::100000x300", |g| {
+        let mut runner = DlRunner::new(g)?;
+        column_case::<f32>(g, &mut runner, RowLayout::dense(100_000, 300), true, 5)?.map_err(Failed::from)?;
+        Ok(None)
+    }));
+}
+
+// ---- Planted bugs ----
+
+struct Score {
+    caught: AtomicUsize,
+    planted: AtomicUsize,
+}
+static SCORE: Score = Score { caught: AtomicUsize::new(0), planted: AtomicUsize::new(0) };
+
+/// The shapes a planted bug is run at, with its inputs; every one must catch it.
+fn mutant_shapes(m: &DlMutant) -> Vec<(usize, usize)> {
+    match m.inputs {
+        Inputs::ExactDy => vec![(1000, 256), (4097, 64), (3, 70_001), (100_000, 33)],
+        Inputs::Ignored => vec![(8, 7), (64, 256), (37, 1001), (16, 8192), (4, 70_001), (2, 262_144)],
+        _ => vec![(3, 2), (8, 7), (64, 256), (37, 1001), (5, 4104), (16, 8192), (3, 70_001), (2, 262_144)],
+    }
+}
+
+fn mutant_trial(mutant: &'static DlMutant, dtype: Dtype, team: &'static str, choice: Option<Choice>) -> Trial {
+    let name = format!("mutation::{}::{}::{dtype}::{team}", mutant.name, mutant.op);
+    let what = name.clone();
+    dl_trial(name, move |g| {
+        if let Some(why) = needs_clusters(g, choice) {
+            return Ok(Some(why));
+        }
+        let planted = mutant.spec()?;
+        for (m, n) in mutant_shapes(mutant) {
+            SCORE.planted.fetch_add(1, Relaxed);
+            let layout = RowLayout::dense(m, n);
+            let seed = trial_seed(&format!("{what}/{m}x{n}"));
+            let (control, bug) = if mutant.op == DlOp::LayerNormBwdGammaBeta {
+                let mut a = DlRunner::new(g)?;
+                let mut b = DlRunner::new(g)?.replacing(mutant.original(), planted);
+                let exact = mutant.inputs == Inputs::ExactDy;
+                (column_case::<f32>(g, &mut a, layout, exact, seed)?, column_case::<f32>(g, &mut b, layout, exact, seed)?)
+            } else {
+                let kind = match mutant.inputs {
+                    Inputs::HugeRows => Kind::HugeRows,
+                    Inputs::Ignored => Kind::Ignored,
+                    _ => Kind::Random,
+                };
+                let case = Case { op: mutant.op, dtype, layout, shift: 0, kind, choice, grid_limit: None };
+                let mut a = DlRunner::new(g)?.with_choice(choice);
+                let mut b = DlRunner::new(g)?.with_choice(choice).replacing(mutant.original(), planted);
+                let control = with_float!(dtype, T => run_case::<T>(g, &mut a, case, seed))?;
+                let bug = with_float!(dtype, T => run_case::<T>(g, &mut b, case, seed))?;
+                (verdict(&control), verdict(&bug))
+            };
+            control.map_err(|e| format!("{what} {m}x{n}: the UNCHANGED kernel failed: {e}"))?;
+            if bug.is_ok() {
+                return Err(format!("{what} {m}x{n}: the planted bug ({}) was NOT caught", mutant.bug).into());
+            }
+            SCORE.caught.fetch_add(1, Relaxed);
+        }
+        Ok(None)
+    })
+}
+
+fn mutation_trials(trials: &mut Vec<Trial>) {
+    for mutant in dl_mutants::ALL {
+        if mutant.op == DlOp::LayerNormBwdGammaBeta {
+            trials.push(mutant_trial(mutant, Dtype::F32, "columns", None));
+            continue;
+        }
+        for dtype in [Dtype::F32, Dtype::BF16] {
+            for (team, choice) in teams(mutant.op) {
+                trials.push(mutant_trial(mutant, dtype, team, choice));
+            }
+        }
+    }
+    // Without a GPU: every planted file compiles.
+    for mutant in dl_mutants::ALL {
+        trials.push(nvrtc_trial(format!("compile::planted::{}", mutant.name), move || {
+            let spec = mutant.spec()?;
+            let compiled = reduction::nvrtc::compile_cubin(spec.file, spec.source, "sm_90", &[])?;
+            if !compiled.cubin.starts_with(b"\x7fELF") {
+                return Err(format!("{}: not an ELF CUBIN", spec.file).into());
+            }
+            Ok(())
+        }));
+    }
+}
+
+// ---- No GPU needed ----
+
+/// Every entry the planner may name, for every type, in the kernel file it names.
+fn entry_names(op: DlOp) -> Vec<String> {
+    let menu = op.menu();
+    let mut names = Vec::new();
+    for dtype in dl::DTYPES {
+        let t = dtype.name();
+        for &(v, _) in menu.lanes {
+            names.push(format!("{}_lanes{v}_{t}", op.stem()));
+        }
+        for &(v, _) in menu.block {
+            names.push(format!("{}_block{v}_{t}", op.stem()));
+        }
+        for &(v, _) in menu.split {
+            names.push(format!("{}_split{v}_{t}", op.stem()));
+        }
+        for &(c, v, _) in menu.cluster {
+            names.push(format!("{}_cluster{c}x{v}_{t}", op.stem()));
+        }
+        if op == DlOp::Softmax {
+            names.push(format!("softmax_three_pass_{t}"));
+        }
+        if op == DlOp::LayerNormBwdGammaBeta {
+            names.retain(|_| false);
+            for kind in ["columns", "team_per_column", "thread_per_column"] {
+                names.push(format!("layer_norm_grad_{kind}_{t}"));
+            }
+        }
+    }
+    names
+}
+
+fn host_trials(trials: &mut Vec<Trial>) {
+    for spec in dl::files() {
+        for arch in ["sm_75", "sm_90"] {
+            trials.push(nvrtc_trial(format!("compile::{arch}::{}::every_planned_entry", spec.file), move || {
+                let compiled = reduction::nvrtc::compile_cubin(spec.file, &spec.full_source(), arch, &[])?;
+                let cubin = String::from_utf8_lossy(&compiled.cubin);
+                let missing: Vec<String> = DlOp::ALL
+                    .into_iter()
+                    .filter(|op| op.spec().file == spec.file)
+                    .flat_map(entry_names)
+                    // Clusters exist from sm_90 on; below, the planner never names them.
+                    .filter(|name| arch == "sm_90" || !name.contains("_cluster"))
+                    .filter(|name| !cubin.contains(name.as_str()))
+                    .collect();
+                if missing.is_empty() { Ok(()) } else { Err(format!("{} for {arch} lacks {missing:?}", spec.file).into()) }
+            }));
+        }
+    }
+    trials.push(Trial::test("plan::every_forced_team_of_the_tests_is_on_the_menu", || {
+        for op in [DlOp::Softmax, DlOp::LogSoftmax, DlOp::SoftmaxBwd, DlOp::LayerNorm, DlOp::RmsNorm, DlOp::CrossEntropy] {
+            for (team, choice) in teams(op) {
+                for (m, n) in SHAPES {
+                    plan::plan(op, Dtype::BF16, m as u64, n as u64, plan::Device::h200(), choice, |_, _| 264)
+                        .map_err(|e| format!("{op} {team} {m}x{n}: {e}"))?;
+                }
+            }
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test("mutants::six_bugs_each_a_file_of_the_registry", || {
+        if dl_mutants::ALL.len() != 6 || dl_mutants::files().is_empty() {
+            return Err("the catalogue lost a bug".into());
+        }
+        Ok(())
+    }));
+}
+
+fn main() {
+    let mut trials = Vec::new();
+    host_trials(&mut trials);
+    row_trials(&mut trials);
+    column_trials(&mut trials);
+    mutation_trials(&mut trials);
+    let args = libtest_mimic::Arguments::from_args();
+    if let Err(why) = gpu() {
+        if !gpu_required() {
+            eprintln!("note: tests that need a GPU are ignored here: {why} (REQUIRE_GPU=1 makes them fail instead)");
+        }
+    }
+    let conclusion = libtest_mimic::run(&args, trials);
+    let planted = SCORE.planted.load(Relaxed);
+    if planted > 0 {
+        let caught = SCORE.caught.load(Relaxed);
+        println!("mutation score (deep-learning kernels): caught {caught} of {planted} planted bugs at their shapes ({:.1}%)", 100.0 * caught as f64 / planted as f64);
+    }
+    conclusion.exit()
+}
