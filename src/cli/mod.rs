@@ -7,6 +7,7 @@ pub mod accuracy;
 pub mod bench;
 pub mod book_runs;
 pub mod determinism;
+pub mod dl;
 pub mod exercise;
 pub mod mistakes;
 pub mod multigpu;
@@ -44,6 +45,8 @@ pub enum Command {
     Rows(rows::RowsArgs),
     /// Row sums of several shapes: each strategy and the automatic choice
     RowsBench(rows::RowsBenchArgs),
+    /// The deep-learning reductions (softmax, norms, cross-entropy, backward), then their peers
+    DlBench(dl::DlBenchArgs),
     /// Run one mistake in this process (what compute-sanitizer wraps)
     Mistake(mistakes::MistakeArgs),
     /// Run every mistake in a child process under a deadline

@@ -91,6 +91,11 @@ pub struct RowsBenchArgs {
     no_peers: bool,
 }
 
+/// `4096x64`, `2^10x2^16` (for other commands' --shapes).
+pub fn parse_shape_arg(shape: &str) -> Result<(usize, usize), String> {
+    parse_shape(shape)
+}
+
 /// `4096x64`, `2^10x2^16`.
 fn parse_shape(shape: &str) -> Result<(usize, usize), String> {
     let (m, n) = shape.split_once('x').ok_or(format!("{shape:?} is not a shape (write MxN: 4096x64, 2^10x2^16)"))?;

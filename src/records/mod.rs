@@ -10,6 +10,7 @@
 //! |---|---|
 //! | [`bench`] | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
 //! | [`rows`] | the row sums' conventions in those rows (`plots/data/rows/`) |
+//! | [`dl`] | `plots/data/dl/<gpu>.csv` (+ `-peers`, `-peers-refused`): the deep-learning reductions, ours and the peers' |
 //! | [`tile`] | the tile languages' whole-array sums (`plots/data/tile/`) |
 //! | [`accuracy`] | `plots/data/accuracy/<gpu>.csv` and `accuracy/conditioning/<gpu>.csv` |
 //! | [`determinism`] | `plots/data/determinism/<gpu>.csv`, and the level each kernel reaches |
@@ -24,6 +25,7 @@ pub mod allreduce;
 pub mod bench;
 pub mod csv;
 pub mod determinism;
+pub mod dl;
 pub mod exercises;
 pub mod machine;
 pub mod mistakes;

@@ -284,6 +284,38 @@ impl DlRunner {
         Ok(Some(launch))
     }
 
+    /// LayerNorm's dγ and dβ in one of the row kernels' layouts, kept to show why they are the
+    /// wrong ones for a column sum: a warp per column (`team`), or a thread per column.
+    #[allow(clippy::too_many_arguments)]
+    pub fn layer_norm_grad_naive<T: Element>(&mut self, team: bool, x: &CudaView<'_, T>, dy: &CudaView<'_, T>, mean: &CudaView<'_, f32>, rstd: &CudaView<'_, f32>,
+                                             layout: RowLayout, dgamma: &mut CudaViewMut<'_, T>, dbeta: &mut CudaViewMut<'_, T>) -> Result<()> {
+        let op = DlOp::LayerNormBwdGammaBeta;
+        Self::check_dtype::<T>(op)?;
+        for len in [x.len(), dy.len()] {
+            layout.check(len).map_err(|e| refuse(op, layout, e.to_string()))?;
+        }
+        if mean.len() < layout.rows || rstd.len() < layout.rows || dgamma.len() < layout.cols || dbeta.len() < layout.cols {
+            return Err(refuse(op, layout, "mean and rstd need one value per row, dγ and dβ one per column".into()));
+        }
+        if layout.is_empty() {
+            return Ok(());
+        }
+        let entry = format!("layer_norm_grad_{}_per_column_{}", if team { "team" } else { "thread" }, T::DTYPE.name());
+        let f = self.function(op, &entry)?;
+        let block = 256u32;
+        let grid = if team { layout.cols.div_ceil((block / 32) as usize) } else { layout.cols.div_ceil(block as usize) } as u32;
+        let (rows, cols, ld) = (layout.rows as u64, layout.cols as u64, layout.stride as u64);
+        let stream = self.gpu.stream().clone();
+        let mut args = stream.launch_builder(&f);
+        args.arg(x).arg(dy).arg(mean).arg(rstd).arg(dgamma).arg(dbeta).arg(&rows).arg(&cols).arg(&ld);
+        let config = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: layer_norm_grad_{team,thread}_per_column_<T>(x, dy, mean, rstd, dgamma, dbeta,
+        // rows, cols, ld): buffers checked as above; the grid covers every column (a warp or a
+        // thread each); no launch bound beyond the default 1024.
+        unsafe { args.launch(config) }.during(&format!("launching {entry} on {layout}"))?;
+        Ok(())
+    }
+
     /// The plan of LayerNorm's γ/β gradients for `layout`.
     pub fn plan_columns(&self, dtype: Dtype, layout: RowLayout) -> Option<Columns> {
         plan::plan_columns(dtype, layout.rows as u64, layout.cols as u64, self.device.sm_count)

@@ -1,0 +1,104 @@
+//! `reduction dl-bench`: the deep-learning reductions measured on this GPU (chapters 17–20), the
+//! peers run right after on the same shapes (`plots/dl_peers.py`), then the chapters redrawn.
+
+use super::{command_line, machine_of, parse_seed, render, Outcome};
+use clap::Args;
+use reduction::element::Dtype;
+use reduction::kernels::dl::DlOp;
+use reduction::limits::Need;
+use reduction::measure::dl_bench::{self, DlBenchConfig};
+use reduction::records::dl as records;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct DlBenchArgs {
+    /// Shapes, MxN [default: M·N = 2^28 for N = 2^8 … 2^18, then 4096x4096 and 8192x128256]
+    #[arg(long, value_name = "MxN,...", value_delimiter = ',', value_parser = super::rows::parse_shape_arg)]
+    shapes: Option<Vec<(usize, usize)>>,
+    /// Input types
+    #[arg(long = "dtypes", value_name = "TYPE,...", value_delimiter = ',', default_value = "f32,bf16")]
+    dtypes: Vec<Dtype>,
+    /// The reductions [default: all seven]
+    #[arg(long, value_name = "OP,...", value_delimiter = ',')]
+    ops: Option<Vec<DlOp>>,
+    /// Where the CSVs go; without it, plots/data/dl, and the chapters are redrawn
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The inputs' seed
+    #[arg(long, default_value_t = DlBenchConfig::default().seed, value_parser = parse_seed)]
+    seed: u64,
+    /// A few shapes, shorter timings
+    #[arg(long)]
+    quick: bool,
+    /// Do not run plots/dl_peers.py (torch, torch.compile, Triton, TileLang, Liger, Quack) afterwards
+    #[arg(long)]
+    no_peers: bool,
+}
+
+pub fn bench(args: DlBenchArgs) -> Outcome {
+    let mut config = DlBenchConfig::default();
+    if args.quick {
+        config.shapes = dl_bench::quick_shapes();
+        config.target_ms = 5.0;
+    }
+    if let Some(shapes) = args.shapes {
+        config.shapes = shapes;
+    }
+    if let Some(ops) = args.ops {
+        config.ops = ops;
+    }
+    for &d in &args.dtypes {
+        if !reduction::kernels::dl::DTYPES.contains(&d) {
+            return Err(format!("--dtypes {d}: the deep-learning kernels take f32, f16 or bf16").into());
+        }
+    }
+    config.dtypes = args.dtypes.clone();
+    config.seed = args.seed;
+    let largest = config.shapes.iter().map(|&(m, n)| m.saturating_mul(n)).max().unwrap_or(0);
+    let need = Need::elements(format!("{largest} values of the largest shape"), largest, 4);
+    let gpu = super::open_gpu_for(Some(&need))?;
+    let started = std::time::Instant::now();
+    let measured = dl_bench::bench(&gpu, &config)?;
+    let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
+    let dir = records::results_dir(&data_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let slug = reduction::records::slug(&gpu.info().name);
+    let machine = machine_of(&gpu, command_line());
+    let path = records::results_file(&data_dir, &slug);
+    records::write_csv(&path, &machine, &measured)?;
+    println!("\n{} measurements in {:.0} s, written to {}", measured.len(), started.elapsed().as_secs_f64(), path.display());
+    if !args.no_peers {
+        let shapes: Vec<String> = config.shapes.iter().map(|(m, n)| format!("{m}x{n}")).collect();
+        let dtypes: Vec<&str> = config.dtypes.iter().map(|d| d.name()).collect();
+        let ops: Vec<&str> = config.ops.iter().map(|o| o.name()).collect();
+        run_peers(&dir, &shapes.join(","), &dtypes.join(","), &ops.join(","));
+    }
+    if args.out.is_none() {
+        return render();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `python3 plots/dl_peers.py` on the same shapes, in the same run; a missing Python or library
+/// is reported, not fatal (the script says which peers it could not import, and why).
+fn run_peers(dir: &Path, shapes: &str, dtypes: &str, ops: &str) {
+    let script = Path::new("plots/dl_peers.py");
+    if !script.is_file() {
+        println!("peers not measured: {} not found (run from the repository's root)", script.display());
+        return;
+    }
+    println!("\nthe peers on the same shapes: python3 {}", script.display());
+    let status = std::process::Command::new("python3")
+        .arg(script)
+        .arg("--out").arg(dir)
+        .arg("--shapes").arg(shapes)
+        .arg("--dtypes").arg(dtypes)
+        .arg("--ops").arg(ops)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => println!("peers not measured: python3 {} exited with {s} (it says why above)", script.display()),
+        Err(e) => println!("peers not measured: python3 could not be started: {e}"),
+    }
+}

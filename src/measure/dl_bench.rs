@@ -1,0 +1,458 @@
+//! The deep-learning reductions' benchmark (chapters 17–20): every op at M·N = 2^28 for N = 2^8
+//! … 2^18 and at the LLM shapes 4096 × 4096 and 8192 × 128256, f32 and bf16, the automatic team
+//! of each, and the variants the chapter compares (softmax read three times and twice; a
+//! cluster and co-resident blocks for long rows; LayerNorm's column sums in the row kernels'
+//! layouts), beside the copy kernel and the read-only sum in the same run. Each is checked
+//! against the float64 reference on the rows it is timed on (a sample of rows; every column of
+//! the column sums) before it is timed: inputs rotated through a pool of at least 4× L2, CUDA
+//! graphs of back-to-back launches between CUDA events (back-to-back launches where a graph
+//! cannot be captured, which `method` says), medians. Bytes: every input read once and every
+//! output written once ([`DlOp::bytes`]). Records: [`crate::records::dl`].
+
+use super::{row, Input, Measured};
+use crate::check::dl::{self as check, Conditioning, FromF32};
+use crate::element::{bf16, Dtype, Element};
+use crate::error::{During, Error, Result};
+use crate::gpu::Gpu;
+use crate::kernels::dl::plan::{Choice, Team};
+use crate::kernels::dl::runner::DlRunner;
+use crate::kernels::dl::DlOp;
+use crate::records::bench::{Cache, Status};
+use crate::records::dl::{self as records, DlRow};
+use crate::rows::RowLayout;
+use crate::runtime::timing::{time_graph, EventTimer, GraphTiming};
+use cudarc::driver::CudaSlice;
+
+/// M·N of the sweep: 2^28 values.
+pub const SWEEP_VALUES: usize = 1 << 28;
+
+/// The shapes: M·N = 2^28 for N = 2^8 … 2^18, then 4096 × 4096 and 8192 × 128256.
+pub fn default_shapes() -> Vec<(usize, usize)> {
+    let mut shapes: Vec<(usize, usize)> = (8..=18).map(|k| (SWEEP_VALUES >> k, 1usize << k)).collect();
+    shapes.extend([(4096, 4096), (8192, 128_256)]);
+    shapes
+}
+
+/// A few of them, for `--quick`.
+pub fn quick_shapes() -> Vec<(usize, usize)> {
+    vec![(1 << 20, 256), (1 << 16, 4096), (1 << 10, 1 << 18), (4096, 4096)]
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct DlBenchConfig {
+    pub shapes: Vec<(usize, usize)>,
+    pub dtypes: Vec<Dtype>,
+    pub ops: Vec<DlOp>,
+    pub target_ms: f64,
+    pub seed: u64,
+}
+
+impl Default for DlBenchConfig {
+    fn default() -> Self {
+        DlBenchConfig { shapes: default_shapes(), dtypes: vec![Dtype::F32, Dtype::BF16], ops: DlOp::ALL.to_vec(), target_ms: 20.0, seed: 2018 }
+    }
+}
+
+/// One variant to time: the row's kernel name and title, and the team (None: automatic).
+struct Variant {
+    kernel: String,
+    title: String,
+    choice: Option<Choice>,
+}
+
+/// The variants of `op` at rows of `cols`: the automatic choice always; for softmax the textbook
+/// three passes and the online softmax read twice; for rows past one block, a cluster (sm_90)
+/// and co-resident blocks, forced.
+fn variants(op: DlOp, dtype: Dtype, cols: usize, clusters: bool) -> Vec<Variant> {
+    let mut v = vec![Variant { kernel: records::kernel_name(op.name()), title: format!("{}: the planner's team", op.title()), choice: None }];
+    let packs = crate::kernels::dl::plan::packs(dtype, cols as u64);
+    if op == DlOp::Softmax {
+        v.push(Variant { kernel: records::THREE_PASS.into(), title: "softmax, three reads of each row (max, sum, output)".into(),
+            choice: Some(Choice { team: Team::ThreePass, vpt: 4, block: 512 }) });
+        if packs > 512 {
+            v.push(Variant { kernel: records::TWO_PASS.into(), title: "online softmax, one block of 256 × 2 packs: read twice past 512 packs".into(),
+                choice: Some(Choice { team: Team::Block, vpt: 2, block: 256 }) });
+        }
+    }
+    if op.writes_rows() && packs > crate::kernels::dl::plan::BLOCK_MAX_PACKS {
+        let slices = packs.div_ceil(crate::kernels::dl::plan::SLICE_PACKS) as u32;
+        let (vpt, block, per) = if op == DlOp::SoftmaxBwd { (4, 512, 2048u64) } else { (8, 512, 4096u64) };
+        v.push(Variant { kernel: records::split_name(op.name()), title: format!("{}: co-resident blocks per row", op.title()),
+            choice: Some(Choice { team: Team::Split(packs.div_ceil(per).min(64) as u32), vpt, block }) });
+        if clusters && slices <= 8 {
+            let (cvpt, cblock) = if op == DlOp::SoftmaxBwd { (4, 1024) } else { (8, 512) };
+            v.push(Variant { kernel: records::cluster_name(op.name()), title: format!("{}: a thread-block cluster per row", op.title()),
+                choice: Some(Choice { team: Team::Cluster(slices.next_power_of_two().max(2)), vpt: cvpt, block: cblock }) });
+        }
+    }
+    v
+}
+
+/// Rows checked before timing: the first and last eight, and 48 spread between.
+fn sample_rows(m: usize) -> Vec<usize> {
+    let mut rows: Vec<usize> = (0..m.min(8)).chain(m.saturating_sub(8)..m).chain((0..48).map(|i| i * m / 48)).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// Measure everything the config names; one line per measurement to stderr as it is made.
+/// Shapes that do not fit in the GPU's free memory are skipped with the reason.
+pub fn bench(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
+    let mut rows = yardsticks(gpu, config)?;
+    for &dtype in &config.dtypes {
+        match dtype {
+            Dtype::F32 => rows.extend(bench_typed::<f32>(gpu, config)?),
+            Dtype::BF16 => rows.extend(bench_typed::<bf16>(gpu, config)?),
+            Dtype::F16 => rows.extend(bench_typed::<crate::element::f16>(gpu, config)?),
+            other => return Err(Error::Config { setting: format!("dl-bench --dtypes {other}"), reason: "the deep-learning kernels take f32, f16 or bf16".into() }),
+        }
+    }
+    Ok(rows)
+}
+
+/// Time `enqueue(j)` as a graph of back-to-back launches; where a graph cannot be captured (a
+/// cooperative launch on an older driver), as batches of back-to-back launches between events.
+fn time(gpu: &Gpu, target_ms: f64, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<GraphTiming> {
+    match time_graph(gpu, target_ms, &mut enqueue) {
+        Ok(t) => Ok(t),
+        Err(graph_error) => {
+            let timer = EventTimer::new(gpu)?;
+            let one = timer.time_ms(|| enqueue(0))?.max(1e-3);
+            let batch = ((target_ms / 8.0) / one).ceil().clamp(1.0, 1000.0) as usize;
+            let mut j = 0;
+            let times = timer.repeat_us(1, 15, || {
+                for _ in 0..batch {
+                    enqueue(j)?;
+                    j += 1;
+                }
+                Ok(())
+            })?;
+            eprintln!("  (no graph: {graph_error}; timed as {batch} back-to-back launches)");
+            Ok(GraphTiming { per_op_us: times.into_iter().map(|t| t / batch as f64).collect(), ops_per_graph: batch })
+        }
+    }
+}
+
+/// The copy kernel and the read-only sum on 2^28 f32: what a kernel that reads and writes every
+/// byte, and one that only reads, reach in the same run.
+fn yardsticks(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
+    let n = SWEEP_VALUES;
+    let need = 3 * n * 4;
+    if gpu.memory()?.0 < need + (1 << 28) {
+        eprintln!("copy and read-only: skipped, {} do not fit", crate::error::human_bytes(need));
+        return Ok(Vec::new());
+    }
+    let host: Vec<f32> = check::uniform(n, -1.0, 1.0, config.seed);
+    let mut pool = gpu.alloc::<f32>(2 * n)?;
+    gpu.upload_chunked(&host, &mut pool, 0, "uploading the copy's input")?;
+    gpu.upload_chunked(&host, &mut pool, n, "uploading the copy's input")?;
+    let mut out = gpu.alloc::<f32>(n)?;
+    let mut rows = Vec::new();
+    // The copy (kernels/copy.cu, as the whole-array benchmark runs it).
+    let copy = gpu.function(&crate::kernels::COPY, "copy_u32")?;
+    let per_sm = copy.occupancy_max_active_blocks_per_multiprocessor(256, 0, None).during("asking the occupancy calculator")?;
+    let grid = per_sm.max(1) * gpu.info().sm_count;
+    let stream = gpu.stream().clone();
+    let timing = time(gpu, config.target_ms, |j| {
+        use cudarc::driver::{LaunchConfig, PushKernelArg};
+        let input = pool.slice((j % 2) * n..(j % 2 + 1) * n);
+        let count = n as u64;
+        let mut args = stream.launch_builder(&copy);
+        args.arg(&input).arg(&mut out).arg(&count);
+        // SAFETY: copy_u32(const unsigned* in, unsigned* out, u64 n): f32 words reinterpreted as
+        // u32, n of each, 16-byte aligned (fresh allocations, offsets multiples of 2^28 words).
+        unsafe { args.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.during("launching the copy").map(|_| ())
+    })?;
+    let got = gpu.download(&out)?;
+    gpu.synchronize()?;
+    if got != host {
+        return Err(Error::WrongSum { what: "the copy kernel".into(), why: "its output is not its input".into() });
+    }
+    let what = Measured { kernel: crate::records::bench::COPY_KERNEL, chapter: 0, title: "copy kernel (read + write)", status: Status::Pace };
+    let r = row(what, Input { dtype: Dtype::F32, n, block: 256, cache: Cache::Rotated, bytes: 8 * n, working_set_bytes: 8 * n }, &timing);
+    eprintln!("copy            f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps());
+    rows.push(DlRow::of(r, "copy", 1));
+    // The read-only sum: one tile of 512 × 8 packs per block.
+    let mut sum = crate::Reducer::<f32>::with_spec(gpu, &crate::kernels::READ_ONLY, 512)?;
+    let timing = time(gpu, config.target_ms, |j| sum.enqueue(&pool.slice((j % 2) * n..(j % 2 + 1) * n)).map(|_| ()))?;
+    let what = Measured { kernel: crate::records::bench::READ_ONLY_KERNEL, chapter: 0, title: "read-only sum (every byte read once)", status: Status::Ceiling };
+    let r = row(what, Input { dtype: Dtype::F32, n, block: 512, cache: Cache::Rotated, bytes: 4 * n, working_set_bytes: 8 * n }, &timing);
+    eprintln!("read_only       f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps());
+    rows.push(DlRow::of(r, "read", 1));
+    Ok(rows)
+}
+
+/// Device buffers of one shape: `slots` input matrices (and dy, γ, β, targets, saved statistics),
+/// the outputs, and the host copy of slot 0 the checks use.
+struct Pool<T: Element> {
+    slots: usize,
+    x: CudaSlice<T>,
+    dy: CudaSlice<T>,
+    gamma: CudaSlice<T>,
+    beta: CudaSlice<T>,
+    targets: CudaSlice<i64>,
+    mean: CudaSlice<f32>,
+    rstd: CudaSlice<f32>,
+    host: Host<T>,
+}
+
+/// The outputs a launch writes (one set per shape).
+struct Outputs<T: Element> {
+    y: CudaSlice<T>,
+    stats: CudaSlice<f32>,
+    loss: CudaSlice<f32>,
+    dgamma: CudaSlice<T>,
+    dbeta: CudaSlice<T>,
+}
+
+/// The host copy of slot 0 the checks use.
+struct Host<T: Element> {
+    host_x: Vec<T>,
+    host_dy: Vec<T>,
+    host_gamma: Vec<T>,
+    host_beta: Vec<T>,
+    host_targets: Vec<i64>,
+}
+
+fn bench_typed<T: FromF32>(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
+    let mut rows = Vec::new();
+    let mut runner = DlRunner::new(gpu)?;
+    let clusters = runner.device().has_clusters();
+    let elem = std::mem::size_of::<T>();
+    for &(m, n) in &config.shapes {
+        let values = m * n;
+        let l2 = gpu.info().l2_cache_bytes;
+        let slots = (4 * l2).div_ceil(values * elem).max(2);
+        // x and dy slots, y, and room for the checks: refuse a shape that does not fit.
+        let need = (2 * slots + 1) * values * elem + 32 * m + (1 << 28);
+        let (free, _) = gpu.memory()?;
+        if need > free {
+            eprintln!("{} {m} × {n}: skipped, needs {} of device memory, {} free", T::DTYPE, crate::error::human_bytes(need), crate::error::human_bytes(free));
+            continue;
+        }
+        let layout = RowLayout::dense(m, n);
+        let pool = make_pool::<T>(gpu, m, n, slots, config.seed)?;
+        let mut outputs = Outputs { y: gpu.alloc::<T>(values)?, stats: gpu.alloc::<f32>(2 * m + 2)?, loss: gpu.alloc::<f32>(m + 1)?, dgamma: gpu.alloc::<T>(n)?, dbeta: gpu.alloc::<T>(n)? };
+        for &op in &config.ops {
+            if op == DlOp::LayerNormBwdGammaBeta {
+                rows.extend(measure_columns(gpu, &mut runner, config, &pool, &mut outputs, layout)?);
+                continue;
+            }
+            for variant in variants(op, T::DTYPE, n, clusters) {
+                let mut runner_v = DlRunner::new(gpu)?.with_choice(variant.choice);
+                let r = {
+                    match measure_op(gpu, &mut runner_v, config, &pool, &mut outputs, op, layout, &variant) {
+                        Ok(r) => r,
+                        Err(e @ Error::WrongSum { .. }) => return Err(e),
+                        Err(e) => {
+                            eprintln!("{} {op} {layout} {}: not measured: {e}", T::DTYPE, variant.kernel);
+                            continue;
+                        }
+                    }
+                };
+                rows.extend(r);
+            }
+        }
+    }
+    drop(runner);
+    Ok(rows)
+}
+
+fn make_pool<T: FromF32>(gpu: &Gpu, m: usize, n: usize, slots: usize, seed: u64) -> Result<Pool<T>> {
+    let values = m * n;
+    let host_x: Vec<T> = check::uniform(values, -1.0, 1.0, seed);
+    let host_dy: Vec<T> = check::uniform(values, -1.0, 1.0, seed ^ 1);
+    let host_gamma: Vec<T> = check::uniform(n, 0.5, 1.5, seed ^ 2);
+    let host_beta: Vec<T> = check::uniform(n, -0.5, 0.5, seed ^ 3);
+    let host_targets = check::targets(m, n, -100, 16, seed ^ 4);
+    let mut x = gpu.alloc::<T>(slots * values)?;
+    let mut dy = gpu.alloc::<T>(slots * values)?;
+    for s in 0..slots {
+        // The same values in every slot: the point of the slots is their addresses (past L2).
+        gpu.upload_chunked(&host_x, &mut x, s * values, "uploading the input pool")?;
+        gpu.upload_chunked(&host_dy, &mut dy, s * values, "uploading dy")?;
+    }
+    // The statistics the forward saved (for the column sums): each row's mean and rstd.
+    let stats_host: Vec<(f32, f32)> = (0..m)
+        .map(|r| {
+            let row = &host_x[r * n..(r + 1) * n];
+            let mu = row.iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v.to_f64() - mu).powi(2)).sum::<f64>() / n as f64;
+            (mu as f32, (1.0 / (var + 1e-5).sqrt()) as f32)
+        })
+        .collect();
+    Ok(Pool {
+        slots,
+        x,
+        dy,
+        gamma: gpu.upload(&host_gamma)?,
+        beta: gpu.upload(&host_beta)?,
+        targets: gpu.stream().clone_htod(&host_targets).during("uploading the targets")?,
+        mean: gpu.upload(&stats_host.iter().map(|s| s.0).collect::<Vec<_>>())?,
+        rstd: gpu.upload(&stats_host.iter().map(|s| s.1).collect::<Vec<_>>())?,
+        host: Host { host_x, host_dy, host_gamma, host_beta, host_targets },
+    })
+}
+
+/// One row op: checked on slot 0 (a sample of rows against the reference), then timed.
+#[allow(clippy::too_many_arguments)]
+fn measure_op<T: FromF32>(gpu: &Gpu, runner: &mut DlRunner, config: &DlBenchConfig, pool: &Pool<T>, outputs: &mut Outputs<T>, op: DlOp, layout: RowLayout,
+                          variant: &Variant) -> Result<Vec<DlRow>> {
+    let (m, n) = (layout.rows, layout.cols);
+    let values = m * n;
+    let Outputs { y, stats, loss, .. } = outputs;
+    let enqueue = |runner: &mut DlRunner, j: usize, y: &mut CudaSlice<T>, stats: &mut CudaSlice<f32>, loss: &mut CudaSlice<f32>| -> Result<Option<crate::kernels::dl::plan::Launch>> {
+        let s = j % pool.slots;
+        let x = pool.x.slice(s * values..(s + 1) * values);
+        let (mut yv, mut sv) = (y.as_view_mut(), stats.as_view_mut());
+        match op {
+            DlOp::Softmax | DlOp::LogSoftmax => runner.softmax(&x, layout, &mut yv, op == DlOp::LogSoftmax),
+            DlOp::SoftmaxBwd => {
+                let dy = pool.dy.slice(((s + 1) % pool.slots) * values..((s + 1) % pool.slots + 1) * values);
+                runner.softmax_backward(&x, &dy, layout, &mut yv)
+            }
+            DlOp::LayerNorm => {
+                let (mut mean, mut rstd) = sv.split_at_mut(m + 1);
+                runner.layer_norm(&x, &pool.gamma.as_view(), &pool.beta.as_view(), layout, 1e-5, &mut yv, &mut mean, &mut rstd)
+            }
+            DlOp::RmsNorm => runner.rms_norm(&x, &pool.gamma.as_view(), layout, 1e-6, &mut yv, &mut sv),
+            DlOp::CrossEntropy => {
+                let (mut l, mut mean) = (loss.as_view_mut(), sv.slice_mut(..1));
+                runner.cross_entropy(&x, &pool.targets.as_view(), layout, -100, &mut l, &mut mean)
+            }
+            DlOp::LayerNormBwdGammaBeta => unreachable!(),
+        }
+    };
+    // Correct before fast: poisoned outputs, slot 0, a sample of rows against the reference.
+    gpu.fill(y, T::POISON)?;
+    gpu.fill(stats, f32::NAN)?;
+    gpu.fill(loss, f32::NAN)?;
+    let launch = enqueue(runner, 0, y, stats, loss)?.ok_or_else(|| Error::Config { setting: format!("{op} on {layout}"), reason: "nothing to launch".into() })?;
+    gpu.synchronize()?;
+    check_sample(gpu, pool, op, layout, &launch, y, stats, loss).map_err(|why| Error::WrongSum { what: format!("{} on {layout} of {} ({launch})", variant.kernel, T::DTYPE), why })?;
+    let timing = time(gpu, config.target_ms, |j| enqueue(runner, j, y, stats, loss).map(|_| ()))?;
+    let bytes = op.bytes(T::DTYPE, m as u64, n as u64) as usize;
+    let inputs = op.row_inputs() * values * std::mem::size_of::<T>();
+    let working_set = timing.ops_per_graph.min(pool.slots) * inputs;
+    let what = Measured { kernel: &variant.kernel, chapter: op.spec().chapter, title: &format!("{} [{}]", variant.title, launch.entry()), status: Status::Correct };
+    let r = row(what, Input { dtype: T::DTYPE, n, block: launch.block, cache: Cache::Rotated, bytes, working_set_bytes: working_set }, &timing);
+    let peak = gpu.info().peak_bandwidth_bytes_per_s().unwrap_or(f64::NAN) / 1e9;
+    eprintln!("{:<14} {:>4} {:>8} × {:<7} {:<26} {:>10.2} µs {:>8.1} GB/s {:>5.1}%   {launch}", op.name(), T::DTYPE, m, n, variant.kernel, r.median_us, r.gbps(),
+        100.0 * r.gbps() / peak);
+    Ok(vec![DlRow::of(r, op.name(), m)])
+}
+
+/// The sampled rows of slot 0 against the float64 reference, within the bounds of check::dl.
+#[allow(clippy::too_many_arguments)]
+fn check_sample<T: FromF32>(gpu: &Gpu, pool: &Pool<T>, op: DlOp, layout: RowLayout, launch: &crate::kernels::dl::plan::Launch, y: &CudaSlice<T>,
+                            stats: &CudaSlice<f32>, loss: &CudaSlice<f32>) -> std::result::Result<(), String> {
+    let (m, n) = (layout.rows, layout.cols);
+    let rows = sample_rows(m);
+    let sub = RowLayout::dense(rows.len(), n);
+    let gather = |host: &[T]| -> Vec<T> { rows.iter().flat_map(|&r| host[r * n..(r + 1) * n].iter().copied()).collect() };
+    let x = gather(&pool.host.host_x);
+    let c = {
+        let mut c = Conditioning::default();
+        for r in 0..sub.rows {
+            let (lo, hi) = check::row_values(&x, sub, r).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+            c.spread = c.spread.max(hi - lo);
+            c.magnitude = c.magnitude.max(hi.abs()).max(lo.abs());
+        }
+        c
+    };
+    let depth = launch.depth(n as u64);
+    let dl = |e: cudarc::driver::DriverError| e.to_string();
+    let y_host: Vec<T> = gpu.stream().clone_dtoh(y).map_err(dl)?;
+    let stats_host: Vec<f32> = gpu.stream().clone_dtoh(stats).map_err(dl)?;
+    let loss_host: Vec<f32> = gpu.stream().clone_dtoh(loss).map_err(dl)?;
+    gpu.synchronize().map_err(|e| e.to_string())?;
+    let got_rows = |all: &[T]| -> Vec<f64> { rows.iter().flat_map(|&r| all[r * n..(r + 1) * n].iter().map(|v| v.to_f64())).collect() };
+    let b = |what: &str| check::bound(op, what, T::DTYPE, depth, c);
+    match op {
+        DlOp::Softmax | DlOp::LogSoftmax => check::compare("y", &got_rows(&y_host), &check::softmax(&x, sub, op == DlOp::LogSoftmax), b("y")),
+        DlOp::SoftmaxBwd => {
+            let dy = gather(&pool.host.host_dy);
+            check::compare("dx", &got_rows(&y_host), &check::softmax_backward(&x, &dy, sub), b("dx"))
+        }
+        DlOp::LayerNorm => {
+            let (want, mean, rstd) = check::layer_norm(&x, &pool.host.host_gamma, &pool.host.host_beta, sub, 1e-5);
+            check::compare("y", &got_rows(&y_host), &want, b("y"))?;
+            let pick = |base: usize| -> Vec<f64> { rows.iter().map(|&r| stats_host[base + r] as f64).collect() };
+            check::compare("mean", &pick(0), &mean, b("mean"))?;
+            check::compare("rstd", &pick(m + 1), &rstd, b("rstd"))
+        }
+        DlOp::RmsNorm => {
+            let (want, rrms) = check::rms_norm(&x, &pool.host.host_gamma, sub, 1e-6);
+            check::compare("y", &got_rows(&y_host), &want, b("y"))?;
+            check::compare("rrms", &rows.iter().map(|&r| stats_host[r] as f64).collect::<Vec<_>>(), &rrms, b("rrms"))
+        }
+        DlOp::CrossEntropy => {
+            let targets: Vec<i64> = rows.iter().map(|&r| pool.host.host_targets[r]).collect();
+            let (want, _) = check::cross_entropy(&x, &targets, sub, -100);
+            check::compare("loss", &rows.iter().map(|&r| loss_host[r] as f64).collect::<Vec<_>>(), &want, b("loss"))?;
+            // The mean: of the kernel's own losses (checked above on the sample), in f64.
+            let live: Vec<f64> = (0..m).filter(|&r| pool.host.host_targets[r] != -100).map(|r| loss_host[r] as f64).collect();
+            let mean = live.iter().sum::<f64>() / live.len() as f64;
+            check::compare("mean", &[stats_host[0] as f64], &[mean], b("mean"))
+        }
+        DlOp::LayerNormBwdGammaBeta => unreachable!(),
+    }
+}
+
+/// LayerNorm's dγ and dβ: the planner's column kernel and the two row-kernel layouts, every
+/// column checked against the f64 sums.
+fn measure_columns<T: FromF32>(gpu: &Gpu, runner: &mut DlRunner, config: &DlBenchConfig, pool: &Pool<T>, outputs: &mut Outputs<T>, layout: RowLayout) -> Result<Vec<DlRow>> {
+    let (m, n) = (layout.rows, layout.cols);
+    let values = m * n;
+    let op = DlOp::LayerNormBwdGammaBeta;
+    let mean_h: Vec<f32> = gpu.download(&pool.mean)?;
+    let rstd_h: Vec<f32> = gpu.download(&pool.rstd)?;
+    gpu.synchronize()?;
+    let [wg, wb, sg, sb] = check::layer_norm_grad(&pool.host.host_x, &pool.host.host_dy, &mean_h, &rstd_h, layout);
+    let (dg, db) = (&mut outputs.dgamma, &mut outputs.dbeta);
+    let plan = runner.plan_columns(T::DTYPE, layout);
+    let mut rows = Vec::new();
+    // The row layouts are slow by orders of magnitude where rows are many: measured only where
+    // a call takes well under a second (the chapter's point needs no more).
+    let mut kinds: Vec<(String, &str, Option<bool>)> = vec![(records::kernel_name(op.name()), "LayerNorm dγ, dβ: strips of columns × chunks of rows", None)];
+    if m <= 1 << 16 {
+        kinds.push((records::TEAM_PER_COLUMN.into(), "dγ, dβ with a warp per column (the row kernels' team, turned)", Some(true)));
+        kinds.push((records::THREAD_PER_COLUMN.into(), "dγ, dβ with a thread per column, all rows", Some(false)));
+    }
+    for (kernel, title, naive) in kinds {
+        let kernel = kernel.as_str();
+        let mut enqueue = |j: usize, dg: &mut CudaSlice<T>, db: &mut CudaSlice<T>| -> Result<()> {
+            let s = j % pool.slots;
+            let x = pool.x.slice(s * values..(s + 1) * values);
+            let dy = pool.dy.slice(((s + 1) % pool.slots) * values..((s + 1) % pool.slots + 1) * values);
+            match naive {
+                None => runner.layer_norm_grad(&x, &dy, &pool.mean.as_view(), &pool.rstd.as_view(), layout, &mut dg.as_view_mut(), &mut db.as_view_mut()).map(|_| ()),
+                Some(team) => runner.layer_norm_grad_naive(team, &x, &dy, &pool.mean.as_view(), &pool.rstd.as_view(), layout, &mut dg.as_view_mut(), &mut db.as_view_mut()),
+            }
+        };
+        gpu.fill(dg, T::POISON)?;
+        gpu.fill(db, T::POISON)?;
+        // Every slot holds the same values: the reference is that of any of them.
+        enqueue(0, dg, db)?;
+        let (gg, gb) = (gpu.download(dg)?, gpu.download(db)?);
+        gpu.synchronize()?;
+        let depth = plan.map_or(m as u64, |p| p.rows_per_chunk.div_ceil(8) + p.chunks as u64 + 16).max(if naive.is_some() { m as u64 } else { 0 }) as f64;
+        let out = check::unit(T::DTYPE);
+        for j in 0..n {
+            let (g, b) = (gg[j].to_f64(), gb[j].to_f64());
+            if (g - wg[j]).abs() > out * wg[j].abs() + (depth + 8.0) * check::U32 * sg[j] || (b - wb[j]).abs() > out * wb[j].abs() + (depth + 8.0) * check::U32 * sb[j] {
+                return Err(Error::WrongSum { what: format!("{kernel} on {layout} of {}", T::DTYPE), why: format!("column {j}: dγ {g} (want {}), dβ {b} (want {})", wg[j], wb[j]) });
+            }
+        }
+        let timing = time(gpu, config.target_ms, |j| enqueue(j, dg, db))?;
+        let bytes = op.bytes(T::DTYPE, m as u64, n as u64) as usize;
+        let working_set = timing.ops_per_graph.min(pool.slots) * 2 * values * std::mem::size_of::<T>();
+        let what = Measured { kernel, chapter: op.spec().chapter, title, status: Status::Correct };
+        let r = row(what, Input { dtype: T::DTYPE, n, block: 256, cache: Cache::Rotated, bytes, working_set_bytes: working_set }, &timing);
+        eprintln!("{:<14} {:>4} {:>8} × {:<7} {:<26} {:>10.2} µs {:>8.1} GB/s", "ln_bwd_γβ", T::DTYPE, m, n, kernel, r.median_us, r.gbps());
+        rows.push(DlRow::of(r, op.name(), m));
+    }
+    Ok(rows)
+}

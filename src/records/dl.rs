@@ -1,0 +1,232 @@
+//! The deep-learning reductions' results (chapters 17–20): `plots/data/dl/<gpu-slug>.csv` (the
+//! book's kernels, written by `measure::dl_bench`), `<gpu-slug>-peers.csv` (torch, torch.compile,
+//! Triton, TileLang, Liger-Kernel, Quack: `plots/dl_peers.py`) and `<gpu-slug>-peers-refused.csv`
+//! (what a peer would not run, and why), in the columns of `/work/coord/peers-interface.md`: a
+//! benchmark row's ([`super::bench::Row`]), then `op` (the reduction) and `rows` (M; `n` is the
+//! row length N). Read by `book::dl`.
+
+use super::bench::{Cache, Row, Status};
+use super::csv;
+use super::machine::Machine;
+use crate::element::Dtype;
+use crate::error::Result;
+use serde::{Deserialize, Serialize, Serializer};
+use std::path::{Path, PathBuf};
+
+/// The chapter of the fused kernels, in the `chapter` column.
+pub const CHAPTER: u32 = 17;
+/// The command that measures them (and runs the peers in the same run).
+pub const MEASURE_COMMAND: &str = "cargo run --release -- dl-bench";
+
+/// Where they are: `plots/data/dl/`.
+pub fn results_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("dl")
+}
+
+/// The book's own rows: `dl_<op>` for the automatic choice of each op, and the variants the
+/// chapter compares.
+pub fn kernel_name(op: &str) -> String {
+    format!("dl_{op}")
+}
+/// softmax read three times (max, sum, output): the textbook.
+pub const THREE_PASS: &str = "softmax_three_pass";
+/// softmax with the online (max, sum) pair, read twice (a team too small to hold the row).
+pub const TWO_PASS: &str = "softmax_online_two_pass";
+/// The long rows' two teams, forced: a cluster (sm_90) and co-resident blocks.
+pub fn cluster_name(op: &str) -> String {
+    format!("dl_{op}_cluster")
+}
+pub fn split_name(op: &str) -> String {
+    format!("dl_{op}_split")
+}
+/// LayerNorm's column sums in the row kernels' layouts: the wrong ones.
+pub const TEAM_PER_COLUMN: &str = "layer_norm_grad_team_per_column";
+pub const THREAD_PER_COLUMN: &str = "layer_norm_grad_thread_per_column";
+
+/// One measurement of a deep-learning reduction (ours or a peer's).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct DlRow {
+    pub kernel: String,
+    pub chapter: u32,
+    pub title: String,
+    pub status: Status,
+    pub dtype: Dtype,
+    /// The row length N (the element count of a whole-array op, where `rows` is 1).
+    pub n: usize,
+    pub block: u32,
+    pub cache: Cache,
+    pub median_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    /// What must cross memory at least once: every input read once, every output written once.
+    pub bytes: usize,
+    pub working_set_bytes: usize,
+    pub repeats: usize,
+    pub method: String,
+    /// `softmax`, `log_softmax`, `softmax_bwd`, `layer_norm`, `rms_norm`, `cross_entropy`,
+    /// `layer_norm_bwd_gamma_beta`, `layer_norm_bwd` (peers), or `copy` / `read` (the yardsticks).
+    pub op: String,
+    pub rows: usize,
+}
+
+impl DlRow {
+    /// A benchmark row of `op` over `rows` rows.
+    pub fn of(row: Row, op: &str, rows: usize) -> DlRow {
+        DlRow {
+            kernel: row.kernel,
+            chapter: row.chapter,
+            title: row.title,
+            status: row.status,
+            dtype: row.dtype,
+            n: row.n,
+            block: row.block,
+            cache: row.cache,
+            median_us: row.median_us,
+            min_us: row.min_us,
+            max_us: row.max_us,
+            bytes: row.bytes,
+            working_set_bytes: row.working_set_bytes,
+            repeats: row.repeats,
+            method: row.method,
+            op: op.to_string(),
+            rows,
+        }
+    }
+
+    /// Bandwidth at the median time, in GB/s.
+    pub fn gbps(&self) -> f64 {
+        self.bytes as f64 / (self.median_us * 1e-6) / 1e9
+    }
+
+    /// The percentage of `peak_gbps` reached.
+    pub fn percent_of(&self, peak_gbps: f64) -> f64 {
+        100.0 * self.gbps() / peak_gbps
+    }
+
+    pub fn is_peer(&self) -> bool {
+        self.status == Status::Peer
+    }
+}
+
+struct Decimals<const D: usize>(f64);
+
+impl<const D: usize> Serialize for Decimals<D> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{:.D$}", self.0))
+    }
+}
+
+/// The columns of the interface: the bandwidth after `max_us` for a reader (computed again when
+/// read), `op` and `rows` last.
+impl Serialize for DlRow {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut line = serializer.serialize_struct("DlRow", 18)?;
+        line.serialize_field("kernel", &self.kernel)?;
+        line.serialize_field("chapter", &self.chapter)?;
+        line.serialize_field("title", &self.title)?;
+        line.serialize_field("status", &self.status)?;
+        line.serialize_field("dtype", &self.dtype)?;
+        line.serialize_field("n", &self.n)?;
+        line.serialize_field("block", &self.block)?;
+        line.serialize_field("cache", &self.cache)?;
+        line.serialize_field("median_us", &Decimals::<3>(self.median_us))?;
+        line.serialize_field("min_us", &Decimals::<3>(self.min_us))?;
+        line.serialize_field("max_us", &Decimals::<3>(self.max_us))?;
+        line.serialize_field("gbps", &Decimals::<1>(self.gbps()))?;
+        line.serialize_field("bytes", &self.bytes)?;
+        line.serialize_field("working_set_bytes", &self.working_set_bytes)?;
+        line.serialize_field("repeats", &self.repeats)?;
+        line.serialize_field("method", &self.method)?;
+        line.serialize_field("op", &self.op)?;
+        line.serialize_field("rows", &self.rows)?;
+        line.end()
+    }
+}
+
+/// A peer that did not run a shape: `status` `refused` (the library said no) or `wrong` (its
+/// answer failed the check).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Refused {
+    pub kernel: String,
+    pub title: String,
+    pub status: String,
+    pub dtype: Dtype,
+    pub n: usize,
+    pub rows: usize,
+    pub op: String,
+    pub reason: String,
+}
+
+pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
+    results_dir(data_dir).join(format!("{slug}.csv"))
+}
+pub fn peers_file(data_dir: &Path, slug: &str) -> PathBuf {
+    results_dir(data_dir).join(format!("{slug}-peers.csv"))
+}
+pub fn refused_file(data_dir: &Path, slug: &str) -> PathBuf {
+    results_dir(data_dir).join(format!("{slug}-peers-refused.csv"))
+}
+
+pub fn write_csv(path: &Path, machine: &Machine, rows: &[DlRow]) -> Result<()> {
+    csv::write(path, &machine.header(), rows)
+}
+
+pub fn read_csv(path: &Path) -> Result<(Machine, Vec<DlRow>)> {
+    let (header, rows) = csv::read::<DlRow>(path)?;
+    Ok((Machine::from_header(&header), rows))
+}
+
+/// Everything measured on one GPU: the book's rows with their header, the peers' rows, what
+/// the peers refused. `None` where the book's own file does not exist.
+pub struct Loaded {
+    pub machine: Machine,
+    pub ours: Vec<DlRow>,
+    pub peers: Vec<DlRow>,
+    pub refused: Vec<Refused>,
+}
+
+pub fn load(data_dir: &Path, slug: &str) -> Result<Option<Loaded>> {
+    let file = results_file(data_dir, slug);
+    if !file.is_file() {
+        return Ok(None);
+    }
+    let (machine, ours) = read_csv(&file)?;
+    let peers = match peers_file(data_dir, slug) {
+        p if p.is_file() => read_csv(&p)?.1,
+        _ => Vec::new(),
+    };
+    let refused = match refused_file(data_dir, slug) {
+        p if p.is_file() => csv::read::<Refused>(&p)?.1,
+        _ => Vec::new(),
+    };
+    Ok(Some(Loaded { machine, ours, peers, refused }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_and_read_the_peers_columns() {
+        let row = DlRow {
+            kernel: "dl_softmax".into(), chapter: 17, title: "automatic".into(), status: Status::Correct, dtype: Dtype::BF16, n: 4096,
+            block: 128, cache: Cache::Rotated, median_us: 260.5, min_us: 259.0, max_us: 270.125, bytes: 1 << 29, working_set_bytes: 1 << 30,
+            repeats: 21, method: "graph of 8 back-to-back, CUDA events".into(), op: "softmax".into(), rows: 65536,
+        };
+        let machine = Machine { gpu: "NVIDIA H200".into(), sm_count: 132, peak_gbps: Some(4814.0), ..Default::default() };
+        let path = std::env::temp_dir().join(format!("reduction-dl-{}.csv", std::process::id()));
+        write_csv(&path, &machine, std::slice::from_ref(&row)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (m, back) = read_csv(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!((m.gpu.as_str(), back), ("NVIDIA H200", vec![row.clone()]));
+        assert!(text.contains("kernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows"), "{text}");
+        // A peer's line, as plots/dl_peers.py writes it.
+        let peer = "kernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows\n\
+                    torch_softmax,17,\"F.softmax\",peer,f32,256,0,rotated,514.000,510.000,520.000,4177.9,2147483648,4294967296,15,\"graph of 8 back-to-back, CUDA events\",softmax,1048576\n";
+        let (_, rows) = csv::from_str::<DlRow>(peer, "peer").unwrap();
+        assert!(rows[0].is_peer() && rows[0].rows == 1 << 20 && (rows[0].gbps() - 4177.9).abs() < 0.1);
+        assert!((row.percent_of(4814.0) - 100.0 * row.gbps() / 4814.0).abs() < 1e-12);
+    }
+}
