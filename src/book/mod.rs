@@ -7,6 +7,7 @@ pub mod accuracy;
 pub mod allreduce;
 pub mod determinism;
 pub mod diagrams;
+pub mod dl;
 pub mod figures;
 pub mod mistakes;
 pub mod plots;

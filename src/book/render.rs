@@ -56,6 +56,8 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     let sentence = crate::book::tables::rows_few_sentence(&book.0.gpu, sm_count, f32_sums.as_deref());
     std::fs::write(&path, sentence).map_err(|e| io_error(&path, e))?;
     written.push(path);
+    // The deep-learning reductions (`reduction dl-bench`): plots/data/dl/, or notes saying how.
+    written.extend(crate::book::dl::render(&data_dir, &book.0, root)?);
     // The tile languages (plots/tile_peers.py): line counts, the generated CUDA, the comparisons.
     written.extend(crate::book::tile::render(&data_dir, &book.0, root)?);
     written.extend(crate::book::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
