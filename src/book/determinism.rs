@@ -9,6 +9,14 @@ use crate::records::csv::{self, Header};
 use crate::records::determinism::{book_file, level, read_csv, Level, Record};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use crate::kernels::names;
+
+/// Kernel 15's three (`kernels/15_reproducible.cu`), whose goal and profile the chapter shows.
+const KERNEL15: [&str; 3] = [names::REDUCE15_REPRODUCIBLE, names::REDUCE15_NEUMAIER, names::REDUCE15_F64];
+
+fn is_kernel15(kernel: &str) -> bool {
+    KERNEL15.contains(&kernel)
+}
 
 /// The kernels in the order of the file, each with its rows.
 fn by_kernel(rows: &[Record]) -> Vec<(&str, Vec<&Record>)> {
@@ -79,7 +87,7 @@ pub fn table(header: &Header, rows: &[Record], bench: Option<&(Machine, Vec<Row>
 /// 2^28 and 2^30 as a share of the theoretical peak, the goal (90%; 85% for the f64
 /// accumulator), and the fastest plain (not chunked) kernel and the read-only ceiling beside it.
 pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
-    const GOALS: [(&str, f64); 3] = [("reduce15_reproducible", 90.0), ("reduce15_neumaier", 90.0), ("reduce15_f64", 85.0)];
+    const GOALS: [(&str, f64); 3] = [(names::REDUCE15_REPRODUCIBLE, 90.0), (names::REDUCE15_NEUMAIER, 90.0), (names::REDUCE15_F64, 85.0)];
     let Some(peak) = machine.peak_gbps.filter(|p| *p > 0.0) else { return String::new() };
     let at = |kernel: &str, n: usize| bench.iter().find(|r| r.kernel == kernel && r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated);
     let mut s = String::new();
@@ -97,7 +105,7 @@ pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
     }
     for n in [1usize << 28, 1 << 30] {
         let plain = bench.iter()
-            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::records::bench::Status::Correct && !r.kernel.starts_with("reduce15"))
+            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::records::bench::Status::Correct && !is_kernel15(&r.kernel))
             .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
         let ceiling = at(crate::records::bench::READ_ONLY_KERNEL, n);
         if let (Some(p), Some(c)) = (plain, ceiling) {
@@ -124,7 +132,7 @@ pub fn render(data_dir: &Path, book: &(Machine, Vec<Row>), root: &Path) -> Resul
     std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
     // The speed goal of kernel 15, measured in the same benchmark run as every other kernel.
     let goal = root.join("book/generated/reproducible_goal.md");
-    let text = if book.1.iter().any(|r| r.kernel.starts_with("reduce15")) {
+    let text = if book.1.iter().any(|r| is_kernel15(&r.kernel)) {
         format!("*From the benchmark's data (`{}`); f32, inputs rotated past L2, percentages of the theoretical peak of {:.0} GB/s.*\n\n{}",
             book.0.command, book.0.peak_gbps.unwrap_or(0.0), goal_table(&book.0, &book.1))
     } else {
@@ -193,14 +201,14 @@ pub fn ncu_table(dir: &Path) -> Result<String> {
     if profiles.is_empty() {
         return Ok("*Not yet profiled on this GPU: `tests/gpu-host.sh ncu` runs Nsight Compute on kernel 15 and writes `plots/data/ncu/`.*\n".into());
     }
-    profiles.sort_by_key(|p| (!p.kernel.starts_with("reduce15"), p.kernel.clone()));
+    profiles.sort_by_key(|p| (!is_kernel15(&p.kernel), p.kernel.clone()));
     let mut s = String::from("| kernel | block × grid | registers a thread | occupancy: possible / achieved | SM throughput | DRAM throughput | duration |\n|---|--:|--:|--:|--:|--:|--:|\n");
     for p in &profiles {
         writeln!(s, "| `{}` | {} × {} | {} | {:.0}% / {:.1}% | {:.1}% | {:.1}% | {:.2} µs |", p.kernel, p.block, p.grid, p.registers,
             p.theoretical_occupancy, p.achieved_occupancy, p.compute_percent, p.dram_percent, p.duration_us).unwrap();
     }
-    let ours: Vec<&Profile> = profiles.iter().filter(|p| p.kernel.starts_with("reduce15")).collect();
-    if let (Some(fullest), false) = (profiles.iter().filter(|p| !p.kernel.starts_with("reduce15")).max_by(|a, b| a.theoretical_occupancy.total_cmp(&b.theoretical_occupancy)), ours.is_empty()) {
+    let ours: Vec<&Profile> = profiles.iter().filter(|p| is_kernel15(&p.kernel)).collect();
+    if let (Some(fullest), false) = (profiles.iter().filter(|p| !is_kernel15(&p.kernel)).max_by(|a, b| a.theoretical_occupancy.total_cmp(&b.theoretical_occupancy)), ours.is_empty()) {
         let most = ours.iter().map(|p| p.theoretical_occupancy).fold(0.0, f64::max);
         let busiest = ours.iter().max_by(|a, b| a.compute_percent.total_cmp(&b.compute_percent)).unwrap();
         let limit = ours.iter().map(|p| p.register_block_limit).max().unwrap_or(0);

@@ -18,6 +18,7 @@ use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
+use crate::kernels::names;
 
 /// How a block's tree pairs up its elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,9 +47,9 @@ impl Scheme {
     /// The first kernel of the registry that uses this scheme.
     pub fn kernel(self) -> &'static str {
         match self {
-            Scheme::InterleavedDivergent => "reduce1",
-            Scheme::InterleavedStrided => "reduce2",
-            Scheme::Sequential => "reduce3",
+            Scheme::InterleavedDivergent => names::REDUCE1,
+            Scheme::InterleavedStrided => names::REDUCE2,
+            Scheme::Sequential => names::REDUCE3,
         }
     }
 

@@ -11,6 +11,7 @@ use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
+use crate::kernels::names;
 
 type Drawn<T = ()> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -166,7 +167,7 @@ fn draw_bank_row(root: &Area, step: &Step, left: i32, y: i32) -> Drawn {
 /// The launches of a sum of 64 values by kernel 3 with blocks of 8 threads, as the host plans
 /// them ([`crate::plan::plan_passes`]), and the values after each.
 pub fn decomposition(values: &[i64], block: u32) -> Result<Vec<(crate::plan::Pass, Vec<i64>)>> {
-    let kernel = crate::kernels::find("reduce3")?;
+    let kernel = crate::kernels::find(names::REDUCE3)?;
     let passes = crate::plan::plan_passes(kernel, values.len() as u64, block, u32::MAX)?;
     let mut current = values.to_vec();
     let mut out = Vec::new();

@@ -86,9 +86,9 @@ fn largest_input(config: &BenchConfig) -> Result<Option<Need>, String> {
     Ok(config.sizes.iter().copied().max().map(|n| Need::values(n, widest)))
 }
 
-/// The best correct kernel at each size, against the copy kernel's pace and the theoretical peak.
-/// The book's best-kernel table as plain text for the terminal: the fastest kernel per size is
-/// chosen by the same function the generated table uses (`tables::fastest`).
+/// The best correct kernel at each size, against the copy kernel's pace, the theoretical peak and
+/// cuBLAS, as plain text for the terminal: the fastest kernel per size is chosen by the same
+/// function the book's best-kernel table uses (`book::tables::fastest`).
 fn print_summary(machine: &Machine, rows: &[Row]) {
     for dtype in [Dtype::F32, Dtype::I32] {
         let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == dtype && r.status == results::Status::Correct).map(|r| r.n).collect();

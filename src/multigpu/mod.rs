@@ -30,4 +30,4 @@ pub use input::{combine, fill, pattern_reference, pattern_sum, pattern_value, In
 pub use ranks::Ranks;
 pub use shard::{shard, shards};
 pub use sum::{sum, RankSum, SumOptions, SumReport};
-pub use summable::Summable;
+pub use summable::{Summable, Value};

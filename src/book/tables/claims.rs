@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use super::{CEILING_NOT_MEASURED, ceiling_for, find, pct_of_peak};
 use super::ceiling::fastest;
 use super::harris::{ALGORITHMIC_STEPS, CHANGES, CODE_STEPS, G80_PEAK_GBPS, HARRIS_G80, HARRIS_SPLIT, product};
+use crate::kernels::names;
 
 /// `f32` additions one SM can start per clock, by compute capability: the row "32-bit
 /// floating-point add, multiply, multiply-add" of the CUDA C++ Programming Guide's table of
@@ -51,7 +52,7 @@ pub(super) fn add_to_fetch_ratio(m: &Machine) -> String {
             `cargo run --release -- bench` writes them, and this comparison with them.*\n", m.gpu);
     }
     let Some(lanes) = fp32_lanes_per_sm(&m.compute_capability) else {
-        return format!("*Compute capability {} is not in this book's table of `f32` lanes per SM (`src/tables.rs`), so the \
+        return format!("*Compute capability {} is not in this book's table of `f32` lanes per SM (`src/book/tables/claims.rs`), so the \
             ratio is not computed for the {}.*\n", m.compute_capability, m.gpu);
     };
     let Some(peak) = m.peak_gbps else {
@@ -78,7 +79,7 @@ pub(super) fn harris_reading(m: &Machine, rows: &[Row]) -> String {
     let (n22, n25) = (1usize << 22, 1usize << 25);
     let mut s = String::new();
 
-    match (at("reduce1", n22, Cache::Rotated), at("reduce7", n22, Cache::Rotated)) {
+    match (at(names::REDUCE1, n22, Cache::Rotated), at(names::REDUCE7, n22, Cache::Rotated)) {
         (Some(k1), Some(k7)) if share(k1).is_some() => {
             let here = share(k1).unwrap();
             let better = if here > g80_share(0) { "less bad" } else { "no better" };
@@ -90,7 +91,7 @@ pub(super) fn harris_reading(m: &Machine, rows: &[Row]) -> String {
         _ => writeln!(s, "- **The first kernel:** kernels 1 and 7 at 2^22 `i32`, rotated, are not both measured here.").unwrap(),
     }
 
-    match (at("reduce7", n22, Cache::Rotated), at("reduce7", n22, Cache::Resident), at("reduce7", n25, Cache::Rotated)) {
+    match (at(names::REDUCE7, n22, Cache::Rotated), at(names::REDUCE7, n22, Cache::Resident), at(names::REDUCE7, n25, Cache::Rotated)) {
         (Some(rot), resident, large) if share(rot).is_some() => {
             let here = share(rot).unwrap();
             let verdict = if here < g80_share(6) { "further from the hardware's limit than it was on the G80" } else { "at least as close to the hardware's limit as on the G80" };
@@ -125,7 +126,7 @@ pub(super) fn harris_reading(m: &Machine, rows: &[Row]) -> String {
         _ => writeln!(s, "- **Code and algorithm:** not every kernel is measured at 2^22 `i32`, rotated.").unwrap(),
     }
 
-    match (at("reduce7", n22, Cache::Rotated), at("reduce7", n25, Cache::Rotated)) {
+    match (at(names::REDUCE7, n22, Cache::Rotated), at(names::REDUCE7, n25, Cache::Rotated)) {
         (Some(small), Some(large)) => {
             let mut line = format!("- **Size decides.** Kernel 7 takes {:.2} µs at 2^22 and {:.2} µs at 2^25: eight times the data in \
                 {} times the time", small.median_us, large.median_us, times(large.median_us / small.median_us));
@@ -139,7 +140,7 @@ pub(super) fn harris_reading(m: &Machine, rows: &[Row]) -> String {
     }
 
     writeln!(s).unwrap();
-    match at("reduce7", n25, Cache::Rotated) {
+    match at(names::REDUCE7, n25, Cache::Rotated) {
         Some(k7) => match ceiling_for(rows, k7) {
             Some(c) => writeln!(s, "At 2^25, kernel 7 reads at {} of the read-only ceiling ({:.0} GB/s: a kernel that only reads \
                 every byte once, measured in the same run).", pct(100.0 * k7.gbps() / c.gbps()), c.gbps()).unwrap(),
@@ -155,9 +156,9 @@ pub(super) fn harris_reading(m: &Machine, rows: &[Row]) -> String {
 pub(super) fn resident_fixed_cost(m: &Machine, rows: &[Row]) -> String {
     let n = 1usize << 22;
     let (Some(resident), Some(dram), Some(tiny)) = (
-        find(rows, "reduce7", Dtype::I32, n, Cache::Resident),
-        find(rows, "reduce7", Dtype::I32, n, Cache::Rotated),
-        find(rows, "reduce7", Dtype::I32, 1 << 16, Cache::Rotated),
+        find(rows, names::REDUCE7, Dtype::I32, n, Cache::Resident),
+        find(rows, names::REDUCE7, Dtype::I32, n, Cache::Rotated),
+        find(rows, names::REDUCE7, Dtype::I32, 1 << 16, Cache::Rotated),
     ) else {
         return "*Kernel 7 is not measured at 2^22 `i32` in L2 and from DRAM, and at 2^16, on this GPU.*\n".into();
     };
@@ -180,7 +181,7 @@ pub(super) fn resident_fixed_cost(m: &Machine, rows: &[Row]) -> String {
 pub(super) fn kernel4_limit(m: &Machine, rows: &[Row]) -> String {
     let sizes = [1usize << 22, 1 << 30];
     let pairs: Vec<(usize, &Row, &Row)> = sizes.iter()
-        .filter_map(|&n| Some((n, find(rows, "reduce4", Dtype::I32, n, Cache::Rotated)?, find(rows, "reduce5", Dtype::I32, n, Cache::Rotated)?)))
+        .filter_map(|&n| Some((n, find(rows, names::REDUCE4, Dtype::I32, n, Cache::Rotated)?, find(rows, names::REDUCE5, Dtype::I32, n, Cache::Rotated)?)))
         .collect();
     if pairs.len() < sizes.len() || m.peak_gbps.is_none() {
         return "*Kernels 4 and 5 are not both measured at 2^22 and 2^30 `i32` on this GPU (or its peak is unknown).*\n".into();
@@ -200,7 +201,7 @@ pub(super) fn kernel4_limit(m: &Machine, rows: &[Row]) -> String {
 /// Kernel 7 at the largest size, against the peak, the read-only ceiling and the copy.
 pub(super) fn kernel7_large(m: &Machine, rows: &[Row]) -> String {
     let n = 1usize << 30;
-    let Some(k7) = find(rows, "reduce7", Dtype::F32, n, Cache::Rotated) else {
+    let Some(k7) = find(rows, names::REDUCE7, Dtype::F32, n, Cache::Rotated) else {
         return "*Kernel 7 is not measured at 2^30 `f32` on this GPU.*\n".into();
     };
     let mut s = format!("At 2^30 `f32` values, inputs rotated, kernel 7 reads {:.0} GB/s: {} of the theoretical peak", k7.gbps(), pct_of_peak(m, k7));
@@ -227,7 +228,7 @@ pub(super) fn bytes_in_flight(m: &Machine, rows: &[Row]) -> String {
     let per_sm_bytes_per_ns = peak / m.sm_count as f64; // GB/s = bytes per ns
     let n = 1usize << 30;
     // (kernel, loads as written, bytes per thread per step)
-    let kernels = [("reduce7", "7 and 8: two 4-byte loads per step", 8u32), ("reduce9", "9: four 16-byte loads per step", 64)];
+    let kernels = [(names::REDUCE7, "7 and 8: two 4-byte loads per step", 8u32), (names::REDUCE9, "9: four 16-byte loads per step", 64)];
     let mut s = format!(
         "Little's law says how many bytes must be on their way: bytes in flight = bandwidth × latency. At this GPU's theoretical \
         peak of {peak:.0} GB/s, shared by {} SMs, each SM must receive {per_sm_bytes_per_ns:.1} bytes every nanosecond, so every \
@@ -246,7 +247,7 @@ pub(super) fn bytes_in_flight(m: &Machine, rows: &[Row]) -> String {
     writeln!(s).unwrap();
     write!(s, "This book does not measure the latency of one DRAM load, so the table alone cannot say which kernel keeps enough \
         bytes in flight.").unwrap();
-    if let Some(k7) = find(rows, "reduce7", Dtype::F32, n, Cache::Rotated) {
+    if let Some(k7) = find(rows, names::REDUCE7, Dtype::F32, n, Cache::Rotated) {
         let per_sm = kernels[0].2 as f64 * threads as f64;
         let implied_ns = per_sm * m.sm_count as f64 / k7.gbps(); // bytes / (bytes per ns)
         write!(s, " The measurements can: if kernel 7 were held back by its {:.0} KiB per SM alone, its {:.0} GB/s would mean a \

@@ -5,6 +5,7 @@ use crate::element::Dtype;
 use crate::records::bench::{Cache, Machine, Row};
 use std::fmt::Write as _;
 use super::{find, pct_of_ceiling, pct_of_peak};
+use crate::kernels::names;
 
 /// Harris's G80 figures for 2^22 ints, as published in the closing table of "Optimizing Parallel
 /// Reduction in CUDA" (2007): kernel, time (ms), bandwidth (GB/s), step and cumulative speed-up
@@ -12,13 +13,13 @@ use super::{find, pct_of_ceiling, pct_of_peak};
 /// the product of the rounded steps (a test checks the transcription against that), so they
 /// differ in the last digit from ratios of his times (8.34× printed; 8.054 / 0.965 = 8.35).
 pub const HARRIS_G80: [(&str, f64, f64, &str, &str); 7] = [
-    ("reduce1", 8.054, 2.083, "", ""),
-    ("reduce2", 3.456, 4.854, "2.33", "2.33"),
-    ("reduce3", 1.722, 9.741, "2.01", "4.68"),
-    ("reduce4", 0.965, 17.377, "1.78", "8.34"),
-    ("reduce5", 0.536, 31.289, "1.8", "15.01"),
-    ("reduce6", 0.381, 43.996, "1.41", "21.16"),
-    ("reduce7", 0.268, 62.671, "1.42", "30.04"),
+    (names::REDUCE1, 8.054, 2.083, "", ""),
+    (names::REDUCE2, 3.456, 4.854, "2.33", "2.33"),
+    (names::REDUCE3, 1.722, 9.741, "2.01", "4.68"),
+    (names::REDUCE4, 0.965, 17.377, "1.78", "8.34"),
+    (names::REDUCE5, 0.536, 31.289, "1.8", "15.01"),
+    (names::REDUCE6, 0.381, 43.996, "1.41", "21.16"),
+    (names::REDUCE7, 0.268, 62.671, "1.42", "30.04"),
 ];
 
 /// The G80's theoretical peak as Harris gives it: a 384-bit bus at 900 MHz, two transfers per
@@ -31,19 +32,19 @@ pub const HARRIS_SPLIT: (&str, &str) = ("11.84", "2.54");
 
 /// What each step changed, for the tables.
 pub(super) const CHANGES: [(&str, &str); 7] = [
-    ("reduce1", "interleaved addressing, divergent branch"),
-    ("reduce2", "strided index, no divergence"),
-    ("reduce3", "sequential addressing"),
-    ("reduce4", "first add during load"),
-    ("reduce5", "unroll the last warp"),
-    ("reduce6", "complete unrolling"),
-    ("reduce7", "multiple elements per thread"),
+    (names::REDUCE1, "interleaved addressing, divergent branch"),
+    (names::REDUCE2, "strided index, no divergence"),
+    (names::REDUCE3, "sequential addressing"),
+    (names::REDUCE4, "first add during load"),
+    (names::REDUCE5, "unroll the last warp"),
+    (names::REDUCE6, "complete unrolling"),
+    (names::REDUCE7, "multiple elements per thread"),
 ];
 
 /// Harris's split: changes of algorithm (addressing, the first add, cascading) and changes of
 /// code (unrolling). Each entry is a step `from -> to`.
-pub(super) const ALGORITHMIC_STEPS: [(&str, &str); 4] = [("reduce1", "reduce2"), ("reduce2", "reduce3"), ("reduce3", "reduce4"), ("reduce6", "reduce7")];
-pub(super) const CODE_STEPS: [(&str, &str); 2] = [("reduce4", "reduce5"), ("reduce5", "reduce6")];
+pub(super) const ALGORITHMIC_STEPS: [(&str, &str); 4] = [(names::REDUCE1, names::REDUCE2), (names::REDUCE2, names::REDUCE3), (names::REDUCE3, names::REDUCE4), (names::REDUCE6, names::REDUCE7)];
+pub(super) const CODE_STEPS: [(&str, &str); 2] = [(names::REDUCE4, names::REDUCE5), (names::REDUCE5, names::REDUCE6)];
 
 /// The sizes and cache modes the Harris tables are drawn for.
 pub const HARRIS_TABLES: [(usize, Cache); 3] = [(1 << 22, Cache::Resident), (1 << 22, Cache::Rotated), (1 << 25, Cache::Rotated)];
@@ -61,7 +62,7 @@ pub(super) fn harris_table(m: &Machine, rows: &[Row], n: usize, cache: Cache) ->
         m.gpu, n.trailing_zeros(), (4 * n) >> 20).unwrap();
     writeln!(s, "| kernel | change | time (µs) | GB/s | % of peak | % of read-only | step | cumulative | G80 time (ms) | G80 GB/s | G80 % of peak | G80 step | G80 cumulative |").unwrap();
     writeln!(s, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|").unwrap();
-    let first = find(rows, "reduce1", Dtype::I32, n, cache);
+    let first = find(rows, names::REDUCE1, Dtype::I32, n, cache);
     let mut previous: Option<&Row> = None;
     for (k, (kernel, change)) in CHANGES.iter().enumerate() {
         let (_, g80_ms, g80_gbps, g80_step, g80_total) = HARRIS_G80[k];
@@ -140,9 +141,9 @@ pub(super) fn chapter_table(m: &Machine, rows: &[Row], kernel: &str) -> String {
 pub(super) fn historical_kernel5(rows: &[Row]) -> String {
     let mut s = String::new();
     for dtype in [Dtype::I32, Dtype::F32] {
-        let old: Vec<&Row> = rows.iter().filter(|r| r.kernel == "reduce5_volatile" && r.dtype == dtype).collect();
+        let old: Vec<&Row> = rows.iter().filter(|r| r.kernel == names::REDUCE5_VOLATILE && r.dtype == dtype).collect();
         let checked = old.len();
-        let mean_ratio = old.iter().filter_map(|o| find(rows, "reduce5", dtype, o.n, o.cache).map(|new| new.median_us / o.median_us)).collect::<Vec<_>>();
+        let mean_ratio = old.iter().filter_map(|o| find(rows, names::REDUCE5, dtype, o.n, o.cache).map(|new| new.median_us / o.median_us)).collect::<Vec<_>>();
         if checked == 0 {
             writeln!(s, "- `{dtype}`: the 2007 form was not measured.").unwrap();
             continue;

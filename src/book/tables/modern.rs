@@ -5,17 +5,18 @@ use crate::element::Dtype;
 use crate::records::bench::{Cache, Machine, Row, Status};
 use std::fmt::Write as _;
 use super::{CEILING_NOT_MEASURED, find, has_ceiling, pct_of_ceiling, pct_of_peak};
+use crate::kernels::names;
 
 /// Each modern kernel and the kernel its chapter improves on.
 pub(super) const MODERN_STEPS: [(&str, &str); 8] = [
-    ("reduce8_last_warp", "reduce7"),
-    ("reduce8", "reduce8_last_warp"),
-    ("reduce9", "reduce8"),
-    ("reduce10_atomic", "reduce9"),
-    ("reduce10_last_block", "reduce9"),
-    ("reduce11", "reduce9"),
-    ("reduce11_grid", "reduce10_last_block"),
-    ("reduce12", "reduce9"),
+    (names::REDUCE8_LAST_WARP, names::REDUCE7),
+    (names::REDUCE8, names::REDUCE8_LAST_WARP),
+    (names::REDUCE9, names::REDUCE8),
+    (names::REDUCE10_ATOMIC, names::REDUCE9),
+    (names::REDUCE10_LAST_BLOCK, names::REDUCE9),
+    (names::REDUCE11, names::REDUCE9),
+    (names::REDUCE11_GRID, names::REDUCE10_LAST_BLOCK),
+    (names::REDUCE12, names::REDUCE9),
 ];
 
 /// The sizes the modern chapters compare at: where launch latency rules, the middle, and where

@@ -1,12 +1,14 @@
 //! What the CUDA tools reported, as the chapters quote it: compute-sanitizer's summary lines and
 //! the bank conflicts ncu counted.
 
+use crate::child::Sanitizer;
 use crate::element::Dtype;
 use crate::error::{Result, io_error};
 use crate::records::bench::{Cache, Row};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use super::find;
+use crate::kernels::names;
 
 /// One sentence per compute-sanitizer log under `log_dir` (`plots/data/sanitizer/`), written to
 /// `out_dir/<log name>.md`: which tool ran, and what its summary line counted, so that prose
@@ -30,8 +32,9 @@ pub fn write_sanitizer_summaries(log_dir: &Path, out_dir: &Path) -> Result<Vec<P
 /// "compute-sanitizer's racecheck reported 3 hazards displayed (0 errors, 10 warnings)." The
 /// tool is the first one named in the text (the log's file name comes first).
 pub(super) fn sanitizer_sentence(log: &str) -> String {
-    let tool = ["memcheck", "racecheck", "synccheck", "initcheck"]
+    let tool = Sanitizer::ALL
         .into_iter()
+        .map(Sanitizer::name)
         .filter_map(|t| log.find(t).map(|at| (at, t)))
         .min()
         .map_or("the sanitizer", |(_, t)| t);
@@ -68,7 +71,7 @@ pub fn ncu_metric(report: &str, metric: &str) -> Option<f64> {
 /// Kernel 2, kernel 2 padded and kernel 3: the bank conflicts ncu counted in one launch of each
 /// (logs under `plots/data/bank-conflicts/`), and their benchmark times.
 pub fn bank_conflicts_table(log_dir: &Path, rows: &[Row]) -> Option<String> {
-    let kernels = ["reduce2", "reduce2_padded", "reduce3"];
+    let kernels = [names::REDUCE2, names::REDUCE2_PADDED, names::REDUCE3];
     let reports: Vec<(&str, String)> = kernels
         .iter()
         .filter_map(|k| std::fs::read_to_string(log_dir.join(format!("{k}.log"))).ok().map(|t| (*k, t)))
