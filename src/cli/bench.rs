@@ -101,7 +101,7 @@ fn print_summary(machine: &Machine, rows: &[Row]) {
             machine.peak_gbps.map(|p| format!("{p:.0} GB/s")).unwrap_or("unknown".into()));
         println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time");
         for n in sizes {
-            let Some(best) = reduction::book::tables::fastest(rows, dtype, n) else { continue };
+            let Some(best) = reduction::book::chapters::benchmark::fastest(rows, dtype, n) else { continue };
             let copy = rows.iter().find(|r| r.kernel == results::COPY_KERNEL && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
             let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
             // The best kernel's time as a fraction of the library peer's (below 1: faster).

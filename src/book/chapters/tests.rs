@@ -1,7 +1,16 @@
 //! Tests of the generated tables and sentences, without a GPU.
 
-use super::*;
-use crate::records::bench::{Status, COPY_KERNEL};
+use super::benchmark::*;
+use super::classic::*;
+use super::common::*;
+use super::harris::*;
+use super::introduction::*;
+use super::modern::*;
+use super::rows::*;
+use super::sanitizers::*;
+use crate::element::Dtype;
+use crate::records::bench::{Cache, Machine, Row, Status, READ_ONLY_KERNEL};
+use crate::records::bench::COPY_KERNEL;
 
 fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
     Row {

@@ -1,14 +1,16 @@
-//! The modern chapters' tables: each kernel from kernel 7 on against the one it improves on, all
-//! of them at the sizes that matter, and the element types through the 16-byte kernels.
+//! The modern chapters (`book/08_*.md` … `book/12_*.md`): each kernel from kernel 8 on against
+//! the one it improves on (`<kernel>.md`), all of them at the sizes that matter (`modern.md`),
+//! the element types through the 16-byte kernels (`types.md`), and the bytes each keeps in flight
+//! (`little.md`).
 
+use super::common::{by_capability, find, has_ceiling, pct_of_ceiling, pct_of_peak, CEILING_NOT_MEASURED, MAX_THREADS_PER_SM};
 use crate::element::Dtype;
+use crate::kernels::names;
 use crate::records::bench::{Cache, Machine, Row, Status};
 use std::fmt::Write as _;
-use super::{CEILING_NOT_MEASURED, find, has_ceiling, pct_of_ceiling, pct_of_peak};
-use crate::kernels::names;
 
 /// Each modern kernel and the kernel its chapter improves on.
-pub(super) const MODERN_STEPS: [(&str, &str); 8] = [
+pub const MODERN_STEPS: [(&str, &str); 8] = [
     (names::REDUCE8_LAST_WARP, names::REDUCE7),
     (names::REDUCE8, names::REDUCE8_LAST_WARP),
     (names::REDUCE9, names::REDUCE8),
@@ -21,10 +23,10 @@ pub(super) const MODERN_STEPS: [(&str, &str); 8] = [
 
 /// The sizes the modern chapters compare at: where launch latency rules, the middle, and where
 /// bandwidth rules.
-pub(super) const MODERN_SIZES: [usize; 5] = [1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30];
+pub const MODERN_SIZES: [usize; 5] = [1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30];
 
 /// A kernel's time next to the kernel its chapter improves on, f32 and i32, inputs rotated.
-pub(super) fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previous: &str) -> String {
+pub fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previous: &str) -> String {
     let mut s = String::new();
     writeln!(s, "| input | {kernel} (µs) | GB/s | % of peak | % of read-only | {previous} (µs) | speed-up |\n|---|--:|--:|--:|--:|--:|--:|").unwrap();
     for dtype in [Dtype::F32, Dtype::I32] {
@@ -41,7 +43,7 @@ pub(super) fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previou
 
 /// Every kernel from kernel 7 on, the read-only ceiling, and the library peers, at the modern
 /// sizes (f32, rotated): time and, in brackets, the fraction of the theoretical peak.
-pub(super) fn modern_table(m: &Machine, rows: &[Row]) -> String {
+pub fn modern_table(m: &Machine, rows: &[Row]) -> String {
     // (kernel, title, order): the book's kernels, then the ceiling, then the libraries.
     let mut kernels: Vec<(&str, &str, u8)> = Vec::new();
     for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && (r.chapter >= 7 || r.status == Status::Peer || r.is_read_only())) {
@@ -81,5 +83,47 @@ pub fn types_table(m: &Machine, rows: &[Row]) -> String {
     if !has_ceiling(rows) {
         writeln!(s, "\n*% of read-only: the read-only ceiling for these types is {CEILING_NOT_MEASURED} (`--dtype f64,f16,bf16 --out plots/data/types`).*").unwrap();
     }
+    s
+}
+
+/// Little's law for kernels 7 to 9: the bytes each keeps in flight as written, the latency that
+/// covers at the peak, and the latency kernel 7's measured bandwidth implies.
+pub fn bytes_in_flight(m: &Machine, rows: &[Row]) -> String {
+    let (Some(peak), Some(threads)) = (m.peak_gbps, by_capability(&MAX_THREADS_PER_SM, &m.compute_capability)) else {
+        return "*The theoretical peak or the resident threads per SM of this GPU are unknown, so the bytes in flight are not computed.*\n".into();
+    };
+    if m.sm_count == 0 {
+        return "*The SM count of this GPU is not recorded, so the bytes in flight are not computed.*\n".into();
+    }
+    let per_sm_bytes_per_ns = peak / m.sm_count as f64; // GB/s = bytes per ns
+    let n = 1usize << 30;
+    // (kernel, loads as written, bytes per thread per step)
+    let kernels = [(names::REDUCE7, "7 and 8: two 4-byte loads per step", 8u32), (names::REDUCE9, "9: four 16-byte loads per step", 64)];
+    let mut s = format!(
+        "Little's law says how many bytes must be on their way: bytes in flight = bandwidth × latency. At this GPU's theoretical \
+        peak of {peak:.0} GB/s, shared by {} SMs, each SM must receive {per_sm_bytes_per_ns:.1} bytes every nanosecond, so every \
+        100 ns of latency needs {:.1} KiB in flight per SM. An SM of compute capability {} holds at most {threads} threads (the \
+        CUDA C++ Programming Guide's technical specifications), so, as the kernels are written:\n\n",
+        m.sm_count, per_sm_bytes_per_ns * 100.0 / 1024.0, m.compute_capability
+    );
+    writeln!(s, "| kernel | in flight per thread | per SM, at most | latency that covers at the peak | measured, 2^30 `f32` |\n|---|--:|--:|--:|--:|").unwrap();
+    for (kernel, what, bytes) in kernels {
+        let per_sm = bytes as f64 * threads as f64;
+        let covered_ns = per_sm / per_sm_bytes_per_ns;
+        let covered = if covered_ns < 1000.0 { format!("{covered_ns:.0} ns") } else { format!("{:.1} µs", covered_ns / 1000.0) };
+        let measured = find(rows, kernel, Dtype::F32, n, Cache::Rotated).map_or("–".into(), |r| format!("{:.0} GB/s, {}", r.gbps(), pct_of_peak(m, r)));
+        writeln!(s, "| {what} | {bytes} B | {:.0} KiB | {covered} | {measured} |", per_sm / 1024.0).unwrap();
+    }
+    writeln!(s).unwrap();
+    write!(s, "This book does not measure the latency of one DRAM load, so the table alone cannot say which kernel keeps enough \
+        bytes in flight.").unwrap();
+    if let Some(k7) = find(rows, names::REDUCE7, Dtype::F32, n, Cache::Rotated) {
+        let per_sm = kernels[0].2 as f64 * threads as f64;
+        let implied_ns = per_sm * m.sm_count as f64 / k7.gbps(); // bytes / (bytes per ns)
+        write!(s, " The measurements can: if kernel 7 were held back by its {:.0} KiB per SM alone, its {:.0} GB/s would mean a \
+            latency of {implied_ns:.0} ns — and kernel 9 keeps {} times as many bytes in flight.",
+            per_sm / 1024.0, k7.gbps(), kernels[1].2 / kernels[0].2).unwrap();
+    }
+    s.push('\n');
     s
 }
