@@ -40,6 +40,19 @@ pub mod names {
 
 use names::*;
 
+/// Entry points the host loads by a name of their own, not one made by
+/// [`KernelSpec::entry_name`].
+pub mod entries {
+    /// `kernels/copy.cu`: the copy of 4-byte words that sets a pace.
+    pub const COPY_U32: &str = "copy_u32";
+    /// `kernels/14_accuracy.cu`, beside `reduce_kahan`'s: one partial sum per block, kept in f64
+    /// (from f32 inputs), in f16 and in bf16 (from inputs of that type); the accuracy experiment
+    /// adds the partial sums on the host.
+    pub const F64_ACCUMULATOR: &str = "reduce_f64acc";
+    pub const F16_ACCUMULATOR: &str = "reduce_f16acc";
+    pub const BF16_ACCUMULATOR: &str = "reduce_bf16acc";
+}
+
 /// How the grid of the first pass is sized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GridRule {
@@ -322,11 +335,36 @@ impl KernelSpec {
 
     /// The entry point for element type `T` at this block size.
     pub fn entry_name<T: Element>(&self, block: u32) -> String {
+        self.entry_name_of(T::DTYPE, block)
+    }
+
+    /// [`KernelSpec::entry_name`] for an element type chosen at run time.
+    pub fn entry_name_of(&self, dtype: Dtype, block: u32) -> String {
         if self.block_in_entry_name {
-            format!("{}_b{}_{}", self.name, block, T::SUFFIX)
+            format!("{}_b{}_{}", self.name, block, dtype.name())
         } else {
-            format!("{}_{}", self.name, T::SUFFIX)
+            format!("{}_{}", self.name, dtype.name())
         }
+    }
+
+    /// Every entry point a [`crate::Reducer`] of this kernel may load: each element type it
+    /// takes and the accumulator type its later passes read, at every block size it accepts
+    /// where the block size is in the name. What the compile check looks for in the CUBIN.
+    pub fn entry_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for &dtype in self.dtypes {
+            let acc = crate::with_dtype!(dtype, T => <<T as Element>::Acc as Element>::DTYPE);
+            let blocks: Vec<u32> = if self.block_in_entry_name { self.block_sizes().collect() } else { vec![self.min_block] };
+            for block in blocks {
+                for d in [dtype, acc] {
+                    let name = self.entry_name_of(d, block);
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        names
     }
 
     /// Every block size this kernel accepts, smallest first.

@@ -62,6 +62,11 @@ impl Strategy {
         }
     }
 
+    /// The entry point for `dtype` rows: `rows_warp_f16`.
+    pub fn entry_name(self, dtype: Dtype) -> String {
+        format!("{}_{}", self.kernel(), dtype.name())
+    }
+
     fn index(self) -> usize {
         self as usize
     }
@@ -331,7 +336,7 @@ impl RowReducer {
     pub fn with_spec(gpu: &Gpu, kernels: &'static crate::kernels::KernelSpec, strategy: Option<Strategy>) -> Result<RowReducer> {
         let mut functions = Vec::new();
         for dtype in DTYPES {
-            let load = |s: Strategy| gpu.function(kernels, &format!("{}_{}", s.kernel(), dtype.name()));
+            let load = |s: Strategy| gpu.function(kernels, &s.entry_name(dtype));
             functions.push([load(Strategy::Warp)?, load(Strategy::Block)?, load(Strategy::Split)?]);
         }
         let sm_count = gpu.info().sm_count;

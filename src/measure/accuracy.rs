@@ -121,16 +121,16 @@ pub fn measure_one(gpu: &Gpu, n: usize, seed: u64) -> Result<Vec<Measurement>> {
     for (method, kernel) in CHUNKED_METHODS {
         record(method, Dtype::F32, sum_with(gpu, kernel, &input)?, exact);
     }
-    let f64_sum = per_block_then_host::<f32, f64>(gpu, "reduce_f64acc", &input, |p| p.iter().sum())?;
+    let f64_sum = per_block_then_host::<f32, f64>(gpu, kernels::entries::F64_ACCUMULATOR, &input, |p| p.iter().sum())?;
     record("gpu_f64_accumulator", Dtype::F32, f64_sum, exact);
     drop(input);
 
     // Half precision: the same values rounded to f16 and to bf16; the exact sum is that of the
     // rounded values.
-    let (exact16, in_f32, in_own) = half_precision(gpu, &xs, f16::from_f32, "reduce_f16acc")?;
+    let (exact16, in_f32, in_own) = half_precision(gpu, &xs, f16::from_f32, kernels::entries::F16_ACCUMULATOR)?;
     record("gpu_f16_in_f32", Dtype::F16, in_f32, exact16);
     record("gpu_f16_in_f16", Dtype::F16, in_own, exact16);
-    let (exact_b, in_f32, in_own) = half_precision(gpu, &xs, bf16::from_f32, "reduce_bf16acc")?;
+    let (exact_b, in_f32, in_own) = half_precision(gpu, &xs, bf16::from_f32, kernels::entries::BF16_ACCUMULATOR)?;
     record("gpu_bf16_in_f32", Dtype::BF16, in_f32, exact_b);
     record("gpu_bf16_in_bf16", Dtype::BF16, in_own, exact_b);
     Ok(out)
