@@ -12,11 +12,14 @@ use crate::error::Result;
 use crate::kernels::broken;
 use crate::records::bench::{Machine, Row};
 
+/// A generator: the file's text from the loaded data, or `None` where there is nothing to draw.
+pub type Draw = Box<dyn Fn(&Context) -> Result<Option<String>>>;
+
 /// What an entry's file is written by.
 pub enum Source {
     /// Drawn by `render` from the loaded data: the file's text, or `None` where there is nothing
     /// to draw yet (the file is then left as it is).
-    Drawn(Box<dyn Fn(&Context) -> Result<Option<String>>>),
+    Drawn(Draw),
     /// Written by a program on a GPU host (the command that writes it); `render` leaves it alone.
     Program(&'static str),
 }

@@ -65,7 +65,7 @@ fn readable_log(log: &str) -> String {
 }
 
 /// Check one text of `exercise`: compile, then run in a child of `exe` (a binary whose `main`
-/// starts with [`super::run_child_if_asked`]).
+/// starts with [`crate::child::run_if_asked`] with [`super::CHILD`]).
 pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) -> Result<Verdict> {
     let (file, text) = source(exercise, which)?;
     if let Some(verdict) = compile(&file, &text, "sm_90")? {

@@ -158,7 +158,7 @@ fn median_us(gpu: &Gpu, work: impl FnMut() -> Result<()>) -> Result<f64> {
 }
 
 /// Exercise 2's target: the speed-up of the book's padded kernel over kernel 2, as the
-/// benchmark measured it on this GPU (plots/data/<gpu>.csv, f32, block 256, largest n).
+/// benchmark measured it on this GPU (`plots/data/<gpu>.csv`, f32, block 256, largest n).
 fn padded_target(gpu: &Gpu, yours_us: f64, book_us: f64) -> Option<String> {
     let path = std::path::Path::new("plots/data").join(format!("{}.csv", crate::records::slug(&gpu.info().name)));
     let yours = format!("yours runs at {:.2}x kernel 2", book_us / yours_us);

@@ -171,6 +171,7 @@ const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
 const K14: (&str, &str) = kernel_file!("14_accuracy.cu");
 const K15: (&str, &str) = kernel_file!("15_reproducible.cu");
 
+#[allow(clippy::too_many_arguments)] // a row of the const table below: every column named where it is used
 const fn spec(
     name: &'static str,
     chapter: u32,
@@ -483,6 +484,29 @@ fn splice(name: &str, source: &str, included: &mut Vec<&'static str>, out: &mut 
     }
 }
 
+/// The `status` column of a kernel's benchmark rows.
+impl From<Status> for crate::records::bench::Status {
+    fn from(status: Status) -> crate::records::bench::Status {
+        match status {
+            Status::Correct => crate::records::bench::Status::Correct,
+            Status::Historical => crate::records::bench::Status::Historical,
+        }
+    }
+}
+
+/// What the runtime needs to compile a kernel file: its name, its text, its options.
+impl crate::gpu::KernelSource for KernelSpec {
+    fn file(&self) -> &'static str {
+        self.file
+    }
+    fn text(&self) -> String {
+        self.full_source()
+    }
+    fn options(&self) -> Result<Vec<String>> {
+        self.compile_options()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,28 +589,5 @@ mod tests {
     fn unknown_kernel_error_lists_the_known_ones() {
         let e = find("reduce99").unwrap_err().to_string();
         assert!(e.contains("reduce99") && e.contains("reduce1") && e.contains("reduce7"), "{e}");
-    }
-}
-
-/// The `status` column of a kernel's benchmark rows.
-impl From<Status> for crate::records::bench::Status {
-    fn from(status: Status) -> crate::records::bench::Status {
-        match status {
-            Status::Correct => crate::records::bench::Status::Correct,
-            Status::Historical => crate::records::bench::Status::Historical,
-        }
-    }
-}
-
-/// What the runtime needs to compile a kernel file: its name, its text, its options.
-impl crate::gpu::KernelSource for KernelSpec {
-    fn file(&self) -> &'static str {
-        self.file
-    }
-    fn text(&self) -> String {
-        self.full_source()
-    }
-    fn options(&self) -> Result<Vec<String>> {
-        self.compile_options()
     }
 }

@@ -402,11 +402,11 @@ impl RowReducer {
             Strategy::Block => unsafe { args.launch(config) },
             Strategy::Split => {
                 let partials_len = layout.rows * launch.slices as usize; // plan checked it fits
-                if self.partials.as_ref().map_or(true, |p| p.len() < partials_len) {
+                if self.partials.as_ref().is_none_or(|p| p.len() < partials_len) {
                     self.partials = None; // free first, so that growth never holds both
                     self.partials = Some(self.gpu.alloc::<f32>(partials_len)?);
                 }
-                if self.tickets.as_ref().map_or(true, |t| t.len() < layout.rows) {
+                if self.tickets.as_ref().is_none_or(|t| t.len() < layout.rows) {
                     self.tickets = None;
                     self.tickets = Some(stream.alloc_zeros::<u32>(layout.rows).during("allocating one ticket per row")?);
                 }

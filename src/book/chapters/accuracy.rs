@@ -4,14 +4,14 @@
 //! ([`crate::records::accuracy`]).
 
 use crate::book::context::Context;
-use crate::book::draw::charts::{accuracy_chart, conditioning_chart};
+use crate::book::draw::charts::{accuracy_chart, conditioning_chart, MethodPoints};
 use crate::error::Result;
 use crate::records::accuracy::{Conditioned, Measurement, METHODS};
 use crate::records::summary::median;
 use std::fmt::Write as _;
 
 /// The median relative error of each method at each n (over the seeds), in method order.
-pub fn medians(rows: &[Measurement]) -> Vec<(&'static str, &'static str, Vec<(usize, f64)>)> {
+pub fn medians(rows: &[Measurement]) -> Vec<MethodPoints<usize>> {
     METHODS
         .iter()
         .filter_map(|&(method, what)| {
@@ -98,7 +98,7 @@ pub fn conditioning_chart_svg(c: &Context) -> Result<String> {
 }
 
 /// Each method's (median condition, median relative error) at each target, in method order.
-pub fn conditioning_medians(rows: &[Conditioned]) -> Vec<(&'static str, &'static str, Vec<(f64, f64)>)> {
+pub fn conditioning_medians(rows: &[Conditioned]) -> Vec<MethodPoints<f64>> {
     let mut targets: Vec<f64> = rows.iter().map(|r| r.target).collect();
     targets.sort_by(|a, b| a.total_cmp(b));
     targets.dedup();

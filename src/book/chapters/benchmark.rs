@@ -75,7 +75,7 @@ pub fn best_table(m: &Machine, rows: &[Row]) -> String {
 }
 
 /// The fastest correct kernel of the book at one size (inputs rotated).
-pub fn fastest<'a>(rows: &'a [Row], dtype: Dtype, n: usize) -> Option<&'a Row> {
+pub fn fastest(rows: &[Row], dtype: Dtype, n: usize) -> Option<&Row> {
     rows.iter()
         .filter(|r| r.dtype == dtype && r.n == n && r.status == Status::Correct && r.cache == Cache::Rotated)
         .min_by(|a, b| a.median_us.total_cmp(&b.median_us))

@@ -29,7 +29,7 @@ pub fn not_measured_note() -> String {
         .to_string()
 }
 
-/// The chapter's table for one run: the machine line, the sizes of [`table_sizes`], what the
+/// The chapter's table for one run: the machine line, the sizes of `table_sizes`, what the
 /// smallest and the largest message show, and the GPUs' topology where it was recorded.
 pub fn table(header: &AllReduceHeader, rows: &[AllReduceRow], topology: Option<&str>) -> String {
     let ranks = header.ranks();
@@ -104,7 +104,7 @@ fn shown(c: &Context) -> Option<&AllReduceRun> {
 }
 
 /// `nccl.md`: the chart (a nested include, which mdBook resolves from `book/generated/`) and the
-/// table of [`shown`], or the [`not_measured_note`] where nothing was measured.
+/// table of the run `shown` picks, or the [`not_measured_note`] where nothing was measured.
 pub fn table_markdown(c: &Context) -> String {
     match shown(c) {
         Some(run) => format!("{{{{#include ../../plots/nccl.svg}}}}\n\n{}", table(&run.header, &run.rows, run.topology.as_deref())),

@@ -165,7 +165,7 @@ pub fn table(machine: &Machine, rows: &[Row]) -> String {
                 picked_best += 1;
             } else {
                 let slower = chosen.median_us / best.median_us;
-                if worst.map_or(true, |(w, _, _)| slower > w) {
+                if worst.is_none_or(|(w, _, _)| slower > w) {
                     worst = Some((slower, m, n));
                 }
             }

@@ -156,7 +156,7 @@ pub fn simulate(scheme: Scheme, values: &[i64]) -> Result<Vec<Vec<i64>>> {
 /// The 16 values of Harris's slides, so the pictures can be set beside them.
 const EXAMPLE: [i64; 16] = [10, 1, 8, -1, 0, -2, 3, 5, -2, -3, 2, 7, 0, 11, 0, 2];
 
-/// The addressing diagram of `scheme`'s tree over [`EXAMPLE`], as the book inlines it
+/// The addressing diagram of `scheme`'s tree over sixteen example values, as the book inlines it
 /// (`plots/diagrams/<scheme>.svg`).
 pub fn tree_diagram(scheme: Scheme) -> Result<String> {
     let path = format!("plots/diagrams/{}.svg", scheme.name());
@@ -258,7 +258,7 @@ fn draw_cells(root: &DrawingArea<SVGBackend, Shift>, r: usize, values: &[i64], w
     let y = row_y(r);
     for (i, value) in values.iter().enumerate() {
         let i = i as u32;
-        let fresh = written.map_or(true, |adds| adds.iter().any(|a| a.dst == i));
+        let fresh = written.is_none_or(|adds| adds.iter().any(|a| a.dst == i));
         let fill = match written {
             None => WHITE,
             Some(_) if fresh => WRITTEN,

@@ -9,7 +9,7 @@ use crate::records::mistakes::Class;
 use crate::kernels::names;
 
 
-/// A broken kernel: a [`KernelSpec`] so that [`Gpu::function`] compiles and loads it like any
+/// A broken kernel: a [`KernelSpec`] so that [`crate::gpu::Gpu::function`] compiles and loads it like any
 /// other, but kept out of [`crate::kernels::all`]. (`status` is unused for these: they are never
 /// benchmarked; `chapter` 0 means "the mistakes chapter".)
 const fn broken(name: &'static str, title: &'static str, file: &'static str, source: &'static str, min_block: u32, elements_per_thread: u32) -> KernelSpec {

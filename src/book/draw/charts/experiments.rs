@@ -10,7 +10,10 @@ use super::looks::{KERNEL_COLOURS, KERNEL_MARKERS, Look, Marker, PEAK_LOOK, nth_
 /// The accuracy chart: each method's median relative error against N, log-log, with the two
 /// textbook bounds for f32 dashed. Errors of exactly zero, and the infinite errors of a sum that
 /// overflowed, cannot be drawn on a log axis and are left out (the chapter's table shows them).
-pub fn accuracy_chart(gpu: &str, medians: &[(&str, &str, Vec<(usize, f64)>)]) -> Result<String> {
+/// One method's median relative errors: its name, what it is, and (x, error) points.
+pub type MethodPoints<X> = (&'static str, &'static str, Vec<(X, f64)>);
+
+pub fn accuracy_chart(gpu: &str, medians: &[MethodPoints<usize>]) -> Result<String> {
     let mut series: Vec<Series> = medians
         .iter()
         .enumerate()
@@ -53,7 +56,7 @@ pub fn accuracy_chart(gpu: &str, medians: &[(&str, &str, Vec<(usize, f64)>)]) ->
 /// The accuracy chart against the condition number: each method's median relative error
 /// against the median condition number of its inputs, log-log, with the tree's bound
 /// `cond · ⌈log₂ n⌉ · u` dashed. Zero errors (exact sums) are left out, as above.
-pub fn conditioning_chart(gpu: &str, n: usize, medians: &[(&str, &str, Vec<(f64, f64)>)]) -> Result<String> {
+pub fn conditioning_chart(gpu: &str, n: usize, medians: &[MethodPoints<f64>]) -> Result<String> {
     let mut series: Vec<Series> = medians
         .iter()
         .enumerate()

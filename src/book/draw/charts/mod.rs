@@ -31,7 +31,7 @@ mod speedup;
 #[cfg(test)]
 mod tests;
 
-pub use experiments::{accuracy_chart, bytes_chart, conditioning_chart, line_chart, BytesSeries, PlainSeries};
+pub use experiments::{accuracy_chart, bytes_chart, conditioning_chart, line_chart, BytesSeries, MethodPoints, PlainSeries};
 use draw::Figure;
 use lines::{bandwidth_chart, gpus_chart, time_chart, Part};
 use speedup::speedup_chart;
