@@ -179,6 +179,7 @@ pub fn read_csv(path: &Path) -> Result<(Machine, Vec<DlRow>)> {
 
 /// Everything measured on one GPU: the book's rows with their header, the peers' rows, what
 /// the peers refused. `None` where the book's own file does not exist.
+#[derive(Clone, Debug)]
 pub struct Loaded {
     pub machine: Machine,
     pub ours: Vec<DlRow>,

@@ -1,0 +1,413 @@
+//! "Softmax, online" (`book/dl_softmax.md`) and "Norms, cross-entropy and the backward"
+//! (`book/dl_norms.md`): their tables, sentences and chart (`book/generated/dl_*.md`,
+//! `plots/dl.svg`), drawn from `plots/data/dl/` ([`crate::records::dl`]) with no GPU: the book's
+//! rows beside the peers', the yardsticks of the same run, what planted bugs returned, and what
+//! Nsight Compute said of the shapes that miss the goal. Where nothing was measured, each file
+//! says how to measure instead.
+
+use crate::book::context::Context;
+use crate::book::draw::charts::{line_chart, PlainSeries};
+use crate::element::Dtype;
+use crate::error::Result;
+use crate::records::dl::{self as records, DlRow, Loaded};
+use crate::records::Machine;
+use std::fmt::Write as _;
+
+/// The ops of the forward table, in its column order.
+const FORWARD: [(&str, &str); 5] = [("softmax", "softmax"), ("log_softmax", "log_softmax"), ("layer_norm", "LayerNorm"), ("rms_norm", "RMSNorm"), ("cross_entropy", "cross-entropy")];
+const BACKWARD: [(&str, &str); 2] = [("softmax_bwd", "softmax backward"), ("layer_norm_bwd_gamma_beta", "LayerNorm dγ, dβ")];
+
+fn peak(machine: &Machine) -> f64 {
+    machine.peak_gbps.unwrap_or(f64::NAN)
+}
+
+/// `2^k` for powers of two, the number otherwise.
+fn size(n: usize) -> String {
+    if n.is_power_of_two() && n >= 1024 {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
+}
+
+fn shape(m: usize, n: usize) -> String {
+    format!("{} × {}", size(m), size(n))
+}
+
+/// The shapes measured for `dtype`, in the sweep's order: M·N = 2^28 by N, then the others.
+fn shapes(rows: &[DlRow], dtype: Dtype) -> Vec<(usize, usize)> {
+    let mut s: Vec<(usize, usize)> = rows.iter().filter(|r| r.dtype == dtype && r.rows > 1).map(|r| (r.rows, r.n)).collect();
+    s.sort_by_key(|&(m, n)| (m * n != 1 << 28, n, m));
+    s.dedup();
+    s
+}
+
+fn find<'a>(rows: &'a [DlRow], kernel: &str, op: &str, dtype: Dtype, m: usize, n: usize) -> Option<&'a DlRow> {
+    rows.iter().filter(|r| r.kernel == kernel && r.op == op && r.dtype == dtype && r.rows == m && r.n == n).min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+}
+
+/// The fastest peer of an op and shape.
+fn best_peer<'a>(peers: &'a [DlRow], op: &str, dtype: Dtype, m: usize, n: usize) -> Option<&'a DlRow> {
+    peers.iter().filter(|r| r.op == op && r.dtype == dtype && r.rows == m && r.n == n).min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+}
+
+/// A peer's kernel id as a short name: `liger_rms_norm` → `Liger`.
+fn peer_name(kernel: &str) -> String {
+    let family = kernel.split('_').next().unwrap_or(kernel);
+    match family {
+        "torch" if kernel.starts_with("torch_compile") => "torch.compile".into(),
+        "torch" => "torch".into(),
+        "liger" => "Liger".into(),
+        "triton" => "Triton".into(),
+        "tilelang" => "TileLang".into(),
+        "quack" => "Quack".into(),
+        other => other.into(),
+    }
+}
+
+/// One op's cell: ours (% of peak), and the fastest peer's, marked where the peer is faster.
+fn cell(l: &Loaded, op: &str, dtype: Dtype, m: usize, n: usize) -> String {
+    let p = peak(&l.machine);
+    let Some(ours) = find(&l.ours, &records::kernel_name(op), op, dtype, m, n) else { return "—".into() };
+    let mut s = format!("{:.1}%", ours.percent_of(p));
+    if ours.percent_of(p) >= 90.0 {
+        s = format!("**{s}**");
+    }
+    if let Some(peer) = best_peer(&l.peers, op, dtype, m, n) {
+        let faster = peer.median_us < ours.median_us;
+        write!(s, " · {} {:.1}%{}", peer_name(&peer.kernel), peer.percent_of(p), if faster { " ▲" } else { "" }).unwrap();
+    }
+    s
+}
+
+/// The forward (or backward) table: one row per shape, one column per op.
+pub fn ops_table(l: &Loaded, ops: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for dtype in [Dtype::F32, Dtype::BF16] {
+        let sh = shapes(&l.ours, dtype);
+        if sh.is_empty() {
+            continue;
+        }
+        writeln!(out, "\n**{dtype}**, % of {:.0} GB/s (bytes: every input read once, every output written once); \
+            the fastest peer beside it, ▲ where it is faster than ours:\n", peak(&l.machine)).unwrap();
+        write!(out, "| M × N |").unwrap();
+        for (_, title) in ops {
+            write!(out, " {title} |").unwrap();
+        }
+        write!(out, "\n|---|").unwrap();
+        for _ in ops {
+            write!(out, "---|").unwrap();
+        }
+        out.push('\n');
+        for (m, n) in sh {
+            write!(out, "| {} |", shape(m, n)).unwrap();
+            for (op, _) in ops {
+                write!(out, " {} |", cell(l, op, dtype, m, n)).unwrap();
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Softmax three ways: the textbook's three reads, the online pair read twice, the held row.
+pub fn three_ways(l: &Loaded) -> String {
+    let p = peak(&l.machine);
+    let mut out = String::from("| dtype | M × N | three passes | online, read twice | held (read once) |\n|---|---|---|---|---|\n");
+    for dtype in [Dtype::F32, Dtype::BF16] {
+        for (m, n) in shapes(&l.ours, dtype).into_iter().filter(|&(m, n)| m * n == 1 << 28) {
+            let t = |k: &str| find(&l.ours, k, "softmax", dtype, m, n).map_or("—".to_string(), |r| format!("{:.1} µs ({:.1}%)", r.median_us, r.percent_of(p)));
+            writeln!(out, "| {dtype} | {} | {} | {} | {} |", shape(m, n), t(records::THREE_PASS), t(records::TWO_PASS), t(&records::kernel_name("softmax"))).unwrap();
+        }
+    }
+    out
+}
+
+/// Long rows: the planner's team beside a cluster and co-resident blocks, forced.
+pub fn long_rows(l: &Loaded) -> String {
+    let p = peak(&l.machine);
+    let mut out = String::from("| op | dtype | M × N | the planner's team | a cluster per row | co-resident blocks |\n|---|---|---|---|---|---|\n");
+    for (op, title) in [("softmax", "softmax"), ("rms_norm", "RMSNorm"), ("layer_norm", "LayerNorm"), ("softmax_bwd", "softmax backward")] {
+        for dtype in [Dtype::F32, Dtype::BF16] {
+            for (m, n) in shapes(&l.ours, dtype).into_iter().filter(|&(_, n)| n >= 32768) {
+                let t = |k: String| find(&l.ours, &k, op, dtype, m, n).map_or("—".to_string(), |r| format!("{:.1}%", r.percent_of(p)));
+                let auto = t(records::kernel_name(op));
+                if auto == "—" {
+                    continue;
+                }
+                writeln!(out, "| {title} | {dtype} | {} | {auto} | {} | {} |", shape(m, n), t(records::cluster_name(op)), t(records::split_name(op))).unwrap();
+            }
+        }
+    }
+    out
+}
+
+/// LayerNorm's γ/β gradients in three layouts.
+pub fn columns(l: &Loaded) -> String {
+    let p = peak(&l.machine);
+    let op = "layer_norm_bwd_gamma_beta";
+    let mut out = String::from("| dtype | M × N | strips × chunks (ours) | a warp per column | a thread per column |\n|---|---|---|---|---|\n");
+    for dtype in [Dtype::F32, Dtype::BF16] {
+        for (m, n) in shapes(&l.ours, dtype) {
+            let t = |k: &str| find(&l.ours, k, op, dtype, m, n).map_or("—".to_string(), |r| format!("{:.1} µs ({:.1}%)", r.median_us, r.percent_of(p)));
+            let ours = t(&records::kernel_name(op));
+            if ours == "—" {
+                continue;
+            }
+            writeln!(out, "| {dtype} | {} | {ours} | {} | {} |", shape(m, n), t(records::TEAM_PER_COLUMN), t(records::THREAD_PER_COLUMN)).unwrap();
+        }
+    }
+    out
+}
+
+/// The yardsticks measured in the same run.
+pub fn ceilings(l: &Loaded) -> String {
+    let p = peak(&l.machine);
+    let mut out = String::from("| yardstick (2^28 f32) | GB/s | % of peak |\n|---|---|---|\n");
+    let mut any = false;
+    for r in l.ours.iter().filter(|r| r.op == "copy" || r.op == "read") {
+        any = true;
+        writeln!(out, "| {} | {:.0} | {:.1}% |", r.title, r.gbps(), r.percent_of(p)).unwrap();
+    }
+    if any {
+        out
+    } else {
+        "*No copy or read-only yardstick in this run.*\n".into()
+    }
+}
+
+/// The fastest copy of the run, in % of peak.
+fn best_copy(l: &Loaded) -> Option<f64> {
+    l.ours.iter().filter(|r| r.op == "copy").map(|r| r.percent_of(peak(&l.machine))).max_by(f64::total_cmp)
+}
+
+/// The goal in sentences: the range per op over N = 1024 … 262144 and at 256, 512; where the goal
+/// is met; where a peer is faster.
+pub fn goal(l: &Loaded) -> String {
+    let p = peak(&l.machine);
+    let mut out = String::new();
+    let mut met = 0;
+    let mut total = 0;
+    let mut slower: Vec<String> = Vec::new();
+    for dtype in [Dtype::F32, Dtype::BF16] {
+        let sh = shapes(&l.ours, dtype);
+        let mut parts = Vec::new();
+        for (op, title) in FORWARD {
+            let pct = |keep: &dyn Fn(usize) -> bool| -> Vec<f64> {
+                sh.iter().filter(|&&(m, n)| m * n == 1 << 28 && keep(n)).filter_map(|&(m, n)| find(&l.ours, &records::kernel_name(op), op, dtype, m, n)).map(|r| r.percent_of(p)).collect()
+            };
+            let long = pct(&|n| n >= 1024);
+            let short = pct(&|n| n < 1024);
+            if long.is_empty() {
+                continue;
+            }
+            let (lo, hi) = long.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+            let slo = short.iter().copied().fold(f64::INFINITY, f64::min);
+            met += long.iter().filter(|&&v| v >= 90.0).count() + short.iter().filter(|&&v| v >= 80.0).count();
+            total += long.len() + short.len();
+            parts.push(if short.is_empty() { format!("{title} {lo:.1}–{hi:.1}%") } else { format!("{title} {lo:.1}–{hi:.1}% (N = 256, 512: from {slo:.1}%)") });
+        }
+        for &(m, n) in &sh {
+            for (op, title) in FORWARD.iter().chain(BACKWARD.iter()) {
+                if let (Some(ours), Some(peer)) = (find(&l.ours, &records::kernel_name(op), op, dtype, m, n), best_peer(&l.peers, op, dtype, m, n)) {
+                    if peer.median_us < ours.median_us {
+                        slower.push(format!("{title} {dtype} {} ({} {:.1} µs, ours {:.1} µs)", shape(m, n), peer_name(&peer.kernel), peer.median_us, ours.median_us));
+                    }
+                }
+            }
+        }
+        if !parts.is_empty() {
+            writeln!(out, "On the {} ({dtype}, M·N = 2^28, N = 1024 … 262144): {}.", l.machine.gpu, parts.join("; ")).unwrap();
+            out.push('\n');
+        }
+    }
+    writeln!(out, "The goal — 90% of peak from N = 1024, 80% at N = 256 and 512 — is met at {met} of the {total} forward shapes measured.").unwrap();
+    if let Some(c) = best_copy(l) {
+        writeln!(out, " The fastest copy in the same run (a kernel that only reads and writes every byte once) reached {c:.1}%.").unwrap();
+    }
+    out.push('\n');
+    if slower.is_empty() {
+        writeln!(out, "No peer measured in the same run is faster than the book's kernel at any shape.").unwrap();
+    } else {
+        writeln!(out, "A peer is faster at {} shape{}: {}.", slower.len(), if slower.len() == 1 { "" } else { "s" }, slower.join("; ")).unwrap();
+    }
+    out
+}
+
+/// Bytes of the fused kernels against torch's unfused eager compositions (counted, per value).
+pub fn fusion() -> String {
+    // Each eager op reads its inputs and writes its output once: a row statistic (max, sum,
+    // mean) reads M·N and writes M; an elementwise op reads M·N (and a per-row value) and writes
+    // M·N. Counted in values of M·N, the per-row terms left out.
+    let rows: [(&str, &str, u32, u32); 5] = [
+        ("softmax", "m = x.amax(-1); e = (x - m).exp(); s = e.sum(-1); y = e / s", 2, 1 + 2 + 2 + 1 + 2),
+        ("log_softmax", "m = x.amax(-1); s = (x - m).exp().sum(-1); y = x - m - s.log()", 2, 1 + 2 + 2 + 1 + 2),
+        ("LayerNorm", "μ = x.mean(-1); d = x - μ; v = (d * d).mean(-1); y = d * (v + ε).rsqrt() * γ + β", 2, 1 + 2 + 2 + 1 + 2 + 2 + 2),
+        ("RMSNorm", "s = (x * x).mean(-1); y = x * (s + ε).rsqrt() * γ", 2, 2 + 1 + 2 + 2),
+        ("cross-entropy", "l = x.logsumexp(-1) - x.gather(t); mean over rows", 1, 1 + 2 + 1 + 1),
+    ];
+    let mut out = String::from("| op | as separate eager ops | values moved per value of x, fused | unfused | ratio |\n|---|---|---|---|---|\n");
+    for (op, code, fused, unfused) in rows {
+        writeln!(out, "| {op} | `{code}` | {fused} | {unfused} | {:.1}× |", unfused as f64 / fused as f64).unwrap();
+    }
+    out
+}
+
+/// What the planted bugs returned, from `<slug>-demos.csv` (the prototype harness writes it).
+pub fn demos(text: &str) -> Option<String> {
+    let body: String = text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    let mut reader = ::csv::Reader::from_reader(body.as_bytes());
+    let mut out = String::from("| what | launch | M × N | input | largest relative error | rows with a NaN | note |\n|---|---|---|---|---|---|---|\n");
+    let mut any = false;
+    for rec in reader.records().flatten() {
+        let get = |i: usize| rec.get(i).unwrap_or("").to_string();
+        let what = match get(0).as_str() {
+            "rescale_missing" => "the merge without the rescale".to_string(),
+            "shift_missing" => "e^x without the shift".to_string(),
+            "f16_large" => "the correct kernel, f16 inputs".to_string(),
+            other => other.to_string(),
+        };
+        let (m, n) = (get(3).parse().unwrap_or(0), get(4).parse().unwrap_or(0));
+        let err: f64 = get(6).parse().unwrap_or(f64::NAN);
+        let err = if get(0) == "f16_large" { format!("{err:.2} × its bound") } else if err.is_nan() { "NaN".into() } else { format!("{err:.3}") };
+        writeln!(out, "| {what} | `{}` | {} | {} | {err} | {} of {} | {} |", get(1), shape(m, n), get(5), get(7), get(8), get(9)).unwrap();
+        any = true;
+    }
+    any.then_some(out)
+}
+
+/// Nsight Compute on the shapes below the goal, from `plots/data/dl/ncu/<slug>.csv`.
+pub fn ncu(text: &str) -> Option<String> {
+    let body: String = text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    let mut reader = ::csv::Reader::from_reader(body.as_bytes());
+    let headers = reader.headers().ok()?.clone();
+    let mut out = String::from("|");
+    for h in headers.iter() {
+        write!(out, " {h} |").unwrap();
+    }
+    out.push_str("\n|");
+    for _ in headers.iter() {
+        out.push_str("---|");
+    }
+    out.push('\n');
+    for rec in reader.records().flatten() {
+        out.push('|');
+        for v in rec.iter() {
+            write!(out, " {v} |").unwrap();
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The chart's series: GB/s against N at M·N = 2^28 for the forward ops in f32, ours solid, the
+/// fastest peer of each dashed.
+fn chart_series(l: &Loaded) -> PlainSeries {
+    let mut series = Vec::new();
+    for (op, title) in FORWARD {
+        let mut ours = Vec::new();
+        let mut peers = Vec::new();
+        for (m, n) in shapes(&l.ours, Dtype::F32).into_iter().filter(|&(m, n)| m * n == 1 << 28) {
+            if let Some(r) = find(&l.ours, &records::kernel_name(op), op, Dtype::F32, m, n) {
+                ours.push((n as f64, r.gbps()));
+            }
+            if let Some(r) = best_peer(&l.peers, op, Dtype::F32, m, n) {
+                peers.push((n as f64, r.gbps()));
+            }
+        }
+        if !ours.is_empty() {
+            series.push((format!("{title} (this book)"), ours, false));
+        }
+        if !peers.is_empty() {
+            series.push((format!("{title}: fastest peer"), peers, true));
+        }
+    }
+    series
+}
+
+/// The note of a file with nothing measured yet.
+fn missing(c: &Context) -> Result<String> {
+    Ok(format!("*Not yet measured on the {}: run `{}` on it (on a GPU host without Rust, the bundle's `bin/reduction dl-bench`), \
+        then `cargo run -- bench --plot-only`.*\n", c.book()?.0.gpu, records::MEASURE_COMMAND))
+}
+
+/// `dl_*.md` drawn from the loaded results with `f`, or the note saying how to measure.
+pub fn from_results(c: &Context, f: fn(&Loaded) -> String) -> Result<String> {
+    match &c.dl {
+        Some(l) => Ok(f(l)),
+        None => missing(c),
+    }
+}
+
+pub fn forward_markdown(l: &Loaded) -> String {
+    ops_table(l, &FORWARD)
+}
+pub fn backward_markdown(l: &Loaded) -> String {
+    ops_table(l, &BACKWARD)
+}
+
+/// `dl_demos.md`: what the planted bugs returned, or that it is not recorded.
+pub fn demos_markdown(c: &Context) -> Result<String> {
+    Ok(match c.dl_demos.as_deref().and_then(demos) {
+        Some(t) => t,
+        None => format!("*The planted bugs' outputs are not yet recorded for the {}.*\n", c.book()?.0.gpu),
+    })
+}
+
+/// `dl_ncu.md`: Nsight Compute's view of the shapes below the goal.
+pub fn ncu_markdown(c: &Context) -> Result<String> {
+    Ok(match c.dl_ncu.as_deref().and_then(ncu) {
+        Some(t) => t,
+        None => format!("*No Nsight Compute profile of these kernels yet on the {}.*\n", c.book()?.0.gpu),
+    })
+}
+
+/// `dl_fusion.md` (no data needed).
+pub fn fusion_markdown(_: &Context) -> Result<String> {
+    Ok(fusion())
+}
+
+/// `dl_chart.md`: the chart (a nested include), or why there is none.
+pub fn chart_markdown(c: &Context) -> Result<String> {
+    Ok(match c.dl.as_ref().map(chart_series) {
+        Some(s) if !s.is_empty() => "{{#include ../../plots/dl.svg}}\n".into(),
+        _ => format!("*No f32 rows at M·N = 2^28 on the {}: no chart yet.*\n", c.book()?.0.gpu),
+    })
+}
+
+/// `plots/dl.svg`: bandwidth against N for the forward ops, ours and the fastest peer.
+pub fn chart(c: &Context) -> Result<Option<String>> {
+    let Some(l) = &c.dl else { return Ok(None) };
+    let series = chart_series(l);
+    if series.is_empty() {
+        return Ok(None);
+    }
+    line_chart(format!("Fused reductions, M·N = 2^28 f32, {}: bandwidth vs row length N", l.machine.gpu), "GB/s (bytes read once + written once)".into(), series).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::bench::{Cache, Status};
+
+    fn row(kernel: &str, op: &str, status: Status, m: usize, n: usize, us: f64) -> DlRow {
+        let bytes = 2 * m * n * 4;
+        DlRow { kernel: kernel.into(), chapter: 17, title: kernel.into(), status, dtype: Dtype::F32, n, block: 128, cache: Cache::Rotated, median_us: us,
+            min_us: us, max_us: us, bytes, working_set_bytes: bytes, repeats: 7, method: "m".into(), op: op.into(), rows: m }
+    }
+
+    #[test]
+    fn the_tables_say_what_the_rows_say() {
+        let machine = Machine { gpu: "Test GPU".into(), peak_gbps: Some(4000.0), ..Default::default() };
+        // 2 GiB in 500 µs: 4295 GB/s, 107% of a 4000 GB/s peak; a peer a little faster.
+        let ours = vec![row("dl_softmax", "softmax", Status::Correct, 1 << 18, 1024, 500.0), row("softmax_three_pass", "softmax", Status::Correct, 1 << 18, 1024, 900.0)];
+        let peers = vec![row("torch_softmax", "softmax", Status::Peer, 1 << 18, 1024, 490.0)];
+        let l = Loaded { machine, ours, peers, refused: vec![] };
+        let t = ops_table(&l, &FORWARD);
+        assert!(t.contains("| 2^18 × 2^10 | **107.4%** · torch 109.6% ▲ |"), "{t}");
+        let g = goal(&l);
+        assert!(g.contains("softmax 107.4–107.4%") && g.contains("met at 1 of the 1") && g.contains("A peer is faster at 1 shape"), "{g}");
+        assert!(three_ways(&l).contains("| f32 | 2^18 × 2^10 | 900.0 µs (59.7%) | — | 500.0 µs (107.4%) |"));
+        assert!(fusion().contains("4.0×"));
+    }
+}
