@@ -6,6 +6,7 @@
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #                                                   and book (only when named: the chapters' recorded outputs)
+#                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
 #                                                   and reproducible (only when named: kernel 15's
 #                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
@@ -203,6 +204,23 @@ if has rows; then
   timeout 400 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
   ls -l "$OUT/rows" "$OUT/rows/tile"
+  pack
+fi
+
+if has dl; then
+  # The deep-learning reductions (chapters 17-20): their tests (every team, the traps, the six
+  # planted bugs with the mutation score), then the benchmark at M·N = 2^28 and the LLM shapes,
+  # f32 and bf16, which runs plots/dl_peers.py on the same shapes (torch, torch.compile, Triton,
+  # and Liger-Kernel / TileLang / Quack where `source plots/peers_env.sh` put them on the path).
+  # Copy back $OUT/dl/data/dl/* to plots/data/dl/, then `cargo run -- bench --plot-only`.
+  echo "=== dl (deep-learning reductions: tests with REQUIRE_GPU=1, then dl-bench and its peers)"
+  mkdir -p "$OUT/dl/data"
+  [ -f plots/peers_env.sh ] && source plots/peers_env.sh > "$OUT/dl/peers-env.txt" 2>&1
+  REQUIRE_GPU=1 timeout ${DL_TESTS_TIMEOUT:-900} $B/tests/test-dl > "$OUT/dl/tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result|mutation score" "$OUT/dl/tests.log" | head -40
+  timeout ${DL_BENCH_TIMEOUT:-900} $B/bin/reduction dl-bench --out "$OUT/dl/data" 2> "$OUT/dl/bench.log" | tee "$OUT/dl/bench-summary.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/dl/bench.log"; }
+  ls -l "$OUT/dl/data/dl"
   pack
 fi
 
