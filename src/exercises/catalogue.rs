@@ -69,6 +69,8 @@ const F7: (&str, &str) = files!("07_grid_stride");
 const F8: (&str, &str) = files!("08_warp_max");
 const F9: (&str, &str) = files!("09_vector_loads");
 const F10: (&str, &str) = files!("10_last_block");
+const F11: (&str, &str) = files!("11_online_merge");
+const F12: (&str, &str) = files!("12_layer_norm_gamma");
 
 const DROP_LAST: NearMiss = NearMiss {
     name: "drops_last_element",
@@ -214,6 +216,39 @@ pub static EXERCISES: &[Exercise] = &[
                 find: "== gridDim.x - 1;", replace: "== gridDim.x;", caught_by: CaughtBy::Values },
             NearMiss { name: "first_partial_skipped", mistake: "the last block adds the partials from index 1: block 0's sum is lost",
                 find: "for (unsigned b = threadIdx.x; b < gridDim.x;", replace: "for (unsigned b = threadIdx.x + 1; b < gridDim.x;", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 11, stem: "11_online_merge", chapter: "dl_softmax.md",
+        title: "the online-softmax merge",
+        layout: Layout::Fused(super::fused::Fused::Softmax), shared: SharedRule::Static, block: super::fused::BLOCK, op: Op::Sum, book_kernel: "dl_softmax",
+        hint: "M = max(a.m, b.m); each sum rescaled to M: s·e^(m − M); a side whose m equals M keeps its sum as it is (that also keeps an empty side, (-inf, 0), from giving NaN)",
+        stub: F11.0, solution: F11.1,
+        near_misses: &[
+            NearMiss { name: "rescale_missing", mistake: "the two sums are added as they are, each still relative to its own maximum (the bug of KarhouTam/cuda-kernels issue 1)",
+                find: "    return Pair{m, sa + sb};", replace: "    return Pair{m, a.s + b.s};", caught_by: CaughtBy::Values },
+            NearMiss { name: "rescale_one_side", mistake: "only b's sum is rescaled: right whenever a holds the larger maximum, wrong otherwise",
+                find: "    const float sa = a.m == m ? a.s : a.s * __expf(a.m - m);", replace: "    const float sa = a.s;", caught_by: CaughtBy::Values },
+            NearMiss { name: "no_empty_guard", mistake: "both sums always multiplied by e^(m_side − M): an empty side (-inf, 0) meeting another gives e^(-inf + inf) = NaN",
+                find: "    const float sa = a.m == m ? a.s : a.s * __expf(a.m - m);\n    const float sb = b.m == m ? b.s : b.s * __expf(b.m - m);",
+                replace: "    const float sa = a.s * __expf(a.m - m);\n    const float sb = b.s * __expf(b.m - m);", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 12, stem: "12_layer_norm_gamma", chapter: "dl_norms.md",
+        title: "LayerNorm's γ gradient, down the columns",
+        layout: Layout::Fused(super::fused::Fused::Gamma), shared: SharedRule::Static, block: super::fused::BLOCK, op: Op::Sum, book_kernel: "dl_layer_norm_bwd_gamma_beta",
+        hint: "warp w adds dy[r][col] · (x[r][col] − mean[r]) · rstd[r] for r = w, w + 8, ... < rows; sums[warp][lane] = g; __syncthreads(); warp 0 adds sums[1..8][lane] and writes dgamma[col] (col < cols)",
+        stub: F12.0, solution: F12.1,
+        near_misses: &[
+            NearMiss { name: "last_row_dropped", mistake: "the walk stops one row early: the last row never reaches dγ",
+                find: "for (u64 r = warp; r < rows; r += 8)", replace: "for (u64 r = warp; r + 1 < rows; r += 8)", caught_by: CaughtBy::Values },
+            NearMiss { name: "forgets_rstd", mistake: "x − mean without rstd: the centred value, not the normalised one",
+                find: "((x[r * cols + col] - mean[r]) * rstd[r])", replace: "(x[r * cols + col] - mean[r])", caught_by: CaughtBy::Values },
+            NearMiss { name: "every_warp_every_row", mistake: "each warp walks every row from its own first: rows are counted by several warps",
+                find: "for (u64 r = warp; r < rows; r += 8)", replace: "for (u64 r = warp; r < rows; r += 1)", caught_by: CaughtBy::Values },
+            NearMiss { name: "no_barrier", mistake: "warp 0 reads the other warps' sums without waiting for them to be written",
+                find: "    __syncthreads();  // every warp's sum is in shared memory before warp 0 reads them\n", replace: "", caught_by: CaughtBy::Sanitizer(Sanitizer::Racecheck) },
         ],
     },
 ];

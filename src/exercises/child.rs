@@ -67,6 +67,9 @@ impl KernelSource for ReaderKernel {
 fn run(gpu: &Gpu, exercise: &Exercise, file: &str, text: &str, seed: u64, quick: bool, time: bool) -> Result<ChildReport> {
     let kernel = ReaderKernel::new(file, text);
     let load = |entry: &str| gpu.function(&kernel, entry);
+    if let super::launch::Layout::Fused(which) = exercise.layout {
+        return run_fused(gpu, &load("exercise_f32")?, which, seed, quick);
+    }
     let mut f32s = Launcher::<f32>::new(gpu, load("exercise_f32")?, exercise.layout, exercise.shared, exercise.block)?;
     let mut i32s = Launcher::<i32>::new(gpu, load("exercise_i32")?, exercise.layout, exercise.shared, exercise.block)?;
     let all = cases::cases(exercise.op, quick, seed);
@@ -91,6 +94,27 @@ fn run(gpu: &Gpu, exercise: &Exercise, file: &str, text: &str, seed: u64, quick:
     }
     let speed = if time { Some(speed(gpu, exercise, &mut f32s, seed)?) } else { None };
     Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed })
+}
+
+/// Exercises 11 and 12: their own cases (rows and columns of f32), each within its bound.
+fn run_fused(gpu: &Gpu, function: &cudarc::driver::CudaFunction, which: super::fused::Fused, seed: u64, quick: bool) -> Result<ChildReport> {
+    let all = super::fused::cases(which, quick, seed);
+    let total = all.len();
+    for (passed, case) in all.iter().enumerate() {
+        let label = format!("{} of {total} ({})", case.number, case.label());
+        println!("{CASE_LINE} {label}");
+        eprintln!("case {label}");
+        let failure = match super::fused::run_case(gpu, function, which, case) {
+            Ok(None) => continue,
+            Ok(Some(mut failure)) => {
+                failure.case = label;
+                failure
+            }
+            Err(e) => Failure { case: label, expected: None, got: None, error: Some(e.to_string()), diagnosis: launch_diagnosis(&e) },
+        };
+        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None });
+    }
+    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed: None })
 }
 
 /// `None` when the kernel returned the exact result.

@@ -11,7 +11,8 @@
 //!
 //! - [`catalogue`]: the exercises and their near misses.
 //! - [`cases`]: the hidden inputs and the diagnosis of a wrong result (pure).
-//! - [`launch`]: the grid of each layout, and the launches (the host chooses the grid).
+//! - [`launch`]: the grid of each layout, and the launches (the host chooses the grid);
+//!   [`fused`]: the two deep-learning exercises' own cases, launches and checks.
 //! - [`child`]: the child process (its [`crate::child::Role`] is [`CHILD`]); [`check`](mod@check): the
 //!   parent; [`report`]: what the child reports, and the verdict in words.
 
@@ -19,6 +20,7 @@ pub mod cases;
 pub mod catalogue;
 pub mod check;
 pub mod child;
+pub mod fused;
 pub mod launch;
 pub mod report;
 
