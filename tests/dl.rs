@@ -33,7 +33,7 @@ const RMS_EPS: f32 = 1e-6;
 
 /// MAX_TEST_N caps the values a trial uses (runs under compute-sanitizer).
 fn fits_cap(len: usize) -> bool {
-    std::env::var("MAX_TEST_N").ok().and_then(|v| v.parse().ok()).map_or(true, |cap: usize| len <= cap)
+    std::env::var("MAX_TEST_N").ok().and_then(|v| v.parse().ok()).is_none_or(|cap: usize| len <= cap)
 }
 
 /// A GPU trial that may also be ignored with its own reason (a cluster on a GPU before sm_90).

@@ -365,7 +365,7 @@ mod tests {
         assert!(all_ignored.is_nan());
         // softmax's backward of dy = 1 is zero: a softmax row sums to one.
         let ys = softmax_rows::<f32>(layout, 3);
-        let dx = softmax_backward(&ys, &vec![1.0f32; 15], layout);
+        let dx = softmax_backward(&ys, &[1.0f32; 15], layout);
         assert!(dx.iter().all(|d| d.abs() < 1e-6), "{dx:?}");
     }
 

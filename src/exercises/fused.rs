@@ -84,6 +84,9 @@ fn values(case: &FusedCase, salt: u64) -> Vec<f32> {
         .collect()
 }
 
+/// The bound of output i.
+type Tolerance = Box<dyn Fn(usize) -> f64>;
+
 /// Run one case with the reader's kernel: `None` when every output is within its bound.
 pub fn run_case(gpu: &Gpu, function: &CudaFunction, which: Fused, case: &FusedCase) -> Result<Option<Failure>> {
     let layout = RowLayout::dense(case.rows, case.cols);
@@ -91,7 +94,7 @@ pub fn run_case(gpu: &Gpu, function: &CudaFunction, which: Fused, case: &FusedCa
     let x = values(case, 1);
     let dev_x = gpu.upload(&x)?;
     let stream = gpu.stream().clone();
-    let (got, want, bound_of): (Vec<f32>, Vec<f64>, Box<dyn Fn(usize) -> f64>) = match which {
+    let (got, want, bound_of): (Vec<f32>, Vec<f64>, Tolerance) = match which {
         Fused::Softmax => {
             let mut y = gpu.alloc::<f32>(case.rows * case.cols)?;
             gpu.fill(&mut y, f32::NAN)?;

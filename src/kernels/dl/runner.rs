@@ -13,6 +13,10 @@ use crate::rows::RowLayout;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 
+/// The exchanges' scratch, borrowed for one launch: partial states, the per-row (or per-strip)
+/// arrive and depart counters, and the ticket.
+type Scratch<'a> = (&'a mut CudaSlice<f32>, &'a mut CudaSlice<u32>, &'a mut CudaSlice<u32>, &'a mut CudaSlice<u32>);
+
 /// The deep-learning kernels on one GPU, with their scratch buffers (which only grow).
 pub struct DlRunner {
     gpu: Gpu,
@@ -124,13 +128,13 @@ impl DlRunner {
     }
 
     /// Grow the scratch: `partials` floats, `counters` zeroed counters, and the ticket.
-    fn scratch(&mut self, partials: usize, counters: usize) -> Result<(&mut CudaSlice<f32>, &mut CudaSlice<u32>, &mut CudaSlice<u32>, &mut CudaSlice<u32>)> {
+    fn scratch(&mut self, partials: usize, counters: usize) -> Result<Scratch<'_>> {
         let stream = self.gpu.stream().clone();
-        if self.partials.as_ref().map_or(true, |p| p.len() < partials.max(1)) {
+        if self.partials.as_ref().is_none_or(|p| p.len() < partials.max(1)) {
             self.partials = None; // free first, so that growth never holds both
             self.partials = Some(self.gpu.alloc::<f32>(partials.max(1))?);
         }
-        if self.arrive.as_ref().map_or(true, |c| c.len() < counters.max(1)) {
+        if self.arrive.as_ref().is_none_or(|c| c.len() < counters.max(1)) {
             self.arrive = None;
             self.depart = None;
             self.arrive = Some(stream.alloc_zeros::<u32>(counters.max(1)).during("allocating the row counters")?);
