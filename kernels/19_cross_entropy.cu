@@ -196,8 +196,13 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
 #define CE_SPLIT(T, sfx, VPT, BOUND) \
     extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_split##VPT##_##sfx CE_PARAMS(T) { \
         dl::cross_entropy_split<T, VPT>(CE_TASK(T), team, reinterpret_cast<dl::MaxSum*>(partials), arrive, ticket, mean); }
+// The planner's menu (src/kernels/dl/plan.rs); the prototype harness builds -DDL_FULL_MENU.
+#ifdef DL_FULL_MENU
 #define CE_ENTRIES(T, sfx) \
     CE_LANES(T, sfx, 2) CE_LANES(T, sfx, 4) CE_LANES(T, sfx, 8) CE_BLOCK(T, sfx, 4, 1024) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 4, 1024) CE_SPLIT(T, sfx, 8, 512)
+#else
+#define CE_ENTRIES(T, sfx) CE_LANES(T, sfx, 2) CE_LANES(T, sfx, 4) CE_LANES(T, sfx, 8) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 8, 512)
+#endif
 CE_ENTRIES(float, f32)
 CE_ENTRIES(f16_t, f16)
 CE_ENTRIES(bf16_t, bf16)

@@ -704,7 +704,10 @@ struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
 #define DL_CLUSTER(op, sfx, C, VPT, BOUND, PARAMS, TASK)
 #endif
 
-// The menu every row task is instantiated for (the planner, src/kernels/dl.rs, picks from it).
+// The menu every row task is instantiated for: what the planner (src/kernels/dl/plan.rs, whose
+// `Menu` lists the same entries), the tests and the benchmark launch. The prototype harness
+// (plots/dl_prototype) builds with -DDL_FULL_MENU: every candidate it measured.
+#ifdef DL_FULL_MENU
 #define DL_ROW_ENTRIES(op, sfx, PARAMS, TASK)                                                     \
     DL_LANES(op, sfx, 1, PARAMS, TASK)                                                            \
     DL_LANES(op, sfx, 2, PARAMS, TASK)                                                            \
@@ -723,11 +726,27 @@ struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
     DL_CLUSTER(op, sfx, 4, 16, 512, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 8, 16, 512, PARAMS, TASK)
 
+#else
+#define DL_ROW_ENTRIES(op, sfx, PARAMS, TASK)                                                     \
+    DL_LANES(op, sfx, 1, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 2, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 4, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 8, PARAMS, TASK)                                                            \
+    DL_BLOCK(op, sfx, 2, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 8, 1024, PARAMS, TASK)                                                      \
+    DL_SPLIT(op, sfx, 4, 512, PARAMS, TASK)                                                       \
+    DL_SPLIT(op, sfx, 8, 512, PARAMS, TASK)                                                       \
+    DL_CLUSTER(op, sfx, 2, 8, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 4, 8, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 8, 8, 1024, PARAMS, TASK)
+#endif
+
 // 16-byte alignment of a pointer.
 __device__ __forceinline__ bool dl_aligned(const void* p) { return ((unsigned long long)p & 15) == 0; }
 
 // The menu of two-input tasks (softmax backward): each thread holds two packs per slot, so the
 // same registers hold half as many slots.
+#ifdef DL_FULL_MENU
 #define DL_ROW_ENTRIES_TWO_INPUTS(op, sfx, PARAMS, TASK)                                          \
     DL_LANES(op, sfx, 1, PARAMS, TASK)                                                            \
     DL_LANES(op, sfx, 2, PARAMS, TASK)                                                            \
@@ -742,3 +761,15 @@ __device__ __forceinline__ bool dl_aligned(const void* p) { return ((unsigned lo
     DL_CLUSTER(op, sfx, 8, 4, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 4, 8, 512, PARAMS, TASK)                                                  \
     DL_CLUSTER(op, sfx, 8, 8, 512, PARAMS, TASK)
+#else
+#define DL_ROW_ENTRIES_TWO_INPUTS(op, sfx, PARAMS, TASK)                                          \
+    DL_LANES(op, sfx, 1, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 2, PARAMS, TASK)                                                            \
+    DL_LANES(op, sfx, 4, PARAMS, TASK)                                                            \
+    DL_BLOCK(op, sfx, 2, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 8, 512, PARAMS, TASK)                                                       \
+    DL_SPLIT(op, sfx, 4, 512, PARAMS, TASK)                                                       \
+    DL_CLUSTER(op, sfx, 2, 4, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 4, 4, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 8, 4, 1024, PARAMS, TASK)
+#endif

@@ -15,7 +15,7 @@ cp "$K"/*.cuh "$S"/
 for f in 17_softmax 18_norms 19_cross_entropy 20_layer_norm_grad; do
   for dt in f32 f16 bf16; do
     sed -E "/^[A-Z_]+ENTRIES\([a-z0-9_]+, (f32|f16|bf16)\)\$/{/, $dt\)\$/!d}" "$K/$f.cu" > "$S/$f-$dt.cu"
-    (nvcc -cubin -arch=sm_90 -std=c++17 -O3 -lineinfo -Xptxas -v -I"$S" -o "$B/$f-$dt.cubin" "$S/$f-$dt.cu" > "$OUT/build/$f-$dt.log" 2>&1 \
+    (nvcc -cubin -arch=sm_90 -std=c++17 -O3 -lineinfo -Xptxas -v -DDL_FULL_MENU -I"$S" -o "$B/$f-$dt.cubin" "$S/$f-$dt.cu" > "$OUT/build/$f-$dt.log" 2>&1 \
       || echo "FAILED $f-$dt: $(grep -m3 error "$OUT/build/$f-$dt.log")") &
   done
 done
@@ -37,7 +37,7 @@ open(p, "w").write(s.replace(old, new))
 PY
   sed -E "/^[A-Z_]+ENTRIES\([a-z0-9_]+, (f32|f16|bf16)\)\$/{/, f32\)\$/!d}" "$K/17_softmax.cu" > "$D/17_softmax.cu"
   mkdir -p /tmp/issue23-planted
-  (nvcc -cubin -arch=sm_90 -std=c++17 -O3 -I"$D" -o "/tmp/issue23-planted/$bug.cubin" "$D/17_softmax.cu" > "$OUT/build/planted-$bug.log" 2>&1 || echo "FAILED planted $bug") &
+  (nvcc -cubin -arch=sm_90 -std=c++17 -O3 -DDL_FULL_MENU -I"$D" -o "/tmp/issue23-planted/$bug.cubin" "$D/17_softmax.cu" > "$OUT/build/planted-$bug.log" 2>&1 || echo "FAILED planted $bug") &
 done
 for f in copy read_only proto_copy; do
   src="$K/$f.cu"; [ -f "$src" ] || src="$JOB/$f.cu"

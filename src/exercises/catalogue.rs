@@ -253,6 +253,12 @@ pub static EXERCISES: &[Exercise] = &[
     },
 ];
 
+/// Exercises added since `book/generated/exercises.md` was last recorded on a GPU (the lead's
+/// `EXERCISES_RECORD=book/generated/exercises.md cargo test --release --test exercises` on the
+/// GPU host records them; then this list is emptied). The committed counts are checked against
+/// the others.
+pub const NOT_YET_RECORDED: &[u32] = &[11, 12];
+
 /// Every exercise, in book order.
 pub fn all() -> &'static [Exercise] {
     EXERCISES
@@ -301,7 +307,8 @@ mod tests {
             assert!(e.stub.contains(TODO_MARKER), "{} has no {TODO_MARKER}", e.stem);
             assert!(!e.solution.contains(TODO_MARKER), "{}'s solution has a TODO", e.stem);
             assert!(e.solution.contains("ANCHOR: solution") && e.solution.contains("ANCHOR_END: solution"), "{}", e.stem);
-            assert!(crate::kernels::find(e.book_kernel).is_ok(), "{}", e.book_kernel);
+            // The fused exercises are not timed (their checker has no whole-array kernel to time them beside).
+            assert!(matches!(e.layout, super::super::launch::Layout::Fused(_)) || crate::kernels::find(e.book_kernel).is_ok(), "{}", e.book_kernel);
             assert!(!e.near_misses.is_empty(), "{} has no near miss", e.stem);
         }
         assert!(all().len() >= 8);
@@ -322,7 +329,7 @@ mod tests {
     #[test]
     fn an_unknown_number_is_refused_with_the_range() {
         let e = find(99).unwrap_err().to_string();
-        assert!(e.contains("exercise 99") && e.contains("1 to 10"), "{e}");
+        assert!(e.contains("exercise 99") && e.contains(&format!("1 to {}", all().len())), "{e}");
     }
 
     /// The exercises chapter closes with the counts `tests/exercises.rs` wrote on the GPU
@@ -335,7 +342,9 @@ mod tests {
         let note = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let tally = Tally::parse(note.lines().next().unwrap_or_default()).unwrap();
         assert!(tally.all_held(), "{tally:?}");
-        let near_misses: usize = all().iter().map(|e| e.near_misses.len()).sum();
-        assert_eq!((tally.solutions, tally.stubs, tally.near_misses), (all().len(), all().len(), near_misses), "{tally:?}");
+        let recorded: Vec<&Exercise> = all().iter().filter(|e| !NOT_YET_RECORDED.contains(&e.number)).collect();
+        let near_misses: usize = recorded.iter().map(|e| e.near_misses.len()).sum();
+        assert_eq!((tally.solutions, tally.stubs, tally.near_misses), (recorded.len(), recorded.len(), near_misses), "{tally:?}");
+        assert!(NOT_YET_RECORDED.iter().all(|&n| find(n).is_ok()), "{NOT_YET_RECORDED:?} names no exercise");
     }
 }

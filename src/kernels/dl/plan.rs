@@ -63,7 +63,9 @@ impl fmt::Display for Team {
 // ANCHOR: menu
 /// The entry points a kernel file instantiates, as (packs per thread, launch bound): the menus of
 /// `kernels/dl_rows.cuh` (`DL_ROW_ENTRIES`, `DL_ROW_ENTRIES_TWO_INPUTS`) and
-/// `kernels/19_cross_entropy.cu` (`CE_ENTRIES`). A test compiles each file and finds every one.
+/// `kernels/19_cross_entropy.cu` (`CE_ENTRIES`), cut to what the planner, the tests and the
+/// benchmark launch (the prototype measured more: `-DDL_FULL_MENU`, plots/dl_prototype). A test
+/// compiles each file and finds every one.
 pub struct Menu {
     pub lanes: &'static [(u32, u32)],
     pub block: &'static [(u32, u32)],
@@ -74,20 +76,20 @@ pub struct Menu {
 
 pub const ONE_INPUT: Menu = Menu {
     lanes: &[(1, 256), (2, 256), (4, 256), (8, 256)],
-    block: &[(2, 1024), (4, 1024), (8, 1024), (16, 512)],
-    split: &[(4, 512), (8, 512), (16, 256)],
-    cluster: &[(2, 8, 1024), (4, 8, 1024), (8, 8, 1024), (4, 16, 512), (8, 16, 512)],
+    block: &[(2, 1024), (8, 1024)],
+    split: &[(4, 512), (8, 512)],
+    cluster: &[(2, 8, 1024), (4, 8, 1024), (8, 8, 1024)],
 };
 pub const TWO_INPUTS: Menu = Menu {
     lanes: &[(1, 256), (2, 256), (4, 256)],
-    block: &[(2, 1024), (4, 1024), (8, 512)],
-    split: &[(4, 512), (8, 256)],
-    cluster: &[(2, 4, 1024), (4, 4, 1024), (8, 4, 1024), (4, 8, 512), (8, 8, 512)],
+    block: &[(2, 1024), (8, 512)],
+    split: &[(4, 512)],
+    cluster: &[(2, 4, 1024), (4, 4, 1024), (8, 4, 1024)],
 };
 pub const CROSS_ENTROPY: Menu = Menu {
     lanes: &[(2, 256), (4, 256), (8, 256)],
-    block: &[(4, 1024), (8, 1024)],
-    split: &[(4, 1024), (8, 512)],
+    block: &[(8, 1024)],
+    split: &[(8, 512)],
     cluster: &[],
 };
 // ANCHOR_END: menu
@@ -479,7 +481,8 @@ mod tests {
         let bad = |c: Choice| plan(DlOp::Softmax, Dtype::F32, 8, 1000, Device::h200(), Some(c), |_, _| 264).unwrap_err().to_string();
         assert!(bad(Choice { team: Team::Lanes(4), vpt: 2, block: 128 }).contains("8, 16 or 32"));
         assert!(bad(Choice { team: Team::Block, vpt: 3, block: 128 }).contains("no block entry"));
-        assert!(bad(Choice { team: Team::Block, vpt: 16, block: 1024 }).contains("up to 512"));
+        assert!(bad(Choice { team: Team::Block, vpt: 16, block: 512 }).contains("no block entry"));
+        assert!(bad(Choice { team: Team::Split(4), vpt: 8, block: 1024 }).contains("up to 512"));
         assert!(bad(Choice { team: Team::Split(1), vpt: 4, block: 128 }).contains("at least 2"));
         let old = Device { arch: (7, 5), ..Device::h200() };
         let e = plan(DlOp::Softmax, Dtype::F32, 8, 1000, old, Some(Choice { team: Team::Cluster(2), vpt: 8, block: 128 }), |_, _| 1).unwrap_err();
@@ -496,8 +499,8 @@ mod tests {
         let l = plan(DlOp::LayerNorm, Dtype::BF16, 4, 1 << 16, Device::h200(), Some(c), |_, _| 1).unwrap().unwrap();
         assert_eq!(l.entry(), "layer_norm_cluster4x8_bf16");
         assert_eq!(l.grid, 16);
-        let b = plan(DlOp::SoftmaxBwd, Dtype::F16, 4, 100, Device::h200(), Some(Choice { team: Team::Block, vpt: 4, block: 64 }), |_, _| 1).unwrap().unwrap();
-        assert_eq!(b.entry(), "softmax_backward_block4_f16");
+        let b = plan(DlOp::SoftmaxBwd, Dtype::F16, 4, 100, Device::h200(), Some(Choice { team: Team::Block, vpt: 8, block: 64 }), |_, _| 1).unwrap().unwrap();
+        assert_eq!(b.entry(), "softmax_backward_block8_f16");
         let t = plan(DlOp::Softmax, Dtype::F32, 4, 100, Device::h200(), Some(Choice { team: Team::ThreePass, vpt: 4, block: 256 }), |_, _| 1).unwrap().unwrap();
         assert_eq!(t.entry(), "softmax_three_pass_f32");
         assert_eq!(t.reads(), 3);
