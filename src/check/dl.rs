@@ -25,7 +25,7 @@ pub struct Bound {
 pub struct Conditioning {
     /// The largest x − min over a row (softmax family): e^(x − max) is computed from x − max.
     pub spread: f64,
-    /// The largest |x| (cross-entropy: logsumexp − x[t] cancels, and f32 holds each to u·|x|).
+    /// The largest |x| (cross-entropy: logsumexp − `x[t]` cancels, and f32 holds each to u·|x|).
     pub magnitude: f64,
     /// The largest |mean|·rstd of a row (LayerNorm: the mean's own rounding, amplified by rstd).
     pub mean_rstd: f64,
