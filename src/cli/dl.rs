@@ -68,6 +68,17 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     let path = records::results_file(&data_dir, &slug);
     records::write_csv(&path, &machine, &measured)?;
     println!("\n{} measurements in {:.0} s, written to {}", measured.len(), started.elapsed().as_secs_f64(), path.display());
+    // What the chapter's planted bugs return, recorded beside the measurements.
+    match dl_bench::demos(&gpu) {
+        Ok(demos) => {
+            let path = records::demos_file(&data_dir, &slug);
+            records::write_demos(&path, &machine, &demos)?;
+            for d in &demos {
+                println!("{:<16} {:<40} {:>6} × {:<6} largest relative error {:.3e}, {} of {} rows NaN; {}", d.demo, d.kernel, d.m, d.n, d.max_rel_error, d.nan_rows, d.rows, d.note);
+            }
+        }
+        Err(e) => println!("planted bugs' outputs not recorded: {e}"),
+    }
     if !args.no_peers {
         let shapes: Vec<String> = config.shapes.iter().map(|(m, n)| format!("{m}x{n}")).collect();
         let dtypes: Vec<&str> = config.dtypes.iter().map(|d| d.name()).collect();

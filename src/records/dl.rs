@@ -158,6 +158,34 @@ pub struct Refused {
     pub reason: String,
 }
 
+/// What a planted bug (or the correct kernel on a hard input) returned, for the chapter:
+/// `<gpu-slug>-demos.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Demo {
+    /// `rescale_missing`, `shift_missing` (planted bugs of `check::dl_mutants`), `f16_large`.
+    pub demo: String,
+    /// The entry and the team.
+    pub kernel: String,
+    pub dtype: Dtype,
+    pub m: usize,
+    pub n: usize,
+    /// What the rows held.
+    pub kind: String,
+    /// The largest |got − want| / |want| (for `f16_large`: the worst error over its bound).
+    pub max_rel_error: f64,
+    pub nan_rows: usize,
+    pub rows: usize,
+    pub note: String,
+}
+
+pub fn demos_file(data_dir: &Path, slug: &str) -> PathBuf {
+    results_dir(data_dir).join(format!("{slug}-demos.csv"))
+}
+
+pub fn write_demos(path: &Path, machine: &Machine, demos: &[Demo]) -> Result<()> {
+    csv::write(path, &machine.header(), demos)
+}
+
 pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}.csv"))
 }
