@@ -366,6 +366,14 @@ fn row_trials(trials: &mut Vec<Trial>) {
             }
         }
     }
+    // The textbook's three passes (softmax only), value by value and with 16-byte packs.
+    for dtype in dl::DTYPES {
+        for (m, n) in [(3, 7), (37, 1001), (64, 256), (3, 70_001)] {
+            let choice = Some(Choice { team: Team::ThreePass, vpt: 4, block: 256 });
+            let case = Case { op: DlOp::Softmax, dtype, layout: RowLayout::dense(m, n), shift: 0, kind: Kind::Random, choice, grid_limit: None };
+            trials.push(case_trial(format!("softmax::{dtype}::three_pass::{m}x{n}"), case));
+        }
+    }
     // Every team gives the same bits twice.
     for op in [DlOp::Softmax, DlOp::LayerNorm, DlOp::CrossEntropy] {
         for (team, choice) in teams(op) {
