@@ -562,7 +562,7 @@ __device__ __forceinline__ typename Op::State warp_reduce(const Op& op, typename
 // Every lane of each team of `lanes` consecutive lanes (a power of two up to 32) gets its team's
 // combination, the same bits in every lane: each pair combines (lower lane, higher lane).
 template <typename Op>
-__device__ __forceinline__ typename Op::State team_allreduce(const Op& op, typename Op::State v, unsigned lanes) {
+__device__ __forceinline__ typename Op::State warp_allreduce(const Op& op, typename Op::State v, unsigned lanes) {
     const unsigned lane = threadIdx.x % 32;
     for (unsigned offset = lanes / 2; offset > 0; offset /= 2) {
         const typename Op::State other = shfl_xor_state(v, offset);
@@ -649,7 +649,7 @@ __device__ void rows_warp_op(const Op& op, const typename Op::In* __restrict__ i
     for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < rows; first += stride_rows) {
         const u64 row = first + threadIdx.x % 32 / lanes;
         typename Op::State v = row < rows ? span_reduce<LOADS>(op, in + row * stride, cols, 0, lane, lanes) : op.identity();
-        v = team_allreduce(op, v, lanes);
+        v = warp_allreduce(op, v, lanes);
         if (row >= rows) break;  // the warp's last rows: its next first row is past the end too
         if (lane == 0) out[row] = op.finish(v);
     }
