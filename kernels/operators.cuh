@@ -207,14 +207,14 @@ __device__ __forceinline__ float f16_bits_to_f32(unsigned bits) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)bits));
     return f;
 }
-#define OP_PACKED_HALF_EXTREME(In, ptx_type, MAX_OR_MIN, IS_MAX, to_f32_lo, to_f32_hi)                  \
+#define OP_PACKED_HALF_EXTREME(In, INSTRUCTION, IS_MAX, to_f32_lo, to_f32_hi)                                \
     template <>                                                                                        \
     struct PackExtreme<IS_MAX, In> {                                                                   \
         static __device__ __forceinline__ float of(uint4 raw) {                                        \
             unsigned a, b;                                                                             \
-            asm(MAX_OR_MIN ".NaN." ptx_type " %0, %1, %2;" : "=r"(a) : "r"(raw.x), "r"(raw.y));        \
-            asm(MAX_OR_MIN ".NaN." ptx_type " %0, %1, %2;" : "=r"(b) : "r"(raw.z), "r"(raw.w));        \
-            asm(MAX_OR_MIN ".NaN." ptx_type " %0, %1, %2;" : "=r"(a) : "r"(a), "r"(b));                \
+            asm(INSTRUCTION " %0, %1, %2;" : "=r"(a) : "r"(raw.x), "r"(raw.y));                        \
+            asm(INSTRUCTION " %0, %1, %2;" : "=r"(b) : "r"(raw.z), "r"(raw.w));                        \
+            asm(INSTRUCTION " %0, %1, %2;" : "=r"(a) : "r"(a), "r"(b));                                \
             return extreme<IS_MAX>(to_f32_lo(a), to_f32_hi(a));                                        \
         }                                                                                              \
     };
@@ -222,10 +222,10 @@ __device__ __forceinline__ float f16_bits_to_f32(unsigned bits) {
 #define OP_F16_HI(w) f16_bits_to_f32((w) >> 16)
 #define OP_BF16_LO(w) __uint_as_float((w) << 16)
 #define OP_BF16_HI(w) __uint_as_float((w) & 0xffff0000u)
-OP_PACKED_HALF_EXTREME(f16_t, "f16x2", "max", true, OP_F16_LO, OP_F16_HI)
-OP_PACKED_HALF_EXTREME(f16_t, "f16x2", "min", false, OP_F16_LO, OP_F16_HI)
-OP_PACKED_HALF_EXTREME(bf16_t, "bf16x2", "max", true, OP_BF16_LO, OP_BF16_HI)
-OP_PACKED_HALF_EXTREME(bf16_t, "bf16x2", "min", false, OP_BF16_LO, OP_BF16_HI)
+OP_PACKED_HALF_EXTREME(f16_t, "max.NaN.f16x2", true, OP_F16_LO, OP_F16_HI)
+OP_PACKED_HALF_EXTREME(f16_t, "min.NaN.f16x2", false, OP_F16_LO, OP_F16_HI)
+OP_PACKED_HALF_EXTREME(bf16_t, "max.NaN.bf16x2", true, OP_BF16_LO, OP_BF16_HI)
+OP_PACKED_HALF_EXTREME(bf16_t, "min.NaN.bf16x2", false, OP_BF16_LO, OP_BF16_HI)
 #endif
 // ANCHOR_END: pack_extreme
 
