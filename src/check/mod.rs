@@ -3,4 +3,6 @@
 
 pub mod data;
 pub mod mutants;
+pub mod ops;
+pub mod ops_mutants;
 pub mod reproducible;

@@ -5,6 +5,7 @@
 mod registry;
 pub mod plan;
 pub mod reducer;
+pub mod ops;
 pub mod rows;
 
 pub use registry::*;
