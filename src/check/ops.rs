@@ -106,70 +106,101 @@ impl Case {
     }
 }
 
-/// `n` values of the max side of `case`, as f64 (exactly representable in `dtype`).
-fn planted(case: Case, n: usize, dtype: Dtype, rng: &mut SmallRng) -> Vec<f64> {
-    let int = dtype == Dtype::I32;
-    let draw = |rng: &mut SmallRng| if int { rng.gen_range(-1000..1000) as f64 } else { rng.gen_range(-1.0f64..1.0) };
-    let mut x: Vec<f64> = (0..n).map(|_| draw(rng)).collect();
+/// Values one generator thread draws: inputs of any size are drawn on every core, each chunk
+/// from its own seed, so that an input depends only on (n, seed).
+const CHUNK: usize = 1 << 20;
+
+/// `n` values made by `draw` on every core, chunk `c` from the generator seeded by (seed, c).
+fn fill_parallel<T: OpInput>(n: usize, seed: u64, draw: impl Fn(&mut SmallRng) -> T + Sync) -> Vec<T> {
+    let mut out = vec![T::default(); n];
+    let workers = std::thread::available_parallelism().map_or(4, |w| w.get());
+    let mut chunks: Vec<(usize, &mut [T])> = out.chunks_mut(CHUNK).enumerate().collect();
+    let per_worker = chunks.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        for group in chunks.chunks_mut(per_worker) {
+            let draw = &draw;
+            scope.spawn(move || {
+                for (c, chunk) in group.iter_mut() {
+                    let mut rng = SmallRng::seed_from_u64(seed ^ (*c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    chunk.iter_mut().for_each(|v| *v = draw(&mut rng));
+                }
+            });
+        }
+    });
+    out
+}
+
+/// `n` random values of the max side (uniform in [−1, 1), small integers for i32), in parallel.
+fn base<T: OpInput>(n: usize, seed: u64, map: fn(f64, bool) -> f64) -> Vec<T> {
+    let int = T::DTYPE == Dtype::I32;
+    fill_parallel(n, seed, |rng| {
+        let x = if int { rng.gen_range(-1000..1000) as f64 } else { rng.gen_range(-1.0f64..1.0) };
+        T::from_f64(map(x, int))
+    })
+}
+
+// ANCHOR: planting
+/// An input of `n` values of type `T` for `op` with `case` planted: made for the max side, and
+/// negated for min and argmin.
+pub fn input<T: OpInput>(op: Op, case: Case, n: usize, seed: u64) -> Vec<T> {
+    let negate = matches!(op, Op::Min | Op::Argmin);
+    let int = T::DTYPE == Dtype::I32;
+    let side = |x: f64| T::from_f64(if negate { -x } else { x });
+    let map: fn(f64, bool) -> f64 = match (case, negate) {
+        (Case::AllNegative, false) => |x, int| -x.abs() - if int { 1.0 } else { 0.5 },
+        (Case::AllNegative, true) => |x, int| x.abs() + if int { 1.0 } else { 0.5 },
+        (Case::SignedZeros, false) => |x, _| -x.abs() - 0.25,
+        (Case::SignedZeros, true) => |x, _| x.abs() + 0.25,
+        (Case::AllLowest, false) => |_, int| if int { i32::MIN as f64 } else { f64::NEG_INFINITY },
+        (Case::AllLowest, true) => |_, int| if int { i32::MAX as f64 } else { f64::INFINITY },
+        (_, false) => |x, _| x,
+        (_, true) => |x, _| -x,
+    };
+    let mut x: Vec<T> = base(n, seed, map);
     if n == 0 {
         return x;
     }
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0x5EED_CA5E);
     let top = if int { 5000.0 } else { 4.0 };
-    let at = |rng: &mut SmallRng| rng.gen_range(0..n);
     match case {
-        Case::Random => {}
-        Case::AllNegative => x.iter_mut().for_each(|v| *v = -v.abs() - if int { 1.0 } else { 0.5 }),
+        Case::Random | Case::AllNegative | Case::AllLowest => {}
         Case::Ties => {
             for _ in 0..rng.gen_range(2..=4) {
-                let i = at(rng);
-                x[i] = top;
+                x[rng.gen_range(0..n)] = side(top);
             }
         }
         Case::Nan => {
-            let i = at(rng);
-            x[i] = f64::NAN;
-            let j = rng.gen_range(i..n);
-            x[j] = f64::NAN;
+            let i = rng.gen_range(0..n);
+            x[i] = side(f64::NAN);
+            x[rng.gen_range(i..n)] = side(f64::NAN);
+        }
+        Case::NanInFirstPack => {
+            let i = 1.min(n - 1);
+            x[i] = side(f64::NAN);
+            x[rng.gen_range(i..n)] = side(f64::NAN);
         }
         Case::Infinities => {
-            let i = at(rng);
-            x[i] = f64::INFINITY;
-            let j = at(rng);
+            let (i, j) = (rng.gen_range(0..n), rng.gen_range(0..n));
+            x[i] = side(f64::INFINITY);
             if j != i {
-                x[j] = f64::NEG_INFINITY;
+                x[j] = side(f64::NEG_INFINITY);
             }
         }
-        Case::Last => x[n - 1] = top,
-        Case::First => x[0] = top,
+        Case::Last => x[n - 1] = side(top),
+        Case::First => x[0] = side(top),
         Case::SignedZeros => {
-            x.iter_mut().for_each(|v| *v = -v.abs() - 0.25);
             for k in 0..4 {
-                let i = at(rng);
-                x[i] = if k % 2 == 0 { -0.0 } else { 0.0 };
+                x[rng.gen_range(0..n)] = side(if k % 2 == 0 { -0.0 } else { 0.0 });
             }
-        }
-        Case::AllLowest => x.iter_mut().for_each(|v| *v = if int { i32::MIN as f64 } else { f64::NEG_INFINITY }),
-        Case::NanInFirstPack => {
-            x[1.min(n - 1)] = f64::NAN;
-            let j = rng.gen_range(1.min(n - 1)..n);
-            x[j] = f64::NAN;
         }
         Case::IntegerLimits => {
-            let i = at(rng);
-            x[i] = i32::MAX as f64;
-            let j = at(rng);
-            x[j] = i32::MIN as f64;
+            x[rng.gen_range(0..n)] = T::from_f64(i32::MAX as f64);
+            x[rng.gen_range(0..n)] = T::from_f64(i32::MIN as f64);
         }
     }
     x
 }
-
-/// An input of `n` values of type `T` for `op` (its max or min side) with `case` planted.
-pub fn input<T: OpInput>(op: Op, case: Case, n: usize, seed: u64) -> Vec<T> {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let negate = matches!(op, Op::Min | Op::Argmin);
-    planted(case, n, T::DTYPE, &mut rng).into_iter().map(|v| T::from_f64(if negate { -v } else { v })).collect()
-}
+// ANCHOR_END: planting
 
 /// A matrix of `rows` × `stride` values, each row an independent input of `cols` values with
 /// `case` planted (the padding past `cols` random).
@@ -182,15 +213,13 @@ pub fn row_input<T: OpInput>(op: Op, case: Case, rows: usize, cols: usize, strid
     out
 }
 
-/// Normal values of mean `mean` and standard deviation `sd` (Box–Muller), as `T`.
+/// Normal values of mean `mean` and standard deviation `sd` (Box–Muller), as `T`, drawn in
+/// parallel chunks as [`input`]'s are.
 pub fn normal<T: OpInput>(n: usize, mean: f64, sd: f64, seed: u64) -> Vec<T> {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| {
-            let (u1, u2): (f64, f64) = (rng.gen_range(f64::EPSILON..1.0), rng.gen());
-            T::from_f64(mean + sd * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos())
-        })
-        .collect()
+    fill_parallel(n, seed ^ 0xD1B5_4A32_D192_ED03, |rng| {
+        let (u1, u2): (f64, f64) = (rng.gen_range(f64::EPSILON..1.0), rng.gen());
+        T::from_f64(mean + sd * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos())
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
