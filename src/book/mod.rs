@@ -9,6 +9,7 @@ pub mod csv_file;
 pub mod diagrams;
 pub mod figures;
 pub mod mistakes;
+pub mod ops_records;
 pub mod plots;
 pub mod render;
 pub mod results;

@@ -308,6 +308,75 @@ pub fn reference<T: Element>(op: Op, xs: &[T]) -> Option<Expected> {
     }
 }
 
+/// [`reference`] computed on every core, chunk by chunk, the chunks combined by the same rules
+/// (the extremes by torch's order, the lower index first; the sums added; the means and
+/// variances by Chan's merge in f64): the benchmark checks inputs of 2^30 values with it.
+pub fn reference_parallel<T: Element>(op: Op, xs: &[T]) -> Option<Expected> {
+    const PART: usize = 1 << 22;
+    if xs.len() <= PART {
+        return reference(op, xs);
+    }
+    #[derive(Clone, Copy)]
+    enum Part {
+        Extreme(Option<(u64, f64)>, bool),
+        Sum(f64, f64),
+        Moments { n: f64, mean: f64, m2: f64, lo: f64, hi: f64 },
+    }
+    let part = |(c, chunk): (usize, &[T])| -> Part {
+        match op {
+            Op::Max | Op::Min | Op::Argmax | Op::Argmin => {
+                let max = matches!(op, Op::Max | Op::Argmax);
+                let any_nan = chunk.iter().any(|x| x.to_f64().is_nan());
+                Part::Extreme(extreme(max, chunk).map(|(i, v)| (i + (c * PART) as u64, v)), any_nan)
+            }
+            Op::Sum | Op::Sumsq => match reference(op, chunk) {
+                Some(Expected::Sum { value, abs }) => Part::Sum(value, abs),
+                _ => Part::Sum(f64::NAN, f64::NAN),
+            },
+            _ => {
+                let (mean, var, _) = two_pass(chunk);
+                let (lo, hi) = chunk.iter().map(|x| x.to_f64()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+                Part::Moments { n: chunk.len() as f64, mean, m2: var * chunk.len() as f64, lo, hi }
+            }
+        }
+    };
+    let chunks: Vec<(usize, &[T])> = xs.chunks(PART).enumerate().collect();
+    let workers = std::thread::available_parallelism().map_or(4, |w| w.get());
+    let per = chunks.len().div_ceil(workers).max(1);
+    let parts: Vec<Part> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks.chunks(per).map(|group| scope.spawn(move || group.iter().map(|&c| part(c)).collect::<Vec<_>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a reference worker panicked")).collect()
+    });
+    let max = matches!(op, Op::Max | Op::Argmax);
+    let mut result = parts[0];
+    for &p in &parts[1..] {
+        result = match (result, p) {
+            (Part::Extreme(a, na), Part::Extreme(b, nb)) => {
+                let best = match (a, b) {
+                    (Some(a), Some(b)) => Some(if beats(max, b.1, a.1) { b } else { a }), // ties: a, the lower index
+                    (a, b) => a.or(b),
+                };
+                Part::Extreme(best, na || nb)
+            }
+            (Part::Sum(a, aa), Part::Sum(b, ab)) => Part::Sum(a + b, aa + ab),
+            (Part::Moments { n: na, mean: ma, m2: qa, lo: la, hi: ha }, Part::Moments { n: nb, mean: mb, m2: qb, lo: lb, hi: hb }) => {
+                let n = na + nb;
+                let d = mb - ma;
+                Part::Moments { n, mean: ma + d * nb / n, m2: qa + qb + d * d * na * nb / n, lo: la.min(lb), hi: ha.max(hb) }
+            }
+            _ => unreachable!("every part of one reference is of one kind"),
+        };
+    }
+    match result {
+        Part::Extreme(best, any_nan) => best.map(|(i, v)| match op {
+            Op::Max | Op::Min => Expected::Value(if any_nan { f64::NAN } else { v }),
+            _ => Expected::Index(i),
+        }),
+        Part::Sum(value, abs) => Some(Expected::Sum { value, abs }),
+        Part::Moments { n, mean, m2, lo, hi } => Some(Expected::MeanVar { mean, var: m2 / n, max_dev: (mean - lo).abs().max((hi - mean).abs()), n: n as u64 }),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bounds and checks.
 

@@ -205,3 +205,24 @@ fn checks_are_exact_for_the_extremes_and_bounded_for_the_moments() {
     assert!(check(Op::Sum, Value::Number(f64::NAN), &Expected::Sum { value: 1.0, abs: 1.0 }, depth).is_err());
     assert!(check(Op::Max, Value::Index(0), &Expected::Value(1.0), depth).is_err(), "the wrong kind of result");
 }
+
+#[test]
+fn the_parallel_reference_is_the_reference() {
+    let n = (1 << 23) + 5;
+    for op in [Op::Max, Op::Min, Op::Argmax, Op::Argmin] {
+        for case in [Case::Ties, Case::Nan, Case::Last, Case::AllLowest, Case::First] {
+            let xs: Vec<f32> = input(op, case, n, 3);
+            assert_eq!(format!("{:?}", reference_parallel(op, &xs)), format!("{:?}", reference(op, &xs)), "{op} {case:?}");
+        }
+    }
+    // Ties across two chunks of the parallel reference: the lower index.
+    let mut xs = vec![0.0f32; n];
+    xs[(1 << 22) + 3] = 1.0;
+    xs[5] = 1.0;
+    assert_eq!(reference_parallel(Op::Argmax, &xs), Some(Expected::Index(5)));
+    let xs: Vec<f32> = normal(n, 3.0, 2.0, 4);
+    let (Some(Expected::MeanVar { mean: a, var: b, max_dev: c, .. }), Some(Expected::MeanVar { mean: x, var: y, max_dev: z, .. })) = (reference_parallel(Op::MeanVar, &xs), reference(Op::MeanVar, &xs)) else { panic!() };
+    assert!((a - x).abs() < 1e-12 && (b - y).abs() < 1e-10 * y && (c - z).abs() < 1e-9);
+    let (Some(Expected::Sum { value: s1, .. }), Some(Expected::Sum { value: s2, .. })) = (reference_parallel(Op::Sumsq, &xs), reference(Op::Sumsq, &xs)) else { panic!() };
+    assert!((s1 - s2).abs() < 1e-9 * s2);
+}

@@ -4,6 +4,7 @@
 pub mod accuracy;
 pub mod bench;
 pub mod determinism;
+pub mod ops_bench;
 pub mod rows_bench;
 
 /// The header of a results file (benchmark, row sums, accuracy): the GPU in hand, its memory and
