@@ -106,7 +106,9 @@ pub const ALL: &[OpMutant] = &[
         dtypes: F32,
         planted: Planted::Whole,
         shows: &[Shows::Case(Case::First)],
-        min_n: 1,
+        // A grid of one block writes its result without the last block's loop: from two blocks
+        // of 256 × 16 values on.
+        min_n: 4097,
         min_arch: 0,
         bug: "the last block combines the blocks' states from block 1: block 0's is left out",
         find: "for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));",
@@ -118,7 +120,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: &[Dtype::F32, Dtype::BF16],
         planted: Planted::Whole,
         shows: &[Shows::ShiftedFirstShare],
-        min_n: 1,
+        min_n: 4097,
         min_arch: 0,
         bug: "the last block combines the blocks' states from block 1: block 0's is left out",
         find: "for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));",
@@ -156,9 +158,9 @@ pub const ALL: &[OpMutant] = &[
         shows: &[Shows::PastInt32],
         min_n: (1 << 31) + 1,
         min_arch: 0,
-        bug: "the index of a pack's best value is kept as a 32-bit int: past 2^31 it wraps",
-        find: "t.index = first + k;",
-        replace: "t.index = (u64)(int)(first + k);",
+        bug: "the index of the pack that holds a thread's best value is kept as a 32-bit int: past 2^31 it wraps",
+        find: "t.index = first;",
+        replace: "t.index = (u64)(int)first;",
     },
     OpMutant {
         name: "nan_swallowed",

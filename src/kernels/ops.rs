@@ -30,7 +30,7 @@ pub enum Op {
     Sumsq,
     /// The plain sum as an instance of the same machinery.
     Sum,
-    /// The other walks of the mean and variance, measured beside [`Op::MeanVar`].
+    /// Welford with an IEEE division per value (the other walks are measured beside mean_var).
     WelfordDivide,
     WelfordFastDivide,
     WelfordPack,
