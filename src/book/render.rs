@@ -82,5 +82,7 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     // Across GPUs (`reduction multigpu allreduce`): plots/data/nccl/, or a "not yet measured" note.
     written.extend(crate::book::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);
+    // The exercises added since the recorded GPU run of tests/exercises.rs, named under its counts.
+    written.push(crate::book::runs::write_unchecked_exercises(root)?);
     Ok(written)
 }

@@ -58,7 +58,8 @@ pub enum Case {
     AllNegative,
     /// The largest value at two to four random positions: only the lowest index is right.
     Ties,
-    /// NaN at a random position (and another after it): max is NaN, argmax the first NaN.
+    /// NaN (of either sign) at a random position and another after it: max is NaN, argmax the
+    /// first NaN.
     Nan,
     /// +∞ and −∞ at random positions.
     Infinities,
@@ -169,14 +170,15 @@ pub fn input<T: OpInput>(op: Op, case: Case, n: usize, seed: u64) -> Vec<T> {
                 x[rng.gen_range(0..n)] = side(top);
             }
         }
+        // NaN of either sign: a NaN with its sign bit set is a NaN too.
         Case::Nan => {
             let i = rng.gen_range(0..n);
-            x[i] = side(f64::NAN);
-            x[rng.gen_range(i..n)] = side(f64::NAN);
+            x[i] = side(if rng.gen() { f64::NAN } else { -f64::NAN });
+            x[rng.gen_range(i..n)] = side(if rng.gen() { f64::NAN } else { -f64::NAN });
         }
         Case::NanInFirstPack => {
             let i = 1.min(n - 1);
-            x[i] = side(f64::NAN);
+            x[i] = side(if rng.gen() { f64::NAN } else { -f64::NAN });
             x[rng.gen_range(i..n)] = side(f64::NAN);
         }
         Case::Infinities => {

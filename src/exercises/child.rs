@@ -54,6 +54,9 @@ pub fn spec_for(file: &str, text: &str) -> Result<&'static KernelSpec> {
 
 fn run(gpu: &Gpu, exercise: &Exercise, file: &str, text: &str, seed: u64, quick: bool, time: bool) -> Result<ChildReport> {
     let spec = spec_for(file, text)?;
+    if let Op::Operator { op, dtypes } = exercise.op {
+        return super::operators::run(gpu, exercise, op, dtypes, spec, seed, quick, time);
+    }
     let load = |entry: &str| gpu.function(spec, entry);
     let mut f32s = Launcher::<f32>::new(gpu, load("exercise_f32")?, exercise.layout, exercise.shared, exercise.block)?;
     let mut i32s = Launcher::<i32>::new(gpu, load("exercise_i32")?, exercise.layout, exercise.shared, exercise.block)?;
@@ -110,7 +113,7 @@ fn launch_diagnosis(e: &Error) -> Option<String> {
     } else if text.contains("illegal address") || text.contains("out of range") {
         Some("a load or store outside any allocation: an index without a bound (run with --sanitize memcheck to see which line)".into())
     } else if text.contains("named symbol not found") || text.contains("not found") {
-        Some("the entry points exercise_f32 and exercise_i32 must stay as the stub declares them".into())
+        Some("the entry points must stay as the stub declares them (exercise_f32 and exercise_i32, or the stub's OP_ENTRIES line)".into())
     } else {
         None
     }
@@ -135,11 +138,13 @@ fn speed(gpu: &Gpu, exercise: &Exercise, launcher: &mut Launcher<f32>, seed: u64
         book_us,
         peak_gbps: gpu.info().peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
         target: if exercise.number == 2 { padded_target(gpu, yours_us, book_us) } else { None },
+        dtype: "f32".into(),
+        value_bytes: 4,
     })
 }
 
 /// Median of 15 CUDA-event timings of `work`, after 3 warm-up runs.
-fn median_us(gpu: &Gpu, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
+pub(super) fn median_us(gpu: &Gpu, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
     let cuda = |e: cudarc::driver::DriverError| Error::Cuda { during: "timing with CUDA events".into(), message: e.to_string() };
     let start = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
     let end = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
