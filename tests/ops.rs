@@ -24,7 +24,7 @@ use reduction::element::{bf16, f16};
 use reduction::kernels::ops::{owner_slice, row_depth, Depth, Op, OpReducer, Value, WholeLaunch};
 use reduction::limits::Need;
 use reduction::rows::{RowLayout, Strategy};
-use reduction::{Dtype, Element as _, Gpu};
+use reduction::{Dtype, Gpu};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// A GPU trial that may be skipped at run time with a reason (too little memory, an older

@@ -79,39 +79,12 @@ impl Run {
     }
 }
 
-/// The exercise numbers of the closing note that `tests/exercises.rs` records on a GPU
-/// (`book/generated/exercises.md`, its table's first column).
-pub fn recorded_exercises(note: &str) -> std::collections::BTreeSet<u32> {
-    note.lines().filter_map(|l| l.strip_prefix("| ")?.split(" |").next()?.trim().parse().ok()).collect()
-}
-
-/// The sentence under the recorded counts: the exercises of the catalogue that the recorded run
-/// did not check (added since), or nothing when it checked them all.
-pub fn unchecked_exercises_note(note: &str) -> String {
-    let recorded = recorded_exercises(note);
-    let missing: Vec<String> = crate::exercises::all().iter().filter(|e| !recorded.contains(&e.number)).map(|e| e.number.to_string()).collect();
-    match missing.as_slice() {
-        [] => String::new(),
-        [one] => format!("*Exercise {one} was added after that run: it has not been checked on a GPU yet (`OUT=results bash tests/gpu-host.sh book` records it).*\n"),
-        many => format!("*Exercises {} were added after that run: they have not been checked on a GPU yet (`OUT=results bash tests/gpu-host.sh book` records them).*\n", many.join(", ")),
-    }
-}
-
-/// Write `book/generated/exercises_unchecked.md` from the recorded note and the catalogue.
-pub fn write_unchecked_exercises(root: &std::path::Path) -> crate::error::Result<std::path::PathBuf> {
-    let note = std::fs::read_to_string(root.join("book/generated/exercises.md")).unwrap_or_default();
-    let path = root.join("book/generated/exercises_unchecked.md");
-    std::fs::write(&path, unchecked_exercises_note(&note)).map_err(|e| crate::error::io_error(&path, e))?;
-    Ok(path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
 
     fn book(file: &str) -> String {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file);
+        let path = crate::records::repo_root().join(file);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -138,27 +111,5 @@ mod tests {
             assert!(RUNS.iter().any(|r| r.chapter == chapter), "{chapter} shows no command");
             assert!(book(&format!("book/{chapter}")).contains("## Run it"), "{chapter} has no Run it section");
         }
-    }
-
-    /// The exercises chapter closes with the counts `tests/exercises.rs` wrote on the GPU
-    /// (`EXERCISES_RECORD=book/generated/exercises.md`): every solution passed, every stub and
-    /// near miss failed, for every exercise that run checked; the exercises added since are named
-    /// under it (`book/generated/exercises_unchecked.md`, written from the note and the catalogue).
-    #[test]
-    fn the_exercise_counts_are_from_a_run_where_every_check_held() {
-        let note = book("book/generated/exercises.md");
-        let first = note.lines().next().unwrap_or_default();
-        let numbers: Vec<usize> = first.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect();
-        // "A of B reference solutions passed; C of D untouched stubs failed; E of F near misses failed (G ...)."
-        assert!(numbers.len() >= 6, "{first}");
-        assert_eq!((numbers[0], numbers[2], numbers[4]), (numbers[1], numbers[3], numbers[5]), "{first}");
-        let recorded = super::recorded_exercises(&note);
-        let checked: Vec<_> = crate::exercises::all().iter().filter(|e| recorded.contains(&e.number)).collect();
-        assert_eq!(recorded.len(), checked.len(), "the note names exercises the catalogue does not have: {recorded:?}");
-        let near_misses: usize = checked.iter().map(|e| e.near_misses.len()).sum();
-        assert_eq!((numbers[1], numbers[3], numbers[5]), (checked.len(), checked.len(), near_misses), "{first}");
-        // Every exercise the run did not check is said to be unchecked, in the file the chapter shows.
-        assert_eq!(book("book/generated/exercises_unchecked.md"), super::unchecked_exercises_note(&note), "run `reduction bench --plot-only`");
-        assert!(book("book/exercises.md").contains("{{#include generated/exercises_unchecked.md}}"));
     }
 }

@@ -3,14 +3,14 @@
 
 use super::{command_line, machine_of, parse_seed, parse_size, render, Outcome};
 use clap::Args;
-use reduction::book::ops_records;
+use reduction::records::operators as ops_records;
 use reduction::check::ops::{self as checks, Case, OpInput};
 use reduction::element::{bf16, f16, Dtype};
 use reduction::kernels::ops::{row_depth, Op, OpReducer};
 use reduction::limits::{count_in_words as words, Need};
 use reduction::measure::ops_bench::{self, OpsBenchConfig};
 use reduction::rows::{RowLayout, Strategy};
-use reduction::{results, Gpu};
+use reduction::Gpu;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -141,7 +141,7 @@ pub fn bench(args: OpsBenchArgs) -> Outcome {
     let started = std::time::Instant::now();
     let measured = ops_bench::bench(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());
-    let path = out_dir.join(format!("{}.csv", results::slug(&gpu.info().name)));
+    let path = out_dir.join(format!("{}.csv", reduction::records::slug(&gpu.info().name)));
     ops_records::write_csv(&path, &machine, &measured)?;
     println!("\n{} measurements in {:.0} s, written to {}", measured.len(), started.elapsed().as_secs_f64(), path.display());
     if !args.no_peers {

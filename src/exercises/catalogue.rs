@@ -275,6 +275,22 @@ pub fn all() -> &'static [Exercise] {
     EXERCISES
 }
 
+/// The sentence under the recorded counts (`book/generated/exercises.md`): the exercises of this
+/// catalogue that the recorded GPU run did not check.
+pub fn unchecked_sentence(note: &str) -> String {
+    let numbers: Vec<u32> = all().iter().map(|e| e.number).collect();
+    crate::records::exercises::unchecked_sentence(note, &numbers)
+}
+
+/// Write that sentence to `book/generated/exercises_unchecked.md` under `root` (the command
+/// line's `bench --plot-only` does, after the book's own generated files).
+pub fn write_unchecked_sentence(root: &std::path::Path) -> crate::Result<std::path::PathBuf> {
+    let note = std::fs::read_to_string(root.join(crate::records::exercises::NOTE)).unwrap_or_default();
+    let path = root.join(crate::records::exercises::UNCHECKED_NOTE);
+    std::fs::write(&path, unchecked_sentence(&note)).map_err(|e| crate::error::io_error(&path, e))?;
+    Ok(path)
+}
+
 /// The exercise with this number, or an error that lists them.
 pub fn find(number: u32) -> Result<&'static Exercise, crate::Error> {
     EXERCISES.iter().find(|e| e.number == number).ok_or_else(|| crate::Error::Config {
@@ -344,5 +360,28 @@ mod tests {
     fn an_unknown_number_is_refused_with_the_range() {
         let e = find(99).unwrap_err().to_string();
         assert!(e.contains("exercise 99") && e.contains(&format!("1 to {}", all().len())), "{e}");
+    }
+
+    /// The exercises chapter closes with the counts `tests/exercises.rs` wrote on the GPU
+    /// (`EXERCISES_RECORD=book/generated/exercises.md`): every solution passed, every stub and
+    /// near miss failed, and as many of each as the exercises that run checked; the exercises
+    /// added since are named under it (`book/generated/exercises_unchecked.md`, written from the
+    /// note and this catalogue by `reduction bench --plot-only`).
+    #[test]
+    fn the_exercise_counts_are_from_a_run_where_every_check_held() {
+        use crate::records::exercises::{Tally, NOTE};
+        let root = crate::records::repo_root();
+        let note = std::fs::read_to_string(root.join(NOTE)).unwrap_or_else(|e| panic!("{NOTE}: {e}"));
+        let tally = Tally::parse(note.lines().next().unwrap_or_default()).unwrap();
+        assert!(tally.all_held(), "{tally:?}");
+        let recorded = crate::records::exercises::recorded(&note);
+        let checked: Vec<&Exercise> = all().iter().filter(|e| recorded.contains(&e.number)).collect();
+        assert_eq!(recorded.len(), checked.len(), "the note names exercises this catalogue does not have: {recorded:?}");
+        let near_misses: usize = checked.iter().map(|e| e.near_misses.len()).sum();
+        assert_eq!((tally.solutions, tally.stubs, tally.near_misses), (checked.len(), checked.len(), near_misses), "{tally:?}");
+        let unchecked = std::fs::read_to_string(root.join(crate::records::exercises::UNCHECKED_NOTE)).unwrap_or_default();
+        assert_eq!(unchecked, unchecked_sentence(&note), "run `reduction bench --plot-only`");
+        let chapter = std::fs::read_to_string(root.join("book/exercises.md")).unwrap_or_default();
+        assert!(chapter.contains("{{#include generated/exercises_unchecked.md}}"));
     }
 }

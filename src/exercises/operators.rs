@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::kernels::ops::{row_depth, Op, OpReducer, Value};
 use crate::kernels::KernelSpec;
-use crate::mistakes::guard::say_ready;
+use crate::child::say_ready;
 use crate::rows::RowLayout;
 
 /// One hidden case of an operator exercise.

@@ -483,7 +483,7 @@ impl OpReducer {
         // ticket): the input holds n values of the entry's type (checked above), out at least
         // sizeof(Out) bytes, partials grid × sizeof(State) bytes, the ticket one zeroed counter;
         // the block is at most 1024 threads, the entry's launch bound.
-        unsafe { args.launch(config) }.map_err(|e| Error::Cuda { during: format!("launching {} (grid {}, block {})", self.op.entry(EntryShape::Whole, self.dtype), launch.grid, launch.block), message: e.to_string() })?;
+        unsafe { args.launch(config) }.map_err(|source| Error::Cuda { during: format!("launching {} (grid {}, block {})", self.op.entry(EntryShape::Whole, self.dtype), launch.grid, launch.block), source })?;
         Ok(Some(launch))
     }
 
@@ -538,7 +538,7 @@ impl OpReducer {
                 unsafe { args.launch(config) }
             }
         };
-        fired.map_err(|e| Error::Cuda { during: format!("launching {} of {} on {layout}", launch, self.op), message: e.to_string() })?;
+        fired.map_err(|source| Error::Cuda { during: format!("launching {} of {} on {layout}", launch, self.op), source })?;
         Ok(Some(launch))
     }
 

@@ -3,17 +3,19 @@
 //! on the same input before it is timed, and in the same run the yardsticks: the read-only kernel
 //! (every byte read once) and kernel 10's sum on the same sizes, kernel 13's row sums on the same
 //! shapes. Timed as the other benchmarks are (CUDA graphs of back-to-back launches, CUDA events,
-//! inputs rotated through a pool larger than L2). Records: [`crate::book::ops_records`].
+//! inputs rotated through a pool larger than L2). Records: [`crate::records::operators`].
 
-use crate::book::ops_records::{op_bytes, OpRow};
+use crate::records::operators::{op_bytes, OpRow};
 use crate::check::ops::{check, reference_parallel, OpInput};
+use crate::check::CheckSum;
 use crate::data::Checked;
 use crate::element::{bf16, f16, Dtype, Element};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::ops::{row_depth, Op, OpReducer};
-use crate::measure::bench::time_graph;
-use crate::results::{Cache, Status};
+use crate::measure::{row, Input, Measured};
+use crate::records::bench::{Cache, Status, READ_ONLY_KERNEL};
+use crate::runtime::timing::{time_graph, GraphTiming};
 use crate::rows::{RowLayout, RowReducer, Strategy};
 use cudarc::driver::CudaSlice;
 
@@ -32,28 +34,35 @@ pub struct OpsBenchConfig {
     pub seed: u64,
 }
 
+// ANCHOR: defaults
 impl Default for OpsBenchConfig {
+    /// 2^10 … 2^30 (every other power of two) and the row shapes of `rows-bench` from N = 2^8 to
+    /// 2^24 (every other one) and 4096 × 64, every type; with the peers' script after it, about
+    /// two and a half minutes on an H200 (every power and every shape: `--sizes`, `--shapes`).
     fn default() -> Self {
         let mut ops = Op::CHAPTER.to_vec();
         ops.push(Op::Sum);
+        let mut shapes = vec![(4096, 64)];
+        shapes.extend((8..=24).step_by(2).map(|k| (crate::measure::rows_bench::SWEEP_VALUES >> k, 1usize << k)));
         OpsBenchConfig {
             ops,
             dtypes: vec![Dtype::F32, Dtype::F16, Dtype::BF16, Dtype::I32],
-            sizes: (10..=30).map(|k| 1usize << k).collect(),
-            shapes: crate::measure::rows_bench::default_shapes(),
+            sizes: (10..=30).step_by(2).map(|k| 1usize << k).collect(),
+            shapes,
             walk_sizes: vec![1 << 20, 1 << 24, 1 << 28, 1 << 30],
-            target_ms: 3.0,
+            target_ms: 2.0,
             seed: 2212,
         }
     }
 }
+// ANCHOR_END: defaults
 
 impl OpsBenchConfig {
     /// Fewer sizes and shapes, shorter timings.
     pub fn quick() -> OpsBenchConfig {
         OpsBenchConfig {
-            sizes: (10..=30).step_by(4).map(|k| 1usize << k).collect(),
-            shapes: crate::measure::rows_bench::quick_shapes(),
+            sizes: vec![1 << 16, 1 << 24, 1 << 28],
+            shapes: vec![(4096, 64), (1 << 20, 1 << 8), (1 << 14, 1 << 14)],
             walk_sizes: vec![1 << 28],
             target_ms: 1.0,
             ..OpsBenchConfig::default()
@@ -113,13 +122,21 @@ fn note(line: String) {
     eprintln!("{line}");
 }
 
+/// What one graph measurement read: `bytes` per operation (ours and the peers' by one formula),
+/// and of the pool's distinct inputs as many as the graph's operations touched.
+fn input(dtype: Dtype, n: usize, block: u32, bytes: usize, timing: &GraphTiming, pool_bytes: usize) -> Input {
+    let per_op = pool_bytes / (pool_bytes / bytes.max(1)).max(1);
+    Input { dtype, n, block, cache: Cache::Rotated, bytes, working_set_bytes: (timing.ops_per_graph * per_op).min(pool_bytes) }
+}
+
 fn bench_typed<T: RowSums>(gpu: &Gpu, config: &OpsBenchConfig) -> Result<Vec<OpRow>> {
     let dtype = T::DTYPE;
     let elem = std::mem::size_of::<T>();
     let ops: Vec<Op> = config.ops.iter().copied().filter(|op| op.supports(dtype)).collect();
     let walks: Vec<Op> = if dtype == Dtype::I32 { Vec::new() } else { Op::MEAN_VAR_WALKS.to_vec() };
     let largest = config.sizes.iter().chain(&config.walk_sizes).copied().chain(config.shapes.iter().map(|&(m, n)| m * n)).max().unwrap_or(0);
-    let want = (2 * largest).max(8 * gpu.info().l2_cache_bytes / elem);
+    // Inputs rotate past L2 where they are smaller than it; one large enough needs no second.
+    let want = largest.max(8 * gpu.info().l2_cache_bytes / elem);
     let (free, _) = gpu.memory()?;
     let len = want.min((free as f64 * 0.45) as usize / elem);
     note(format!("{dtype}: input pool of {len} values ({}), uniform in [-1, 1) (i32: [-1000, 1000)), seed {}", crate::error::human_bytes(len * elem), config.seed));
@@ -142,8 +159,8 @@ fn bench_typed<T: RowSums>(gpu: &Gpu, config: &OpsBenchConfig) -> Result<Vec<OpR
         for &op in &ops {
             rows.push(measure_whole(gpu, config, &pool, &mut out, op, n)?);
         }
-        for (reducer, kernel, title) in [(&mut read_only, crate::results::READ_ONLY_KERNEL, "read-only sum (every byte read once)"), (&mut last_block, "reduce10_last_block", "kernel 10: one pass, last block adds")] {
-            if reducer.kernel().name == "reduce10_last_block" {
+        for (reducer, kernel, title) in [(&mut read_only, READ_ONLY_KERNEL, "read-only sum (every byte read once)"), (&mut last_block, "reduce10_last_block", "kernel 10: one pass, last block adds")] {
+            if kernel != READ_ONLY_KERNEL {
                 *reducer = crate::Reducer::<T>::new(gpu, "reduce10_last_block", reducer.kernel().preferred_block(n))?;
             }
             let view = pool.device.slice(0..n);
@@ -154,10 +171,11 @@ fn bench_typed<T: RowSums>(gpu: &Gpu, config: &OpsBenchConfig) -> Result<Vec<OpR
                 let start = pool.offset(n, j);
                 reducer.enqueue(&pool.device.slice(start..start + n)).map(|_| ())
             })?;
-            let status = if kernel == crate::results::READ_ONLY_KERNEL { Status::Ceiling } else { Status::Correct };
-            let row = timing.row(kernel, CHAPTER, title, status, dtype, n, reducer.block(), Cache::Rotated, op_bytes("sum", 1, n, elem), timing.ops_per_graph.min(pool.slots(n)) * n * elem);
-            note(format!("{dtype:>4} {n:>11} {kernel:<24} {:>10.2} µs {:>8.1} GB/s", row.median_us, row.gbps()));
-            rows.push(OpRow { row, op: "sum".into(), rows: 1 });
+            let status = if kernel == READ_ONLY_KERNEL { Status::Ceiling } else { Status::Correct };
+            let measured = Measured { kernel, chapter: CHAPTER, title, status };
+            let r = row(measured, input(dtype, n, reducer.block(), op_bytes("sum", 1, n, elem), &timing, pool.slots(n) * n * elem), &timing);
+            note(format!("{dtype:>4} {n:>11} {kernel:<24} {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps()));
+            rows.push(OpRow { row: r, op: "sum".into(), rows: 1 });
         }
     }
     // The mean/variance walks: what a division per value costs.
@@ -204,10 +222,11 @@ fn measure_whole<T: OpInput>(gpu: &Gpu, config: &OpsBenchConfig, pool: &Pool<T>,
         reducer.enqueue_whole(&pool.device.slice(start..start + n), out).map(|_| ())
     })?;
     let kernel = kernel_name(op, None);
-    let mut row = timing.row(&kernel, CHAPTER, op.title(), Status::Correct, dtype, n, launch.block, Cache::Rotated, op_bytes(op.name(), 1, n, elem), timing.ops_per_graph.min(pool.slots(n)) * n * elem);
-    row.method = format!("{}; grid {} of {}", row.method, launch.grid, launch.block);
-    note(format!("{dtype:>4} {n:>11} {kernel:<24} {:>10.2} µs {:>8.1} GB/s   grid {} × {}", row.median_us, row.gbps(), launch.grid, launch.block));
-    Ok(OpRow { row, op: op.name().into(), rows: 1 })
+    let measured = Measured { kernel: &kernel, chapter: CHAPTER, title: op.title(), status: Status::Correct };
+    let mut r = row(measured, input(dtype, n, launch.block, op_bytes(op.name(), 1, n, elem), &timing, pool.slots(n) * n * elem), &timing);
+    r.method = format!("{}; grid {} of {}", r.method, launch.grid, launch.block);
+    note(format!("{dtype:>4} {n:>11} {kernel:<24} {:>10.2} µs {:>8.1} GB/s   grid {} × {}", r.median_us, r.gbps(), launch.grid, launch.block));
+    Ok(OpRow { row: r, op: op.name().into(), rows: 1 })
 }
 
 /// One operator on an M × N matrix of the pool's values: every row checked, then timed.
@@ -236,10 +255,11 @@ fn measure_rows<T: OpInput>(gpu: &Gpu, config: &OpsBenchConfig, pool: &Pool<T>, 
     })?;
     let kernel = kernel_name(op, Some(strategy));
     let title = format!("{} ({})", op.title(), launch.strategy.name());
-    let mut row = timing.row(&kernel, CHAPTER, &title, Status::Correct, dtype, n, launch.block, Cache::Rotated, op_bytes(op.name(), m, n, elem), timing.ops_per_graph.min(pool.slots(m * n)) * m * n * elem);
-    row.method = format!("{}; {launch}", row.method);
-    note(format!("{dtype:>4} {m:>8} × {n:<9} {kernel:<24} {:>10.2} µs {:>8.1} GB/s   {}", row.median_us, row.gbps(), launch.strategy.name()));
-    Ok(OpRow { row, op: op.name().into(), rows: m })
+    let measured = Measured { kernel: &kernel, chapter: CHAPTER, title: &title, status: Status::Correct };
+    let mut r = row(measured, input(dtype, n, launch.block, op_bytes(op.name(), m, n, elem), &timing, pool.slots(m * n) * m * n * elem), &timing);
+    r.method = format!("{}; {launch}", r.method);
+    note(format!("{dtype:>4} {m:>8} × {n:<9} {kernel:<24} {:>10.2} µs {:>8.1} GB/s   {}", r.median_us, r.gbps(), launch.strategy.name()));
+    Ok(OpRow { row: r, op: op.name().into(), rows: m })
 }
 
 /// Every row's result against its reference, rows checked on every core.
@@ -295,15 +315,16 @@ fn measure_row_sums<T: OpInput + Checked + Element<Acc = f32>>(gpu: &Gpu, config
     reducer.enqueue(&pool.device.slice(0..m * n), layout, &mut sums.as_view_mut())?;
     let got = gpu.download(&sums)?;
     gpu.synchronize()?;
-    let references = crate::rows::row_references(&pool.host[..m * n], layout);
-    crate::rows::check_rows(&got, &references, launch.addition_depth(n)).map_err(|why| Error::WrongSum { what: format!("kernel 13 on {layout} of {dtype}"), why })?;
+    let references = crate::check::rows::row_references(&pool.host[..m * n], layout);
+    crate::check::rows::check_rows(&got, &references, launch.addition_depth(n)).map_err(|why| Error::WrongSum { what: format!("kernel 13 on {layout} of {dtype}"), why })?;
     let total = m * n;
     let timing = time_graph(gpu, config.target_ms, |j| {
         let start = pool.offset(total, j);
         reducer.enqueue(&pool.device.slice(start..start + total), layout, &mut sums.as_view_mut()).map(|_| ())
     })?;
-    let row = timing.row(crate::book::rows::AUTO_KERNEL, 13, &format!("kernel 13: row sums ({})", launch.strategy.name()), Status::Correct, dtype, n, launch.block, Cache::Rotated,
-        op_bytes("sum", m, n, elem), timing.ops_per_graph.min(pool.slots(total)) * total * elem);
-    note(format!("{dtype:>4} {m:>8} × {n:<9} {:<24} {:>10.2} µs {:>8.1} GB/s", crate::book::rows::AUTO_KERNEL, row.median_us, row.gbps()));
-    Ok(OpRow { row, op: "sum".into(), rows: m })
+    let title = format!("kernel 13: row sums ({})", launch.strategy.name());
+    let measured = Measured { kernel: crate::records::rows::AUTO_KERNEL, chapter: 13, title: &title, status: Status::Correct };
+    let r = row(measured, input(dtype, n, launch.block, op_bytes("sum", m, n, elem), &timing, pool.slots(total) * total * elem), &timing);
+    note(format!("{dtype:>4} {m:>8} × {n:<9} {:<24} {:>10.2} µs {:>8.1} GB/s", crate::records::rows::AUTO_KERNEL, r.median_us, r.gbps()));
+    Ok(OpRow { row: r, op: "sum".into(), rows: m })
 }

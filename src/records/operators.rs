@@ -5,10 +5,11 @@
 //! length) and 1 for a whole array (`n` the element count). `bytes` is what must cross memory at
 //! least once, by [`op_bytes`], the same formula for ours and the peers'.
 
-use crate::book::csv_file;
+use super::bench::{Cache, Row, Status};
+use super::csv;
+use super::machine::Machine;
 use crate::element::Dtype;
 use crate::error::Result;
-use crate::results::{Cache, Machine, Row, Status};
 use serde::{Deserialize, Serialize, Serializer};
 use std::path::{Path, PathBuf};
 
@@ -116,11 +117,11 @@ impl From<Record> for OpRow {
 }
 
 pub fn write_csv(path: &Path, machine: &Machine, rows: &[OpRow]) -> Result<()> {
-    csv_file::write(path, &machine.header(), &rows.iter().map(Record::from).collect::<Vec<_>>())
+    csv::write(path, &machine.header(), &rows.iter().map(Record::from).collect::<Vec<_>>())
 }
 
 pub fn read_csv(path: &Path) -> Result<(Machine, Vec<OpRow>)> {
-    let (header, records) = csv_file::read::<Record>(path)?;
+    let (header, records) = csv::read::<Record>(path)?;
     Ok((Machine::from_header(&header), records.into_iter().map(OpRow::from).collect()))
 }
 
