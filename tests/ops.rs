@@ -124,7 +124,7 @@ fn whole<T: OpInput>(gpu: &Gpu, op: Op, n: usize, shift: usize, seed: u64) -> Re
         let view = input.slice(shift..);
         let launch = reducer.plan_whole(n)?;
         let got = reducer.whole(&view)?;
-        check_value(op, got, checks::reference(op, &xs[shift..]), launch.depth(n as u64, T::DTYPE))
+        check_value(op, got, checks::reference_parallel(op, &xs[shift..]), launch.depth(n as u64, T::DTYPE))
             .map_err(|why| format!("{} on {n} {} values ({name}, shifted by {shift}), grid {} × {}: {why}", op, T::DTYPE, launch.grid, launch.block))?;
     }
     Ok(None)
@@ -414,7 +414,7 @@ fn mutant_whole<T: OpInput>(gpu: &Gpu, mutant: &'static OpMutant, op: Op, what: 
             let mut control = Ok(());
             let mut caught = Ok(());
             for xs in bug_inputs::<T>(mutant, op, n, Some(launch), None, n, trial_seed(&format!("{what}/{n}/{draw}"))) {
-                let expected = checks::reference(op, &xs);
+                let expected = checks::reference_parallel(op, &xs);
                 let input = gpu.upload(&xs)?;
                 drop(xs);
                 let depth = unchanged.plan_whole(n)?.depth(n as u64, T::DTYPE);

@@ -208,7 +208,7 @@ fn walks_table(machine: &Machine, rows: &[OpRow], prototype: &Path) -> Result<St
     // The benchmark writes the walks into the results; the first run kept them in its tuning file.
     let mut all: Vec<OpRow> = rows.to_vec();
     let tuning = prototype.join("tuning.csv");
-    if !rows.iter().any(|r| r.op == "welford_divide") && tuning.is_file() {
+    if !rows.iter().any(|r| r.row.kernel == "welford_divide_whole") && tuning.is_file() {
         all.extend(crate::records::operators::read_csv(&tuning)?.1);
     }
     let ncu = ncu_metrics(prototype)?;
