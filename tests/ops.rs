@@ -302,7 +302,7 @@ fn error_trials(trials: &mut Vec<Trial>) {
             other => return Err(format!("max of nothing: {other:?}").into()),
         }
         match OpReducer::new(gpu, Op::Sumsq, Dtype::F32)?.whole(&empty.as_view())? {
-            Value::Number(v) if v == 0.0 => Ok(None),
+            Value::Number(0.0) => Ok(None),
             other => Err(format!("sum of squares of nothing: {other:?}").into()),
         }
     }));

@@ -169,7 +169,7 @@ fn the_mean_var_bound_holds_for_the_kernels_arithmetic_and_the_textbook_formula_
         assert!((got_mean - mean).abs() <= mb, "mu/sd {}: mean {got_mean} vs {mean}, bound {mb:e}", mu / sd);
         assert!((got_var - var).abs() <= vb, "mu/sd {}: var {got_var} vs {var}, bound {vb:e}", mu / sd);
         // The bound means something: below 1% of the variance up to mu/sd = 16.
-        if (mu / sd as f64).abs() <= 16.0 {
+        if (mu / sd).abs() <= 16.0 {
             assert!(vb < 0.01 * var, "mu/sd {}: the bound {vb:e} admits more than 1% of {var:e}", mu / sd);
         }
         eprintln!("mu/sd {:>8}: mean err {:.2e} (bound {mb:.2e}), var err {:.2e} (bound {vb:.2e}) of var {var:.3e}", mu / sd, (got_mean - mean).abs(), (got_var - var).abs());

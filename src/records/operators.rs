@@ -125,10 +125,13 @@ pub fn read_csv(path: &Path) -> Result<(Machine, Vec<OpRow>)> {
     Ok((Machine::from_header(&header), records.into_iter().map(OpRow::from).collect()))
 }
 
+/// A results file: its machine and its rows.
+pub type OpFile = (Machine, Vec<OpRow>);
+
 /// The book GPU's operator results and its peers' (`None` for a file that is not there).
-pub fn load(data_dir: &Path, slug: &str) -> Result<(Option<(Machine, Vec<OpRow>)>, Option<(Machine, Vec<OpRow>)>)> {
+pub fn load(data_dir: &Path, slug: &str) -> Result<(Option<OpFile>, Option<OpFile>)> {
     let dir = results_dir(data_dir);
-    let read = |name: String| -> Result<Option<(Machine, Vec<OpRow>)>> {
+    let read = |name: String| -> Result<Option<OpFile>> {
         let path = dir.join(name);
         if path.is_file() { read_csv(&path).map(Some) } else { Ok(None) }
     };
