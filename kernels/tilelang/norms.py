@@ -26,8 +26,8 @@ def layer_norm(M, N, dtype="float32", block_M=1, block_N=4096, threads=128, eps=
         with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
             tile = T.alloc_fragment((block_M, block_N), "float32")
             sq = T.alloc_fragment((block_M, block_N), "float32")
-            w = T.alloc_fragment((block_N,), "float32")
-            b = T.alloc_fragment((block_N,), "float32")
+            w = T.alloc_shared((block_N,), dtype)  # γ and β: shared by every row of the tile
+            b = T.alloc_shared((block_N,), dtype)
             out = T.alloc_fragment((block_M, block_N), dtype)
             part = T.alloc_fragment((block_M,), "float32")
             part2 = T.alloc_fragment((block_M,), "float32")
@@ -67,9 +67,9 @@ def layer_norm(M, N, dtype="float32", block_M=1, block_N=4096, threads=128, eps=
                     T.copy(B[k * block_N], b)
                 for i, j in T.Parallel(block_M, block_N):
                     if rms:
-                        out[i, j] = T.Cast(dtype, tile[i, j] * m2[i] * w[j])
+                        out[i, j] = T.Cast(dtype, tile[i, j] * m2[i] * T.Cast("float32", w[j]))
                     else:
-                        out[i, j] = T.Cast(dtype, (tile[i, j] - mean[i]) * m2[i] * w[j] + b[j])
+                        out[i, j] = T.Cast(dtype, (tile[i, j] - mean[i]) * m2[i] * T.Cast("float32", w[j]) + T.Cast("float32", b[j]))
                 T.copy(out, Y[bx * block_M, k * block_N])
     return kernel
 # ANCHOR_END: layer_norm
