@@ -19,7 +19,8 @@ its reason; a shape that does not fit in the free memory (or REDUCTION_DEVICE_ME
 with the reason.
 
 Checks, on the inputs of the first rotation slot, against float64 references computed in chunks of
-rows: every output element within the rounding of the output type plus 1e-5 of its scale (softmax:
+rows: every output element within the rounding of the output type (and, for f16, half its
+subnormal spacing) plus 1e-5 of its scale (softmax:
 of the value; log_softmax, the norms: of |value| + 1; softmax backward: of y; dγ and dβ: of the
 column's sum of |terms|); the cross-entropy mean within twice the input type's rounding plus 1e-5.
 Inputs: uniform in [-1, 1); γ in [0.5, 1.5), β in [-0.5, 0.5); targets uniform, one row in 16
@@ -35,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.dont_write_bytecode = True
 import peer_harness as H  # noqa: E402
-from op_peers import load_kernel, rounding  # noqa: E402
+from op_peers import load_kernel, rounding, subnormal  # noqa: E402
 
 ACC_RTOL = 1e-5
 CHUNK = 1 << 24  # values per chunk of rows in the float64 references
@@ -64,7 +65,7 @@ def verdict(torch, op, got, inputs):
         y = got[0] if isinstance(got, (tuple, list)) else got
         if y.shape != x.shape:
             return f"output shape {tuple(y.shape)}, want {tuple(x.shape)}"
-        r = rounding(torch, y)
+        r, tiny = rounding(torch, y), subnormal(torch, y)
         for r0, r1 in row_chunks(m, n):
             c = x[r0:r1].double()
             if op == "softmax":
@@ -84,7 +85,7 @@ def verdict(torch, op, got, inputs):
                 want = c / torch.sqrt((c * c).mean(dim=1, keepdim=True) + RMS_EPS) * w
                 bound = r * want.abs() + ACC_RTOL * (want.abs() + 1)
             have = y[r0:r1].double()
-            why = first_bad(~((have - want).abs() <= bound), have, want, f"{op} values (rows {r0}..{r1 - 1})")
+            why = first_bad(~((have - want).abs() <= bound + tiny), have, want, f"{op} values (rows {r0}..{r1 - 1})")
             if why:
                 return why
         return None
@@ -106,12 +107,13 @@ def verdict(torch, op, got, inputs):
     if op == "softmax_bwd":
         y, dy = inputs
         m, n = y.shape
-        r = rounding(torch, got)
+        r, tiny = rounding(torch, got), subnormal(torch, got)
         for r0, r1 in row_chunks(m, n):
             yc, gc = y[r0:r1].double(), dy[r0:r1].double()
             want = yc * (gc - (yc * gc).sum(dim=1, keepdim=True))
             have = got[r0:r1].double()
-            why = first_bad(~((have - want).abs() <= r * want.abs() + ACC_RTOL * yc.abs()), have, want, f"dx values (rows {r0}..{r1 - 1})")
+            bound = r * want.abs() + ACC_RTOL * yc.abs() + tiny
+            why = first_bad(~((have - want).abs() <= bound), have, want, f"dx values (rows {r0}..{r1 - 1})")
             if why:
                 return why
         return None

@@ -55,6 +55,12 @@ def rounding(torch, t):
     return {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8}.get(t.dtype, 0.0)
 
 
+def subnormal(torch, t):
+    """Half the spacing of t's type below its smallest normal value: f16 keeps only 2^-24 steps
+    there (a softmax over 2^20 values is all below it)."""
+    return {torch.float16: 2.0 ** -25}.get(t.dtype, 0.0)
+
+
 def references(torch, x2d, op):
     """Per-row float64 references of x2d (m × n), in chunks of at most CHUNK values:
     max/min: (value, first index); mean_var: (mean, var, mean |x|); sumsq: (sum of squares,)."""
