@@ -368,3 +368,36 @@ def run_self_test(script_checks):
         print(f"{'ok  ' if ok else 'FAIL'} {what}")
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
+
+
+def merge(out_path, paths):
+    """One results file from several written by the same script on the same GPU in back-to-back
+    runs (the two device calls that Quack needs): the first file's header, the commands of all,
+    the rows of all. The columns must agree."""
+    header, columns, body = [], None, []
+    commands = []
+    for path in paths:
+        with open(path) as f:
+            lines = f.read().splitlines()
+        head = [l for l in lines if l.startswith("# ")]
+        rest = [l for l in lines if not l.startswith("# ")]
+        gpu = next((l for l in head if l.startswith("# gpu: ")), None)
+        if header and gpu != next((l for l in header if l.startswith("# gpu: ")), None):
+            raise SystemExit(f"{path}: {gpu} is not the GPU of {paths[0]}")
+        if columns is not None and rest[:1] != [columns]:
+            raise SystemExit(f"{path}: columns differ from {paths[0]}'s")
+        commands += [l[len("# command: "):] for l in head if l.startswith("# command: ")]
+        if not header:
+            header, columns = head, rest[0]
+        body += rest[1:]
+    header = [l for l in header if not l.startswith("# command: ")] + [f"# command: {' ; '.join(commands)}"]
+    with open(out_path, "w") as f:
+        f.write("\n".join(header + [columns] + body) + "\n")
+    print(f"{len(body)} rows from {len(paths)} files written to {out_path}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "merge":
+        merge(sys.argv[2], sys.argv[3:])
+    else:
+        sys.exit("usage: python3 plots/peer_harness.py merge OUT.csv IN.csv IN.csv ...")
