@@ -19,10 +19,10 @@ its reason; a shape that does not fit in the free memory (or REDUCTION_DEVICE_ME
 with the reason.
 
 Checks, on the inputs of the first rotation slot, against float64 references computed in chunks of
-rows: every output element within the rounding of the output type (and, for f16, half its
-subnormal spacing) plus 1e-5 of its scale (softmax:
-of the value; log_softmax, the norms: of |value| + 1; softmax backward: of y; dγ and dβ: of the
-column's sum of |terms|); the cross-entropy mean within twice the input type's rounding plus 1e-5.
+rows: every output element within one ulp of the output type (and, for f16, half its subnormal
+spacing) plus 1e-5 of its scale (softmax: of the value; log_softmax, the norms: of |value| + 1;
+softmax backward: of y); dγ and dβ within 1e-5 + 2^-24·√M of the column's sum of |terms| (an f32
+accumulation over M rows); the cross-entropy mean within one ulp of the input type plus 1e-5.
 Inputs: uniform in [-1, 1); γ in [0.5, 1.5), β in [-0.5, 0.5); targets uniform, one row in 16
 ignore_index (-100). Timing: inputs rotated through a pool larger than L2 (backward ops: y or x from
 one slot, dy from the next), K back-to-back calls in a CUDA graph timed by CUDA events (K
@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.dont_write_bytecode = True
 import peer_harness as H  # noqa: E402
-from op_peers import load_kernel, rounding, subnormal  # noqa: E402
+from op_peers import accumulation, load_kernel, rounding, subnormal  # noqa: E402
 
 ACC_RTOL = 1e-5
 CHUNK = 1 << 24  # values per chunk of rows in the float64 references
@@ -102,7 +102,7 @@ def verdict(torch, op, got, inputs):
             total += torch.where(ok, loss, 0.0).sum()
         want = total / live.sum()
         have = torch.as_tensor(got).double().reshape(())
-        bound = (2 * {"torch.float16": 2.0 ** -11, "torch.bfloat16": 2.0 ** -8}.get(str(x.dtype), 0.0) + ACC_RTOL) * want.abs()
+        bound = ({"torch.float16": 2.0 ** -10, "torch.bfloat16": 2.0 ** -7}.get(str(x.dtype), 0.0) + ACC_RTOL) * want.abs()
         return first_bad(~((have - want).abs() <= bound), have, want, "mean losses")
     if op == "softmax_bwd":
         y, dy = inputs
@@ -140,13 +140,14 @@ def verdict(torch, op, got, inputs):
                 gw = g * w.double()
                 want = rstd[r0:r1].double()[:, None] * (gw - gw.mean(dim=1, keepdim=True) - xhat * (gw * xhat).mean(dim=1, keepdim=True))
                 have = dx[r0:r1].double()
-                bound = rounding(torch, dx) * want.abs() + ACC_RTOL * rstd[r0:r1].double()[:, None] * (gw.abs() + 1)
+                bound = rounding(torch, dx) * want.abs() + ACC_RTOL * rstd[r0:r1].double()[:, None] * (gw.abs() + 1) + subnormal(torch, dx)
                 why = first_bad(~((have - want).abs() <= bound), have, want, f"dx values (rows {r0}..{r1 - 1})")
                 if why:
                     return why
         for name, have_t, want, scale in (("dγ", dw, want_w, scale_w), ("dβ", db, want_b, scale_b)):
             have = have_t.double().reshape(n)
-            why = first_bad(~((have - want).abs() <= rounding(torch, have_t) * want.abs() + ACC_RTOL * scale), have, want, f"{name} values")
+            bound = rounding(torch, have_t) * want.abs() + accumulation(m) * scale + subnormal(torch, have_t)
+            why = first_bad(~((have - want).abs() <= bound), have, want, f"{name} values")
             if why:
                 return why
         return None
@@ -376,7 +377,8 @@ def build_peers(torch, args, versions, log):
 
     if want("quack"):
         try:
-            from quack import softmax as qsm, rmsnorm as qrms, cross_entropy as qce
+            import importlib  # quack/__init__ exports functions named like its modules: import the modules
+            qsm, qrms, qce = (importlib.import_module(f"quack.{m}") for m in ("softmax", "rmsnorm", "cross_entropy"))
             try:
                 from importlib.metadata import version
                 versions.append(f"quack-kernels {version('quack-kernels')}, nvidia-cutlass-dsl {version('nvidia-cutlass-dsl')}")

@@ -156,6 +156,13 @@ def plant(torch, kernel, got, x):
     return (bad,) + tuple(got[1:]) if isinstance(got, (tuple, list)) else bad
 
 
+def source_file(language, kernel):
+    """The file of kernels/<language>/ that holds the kernel."""
+    if language == "tilelang" and kernel == "cross_entropy":
+        return "softmax"  # TileLang's cross-entropy shares the online softmax's macro
+    return FILES[kernel]
+
+
 def main():
     if len(sys.argv) != 3 or sys.argv[1] not in KERNELS or sys.argv[2] not in set(KERNELS["triton"]):
         print(__doc__, file=sys.stderr)
@@ -173,7 +180,7 @@ def main():
         say(unavailable="no CUDA GPU visible to PyTorch")
         return 0
     try:
-        module = load(f"{language}/{FILES[kernel]}.py")
+        module = load(f"{language}/{source_file(language, kernel)}.py")
     except Exception as e:
         say(unavailable=f"{language} cannot be imported: {type(e).__name__}: {e}")
         return 0

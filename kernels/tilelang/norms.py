@@ -29,12 +29,13 @@ def layer_norm(M, N, dtype="float32", block_M=1, block_N=4096, threads=128, eps=
             w = T.alloc_shared((block_N,), dtype)  # γ and β: shared by every row of the tile
             b = T.alloc_shared((block_N,), dtype)
             out = T.alloc_fragment((block_M, block_N), dtype)
-            part = T.alloc_fragment((block_M,), "float32")
             part2 = T.alloc_fragment((block_M,), "float32")
-            mean = T.alloc_fragment((block_M,), "float32")
             m2 = T.alloc_fragment((block_M,), "float32")
-            T.clear(mean)
             T.clear(m2)
+            if not rms:  # a fragment nothing reads has no layout TileLang can infer: RMSNorm has no mean
+                part = T.alloc_fragment((block_M,), "float32")
+                mean = T.alloc_fragment((block_M,), "float32")
+                T.clear(mean)
             for k in T.serial(T.ceildiv(N, block_N)):
                 T.copy(A[bx * block_M, k * block_N], tile)  # past N: zeros
                 if rms:
