@@ -447,6 +447,7 @@ def main():
                           memory, H.op_bytes(op, dtype, m, n), inputs.slots, rows, refused, log)
             del inputs
             torch.cuda.empty_cache()
+            H.write(out_dir, torch, versions, H.command_line(), rows, refused, quiet=True)
         del pool
         torch.cuda.empty_cache()
     H.write(out_dir, torch, versions, H.command_line(), rows, refused)

@@ -300,6 +300,7 @@ def main():
                 check = lambda got, inputs, op=peer.op: verdict(torch, op, got, inputs[0].reshape(m, n))
                 H.measure(torch, peer, (m, n, dtype), inputs_for, check, m * n * size + (1 << 30), memory,
                           H.op_bytes(peer.op, dtype, m, n), slots, rows, refused, log)
+            H.write(out_dir, torch, versions, H.command_line(), rows, refused, quiet=True)
         del pool
         torch.cuda.empty_cache()
     H.write(out_dir, torch, versions, H.command_line(), rows, refused)

@@ -285,7 +285,9 @@ def measure(torch, peer, case, inputs_for, check, memory_need, memory, nbytes, s
     print(f"{peer.kernel:34} {peer.op:26} {dtype:4} {m:>9} x {n:<10} {median:10.2f} µs {nbytes / median / 1e3:8.1f} GB/s  ({method})", flush=True)
 
 
-def write(out_dir, torch, versions, command, rows, refused):
+def write(out_dir, torch, versions, command, rows, refused, quiet=False):
+    """Both files, rewritten whole: called after every shape, so that a run stopped by a time
+    limit keeps what it measured."""
     props = torch.cuda.get_device_properties(0)
     os.makedirs(out_dir, exist_ok=True)
     header = peers.header(torch, props, ", ".join(versions), command)
@@ -295,7 +297,8 @@ def write(out_dir, torch, versions, command, rows, refused):
     refused_path = os.path.join(out_dir, f"{peers.slug(props.name)}-peers-refused.csv")
     with open(refused_path, "w") as f:
         f.write("\n".join(header + [REFUSED_COLUMNS] + refused) + "\n")
-    print(f"{len(rows)} peer measurements written to {path}; {len(refused)} not timed, with the reason, in {refused_path}")
+    if not quiet:
+        print(f"{len(rows)} peer measurements written to {path}; {len(refused)} not timed, with the reason, in {refused_path}")
 
 
 def command_line():
