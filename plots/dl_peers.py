@@ -40,12 +40,13 @@ from op_peers import accumulation, load_kernel, rounding, subnormal  # noqa: E40
 
 ACC_RTOL = 1e-5
 CHUNK = 1 << 24  # values per chunk of rows in the float64 references
+SAMPLE = 1 << 22  # values per sampled chunk of a row-wise output's check (three: start, middle, end)
 LN_EPS, RMS_EPS = 1e-5, 1e-6
 FLOATS = ("f32", "f16", "bf16")
 
 
-def row_chunks(m, n):
-    step = max(1, CHUNK // n)
+def row_chunks(m, n, chunk=None):
+    step = max(1, (chunk or CHUNK) // n)
     return [(r, min(m, r + step)) for r in range(0, m, step)]
 
 
@@ -57,8 +58,25 @@ def first_bad(bad, have, want, what):
     return f"{count} of {bad.numel()} {what} wrong; the first: got {float(have.reshape(-1)[i])}, want {float(want.reshape(-1)[i])}"
 
 
-def verdict(torch, op, got, inputs):
-    """None if `got` is right for `inputs` (the peer's own arguments); otherwise why not."""
+def sampled_chunks(m, n):
+    """The row chunks a check looks at: all of them where the rows hold at most 3 chunks of values,
+    else the first, the middle and the last (the start, a middle and the tail of the tensor)."""
+    chunks = row_chunks(m, n, SAMPLE)
+    return chunks if len(chunks) <= 3 else [chunks[0], chunks[len(chunks) // 2], chunks[-1]]
+
+
+def verdict(torch, op, got, inputs, cache=None):
+    """None if `got` is right for `inputs` (the peer's own arguments); otherwise why not. Row-wise
+    outputs are checked on sampled_chunks; reductions over all rows (the loss's mean, dγ, dβ) on all
+    of them. With `cache` (a dict for one case, emptied before the next) the float64 references are
+    computed once for all the peers of an op."""
+    def memo(key, compute):
+        if cache is None:
+            return compute()
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
     if op in ("softmax", "log_softmax", "layer_norm", "rms_norm"):
         x = inputs[0]
         m, n = x.shape
@@ -66,41 +84,42 @@ def verdict(torch, op, got, inputs):
         if y.shape != x.shape:
             return f"output shape {tuple(y.shape)}, want {tuple(x.shape)}"
         r, tiny = rounding(torch, y), subnormal(torch, y)
-        for r0, r1 in row_chunks(m, n):
-            c = x[r0:r1].double()
-            if op == "softmax":
-                want = torch.softmax(c, dim=1)
-                bound = (r + ACC_RTOL) * want
-            elif op == "log_softmax":
-                want = torch.log_softmax(c, dim=1)
-                bound = r * want.abs() + ACC_RTOL * (want.abs() + 1)
-            elif op == "layer_norm":
-                w, b = inputs[1].double(), inputs[2].double()
-                mean = c.mean(dim=1, keepdim=True)
-                var = ((c - mean) ** 2).mean(dim=1, keepdim=True)
-                want = (c - mean) / torch.sqrt(var + LN_EPS) * w + b
-                bound = r * want.abs() + ACC_RTOL * (want.abs() + 1)
-            else:
-                w = inputs[1].double()
-                want = c / torch.sqrt((c * c).mean(dim=1, keepdim=True) + RMS_EPS) * w
-                bound = r * want.abs() + ACC_RTOL * (want.abs() + 1)
+        for r0, r1 in sampled_chunks(m, n):
+            def reference(r0=r0, r1=r1):
+                c = x[r0:r1].double()
+                if op == "softmax":
+                    want = torch.softmax(c, dim=1)
+                elif op == "log_softmax":
+                    want = torch.log_softmax(c, dim=1)
+                elif op == "layer_norm":
+                    mean = c.mean(dim=1, keepdim=True)
+                    var = ((c - mean) ** 2).mean(dim=1, keepdim=True)
+                    want = (c - mean) / torch.sqrt(var + LN_EPS) * inputs[1].double() + inputs[2].double()
+                else:
+                    want = c / torch.sqrt((c * c).mean(dim=1, keepdim=True) + RMS_EPS) * inputs[1].double()
+                return want
+            want = memo((op, r0), reference)
+            scale = want if op == "softmax" else want.abs() + 1  # softmax: relative; the others: of |value| + 1
+            bound = r * want.abs() + ACC_RTOL * scale.abs() + tiny
             have = y[r0:r1].double()
-            why = first_bad(~((have - want).abs() <= bound + tiny), have, want, f"{op} values (rows {r0}..{r1 - 1})")
+            why = first_bad(~((have - want).abs() <= bound), have, want, f"{op} values (rows {r0}..{r1 - 1})")
             if why:
                 return why
         return None
     if op == "cross_entropy":
         x, target = inputs
         m, n = x.shape
-        total = torch.zeros((), dtype=torch.float64, device=x.device)
-        live = target != H.IGNORE_INDEX
-        for r0, r1 in row_chunks(m, n):
-            c = x[r0:r1].double()
-            t = target[r0:r1]
-            ok = live[r0:r1]
-            loss = torch.logsumexp(c, dim=1) - c.gather(1, torch.where(ok, t, 0)[:, None])[:, 0]
-            total += torch.where(ok, loss, 0.0).sum()
-        want = total / live.sum()
+
+        def reference():
+            total = torch.zeros((), dtype=torch.float64, device=x.device)
+            live = target != H.IGNORE_INDEX
+            for r0, r1 in row_chunks(m, n):
+                c = x[r0:r1].double()
+                ok = live[r0:r1]
+                loss = torch.logsumexp(c, dim=1) - c.gather(1, torch.where(ok, target[r0:r1], 0)[:, None])[:, 0]
+                total += torch.where(ok, loss, 0.0).sum()
+            return total / live.sum()
+        want = memo((op,), reference)
         have = torch.as_tensor(got).double().reshape(())
         bound = ({"torch.float16": 2.0 ** -10, "torch.bfloat16": 2.0 ** -7}.get(str(x.dtype), 0.0) + ACC_RTOL) * want.abs()
         return first_bad(~((have - want).abs() <= bound), have, want, "mean losses")
@@ -108,9 +127,13 @@ def verdict(torch, op, got, inputs):
         y, dy = inputs
         m, n = y.shape
         r, tiny = rounding(torch, got), subnormal(torch, got)
-        for r0, r1 in row_chunks(m, n):
-            yc, gc = y[r0:r1].double(), dy[r0:r1].double()
-            want = yc * (gc - (yc * gc).sum(dim=1, keepdim=True))
+        for r0, r1 in sampled_chunks(m, n):
+            yc = y[r0:r1].double()
+
+            def reference(r0=r0, r1=r1, yc=yc):
+                gc = dy[r0:r1].double()
+                return yc * (gc - (yc * gc).sum(dim=1, keepdim=True))
+            want = memo((op, r0), reference)
             have = got[r0:r1].double()
             bound = r * want.abs() + ACC_RTOL * yc.abs() + tiny
             why = first_bad(~((have - want).abs() <= bound), have, want, f"dx values (rows {r0}..{r1 - 1})")
@@ -125,20 +148,25 @@ def verdict(torch, op, got, inputs):
             dy, x, mean, rstd = inputs
             dw, db = got
         m, n = x.shape
-        want_w = torch.zeros(n, dtype=torch.float64, device=x.device)
-        want_b = torch.zeros_like(want_w)
-        scale_w = torch.zeros_like(want_w)
-        scale_b = torch.zeros_like(want_w)
-        for r0, r1 in row_chunks(m, n):
-            g = dy[r0:r1].double()
-            xhat = (x[r0:r1].double() - mean[r0:r1].double()[:, None]) * rstd[r0:r1].double()[:, None]
-            want_w += (g * xhat).sum(dim=0)
-            want_b += g.sum(dim=0)
-            scale_w += (g * xhat).abs().sum(dim=0)
-            scale_b += g.abs().sum(dim=0)
-            if op == "layer_norm_bwd":
-                gw = g * w.double()
-                want = rstd[r0:r1].double()[:, None] * (gw - gw.mean(dim=1, keepdim=True) - xhat * (gw * xhat).mean(dim=1, keepdim=True))
+
+        def xhat(r0, r1):
+            return (x[r0:r1].double() - mean[r0:r1].double()[:, None]) * rstd[r0:r1].double()[:, None]
+
+        def columns():
+            sums = torch.zeros((4, n), dtype=torch.float64, device=x.device)  # dγ, dβ and their scales
+            for r0, r1 in row_chunks(m, n):
+                g, xh = dy[r0:r1].double(), xhat(r0, r1)
+                sums[0] += (g * xh).sum(dim=0)
+                sums[1] += g.sum(dim=0)
+                sums[2] += (g * xh).abs().sum(dim=0)
+                sums[3] += g.abs().sum(dim=0)
+            return sums
+        want_w, want_b, scale_w, scale_b = memo(("columns",), columns)
+        if op == "layer_norm_bwd":
+            for r0, r1 in sampled_chunks(m, n):
+                gw = dy[r0:r1].double() * w.double()
+                xh = xhat(r0, r1)
+                want = rstd[r0:r1].double()[:, None] * (gw - gw.mean(dim=1, keepdim=True) - xh * (gw * xh).mean(dim=1, keepdim=True))
                 have = dx[r0:r1].double()
                 bound = rounding(torch, dx) * want.abs() + ACC_RTOL * rstd[r0:r1].double()[:, None] * (gw.abs() + 1) + subnormal(torch, dx)
                 why = first_bad(~((have - want).abs() <= bound), have, want, f"dx values (rows {r0}..{r1 - 1})")
@@ -407,15 +435,38 @@ def build_peers(torch, args, versions, log):
     return peers
 
 
+QUICK_SHAPES = [(1 << 20, 1 << 8), (1 << 14, 1 << 14), (1 << 10, 1 << 18), (4096, 4096), (8192, 128256)]
+COMPILE_SHAPES = [(1 << 18, 1 << 10), (4096, 4096), (8192, 128256)]  # "auto": those of these the run has
+
+
+def compile_shapes(text, shapes):
+    """--compile-shapes: auto (COMPILE_SHAPES among the run's, else its first and last), all, or a list.
+    torch.compile costs ~1.4 s a (op, shape, type) on the H200 host (round 1), more than the timing."""
+    if text == "all":
+        return list(shapes)
+    if text == "auto":
+        chosen = [s for s in shapes if s in COMPILE_SHAPES]
+        return chosen or sorted({shapes[0], shapes[-1]}, key=shapes.index)
+    return H.parse_shapes(text)
+
+
 def main():
     parser = H.base_parser(__doc__, H.DL_OPS, ["f32", "bf16"])
     parser.add_argument("--shapes", type=H.parse_shapes, default=H.dl_shapes(),
                         help="MxN,... (default: M·N = 2^28 for N = 2^8 ... 2^18, 4096x4096, 8192x128256)")
+    parser.add_argument("--compile-shapes", default="auto",
+                        help="where torch.compile is measured: auto (2^18x2^10, 4096x4096, 8192x128256 where the run has them), all, or MxN,...")
     args = parser.parse_args()
     if args.self_test:
         return H.run_self_test(self_test)
     if "i32" in args.dtypes:
         parser.error("the deep-learning reductions take f32, f16 or bf16")
+    if args.quick:
+        args.shapes = QUICK_SHAPES
+    try:
+        compiled_at = compile_shapes(args.compile_shapes, args.shapes)
+    except Exception as e:
+        parser.error(f"--compile-shapes: {e}")
     torch = H.import_torch()
     H.DTYPES_BY_TORCH = {getattr(torch, v): k for k, v in H.DTYPES.items()}
     out_dir = args.out or "plots/data/dl"
@@ -423,33 +474,43 @@ def main():
     versions = [f"torch {torch.__version__}"]
     chosen = H.select(build_peers(torch, args, versions, log), args)
     memory = H.Memory(torch)
+    budget = H.Budget(args.budget_s)
     rows, refused = [], []
-    for dtype in args.dtypes:
-        size = H.SIZES[dtype]
-        # Room for the pool (two slots of the largest shape at least), the outputs and the checks.
-        need = lambda m, n: 4 * m * n * size + 3 * CHUNK * 8 + (1 << 30)
-        fits = [s for s in args.shapes if memory.why_not(need(*s)) is None]
-        for s in args.shapes:
-            if s not in fits:
-                log(f"{dtype} {s[0]}x{s[1]}: skipped, does not fit: {memory.why_not(need(*s))}")
-        if not fits:
+    # torch.compile last: its compiles are the slowest part, and the first a time budget drops.
+    passes = [([p for p in chosen if not p.kernel.startswith("torch_compile")], args.shapes, ""),
+              ([p for p in chosen if p.kernel.startswith("torch_compile")], compiled_at, " (torch.compile)")]
+    for group, shapes, what in passes:
+        if not group or not shapes:
             continue
-        pool = H.Pool(torch, dtype, H.pool_length(torch, fits, dtype))
-        for m, n in fits:
-            ops = {p.op for p in chosen}
-            inputs = Inputs(torch, pool, m, n, dtype, ops)
-            for peer in chosen:
-                if peer.dtypes is not None and dtype not in peer.dtypes:
+        for dtype in args.dtypes:
+            size = H.SIZES[dtype]
+            # Room for the pool (two slots of the largest shape at least), the outputs and the checks.
+            need = lambda m, n: 4 * m * n * size + 3 * CHUNK * 8 + (1 << 30)
+            fits = [s for s in shapes if memory.why_not(need(*s)) is None]
+            for s in shapes:
+                if s not in fits:
+                    log(f"{dtype} {s[0]}x{s[1]}: skipped, does not fit: {memory.why_not(need(*s))}")
+            if not fits:
+                continue
+            pool = H.Pool(torch, dtype, H.pool_length(torch, fits, dtype))
+            for m, n in fits:
+                if not budget.allows(f"{dtype} {m}x{n}{what}"):
                     continue
-                op = peer.op
-                H.measure(torch, peer, (m, n, dtype), lambda j, op=op: inputs.of(op, j),
-                          lambda got, ins, op=op: verdict(torch, op, got, ins), 2 * m * n * size + 3 * CHUNK * 8,
-                          memory, H.op_bytes(op, dtype, m, n), inputs.slots, rows, refused, log)
-            del inputs
+                inputs = Inputs(torch, pool, m, n, dtype, {p.op for p in group})
+                refs = {}  # the float64 references of this case, shared by the peers of an op
+                for peer in group:
+                    if peer.dtypes is not None and dtype not in peer.dtypes:
+                        continue
+                    op = peer.op
+                    H.measure(torch, peer, (m, n, dtype), lambda j, op=op: inputs.of(op, j),
+                              lambda got, ins, op=op: verdict(torch, op, got, ins, refs.setdefault(op, {})),
+                              2 * m * n * size + 3 * CHUNK * 8, memory, H.op_bytes(op, dtype, m, n), inputs.slots, rows, refused, log)
+                del inputs, refs
+                torch.cuda.empty_cache()
+                H.write(out_dir, torch, versions, H.command_line(), rows, refused, quiet=True)
+            del pool
             torch.cuda.empty_cache()
-            H.write(out_dir, torch, versions, H.command_line(), rows, refused, quiet=True)
-        del pool
-        torch.cuda.empty_cache()
+    budget.report(log)
     H.write(out_dir, torch, versions, H.command_line(), rows, refused)
     return 0
 
@@ -461,6 +522,10 @@ def self_test(expect):
     expect(args.ops == ["softmax", "cross_entropy"] and args.dtypes == ["f32", "bf16"] and args.shapes == [(4096, 4096), (8192, 128256)],
            "the command line of peers-interface.md parses (f32 and bf16 by default)")
     expect(len(parser.parse_args([]).shapes) == 13, "13 shapes by default")
+    shapes = H.dl_shapes()
+    expect(compile_shapes("auto", shapes) == COMPILE_SHAPES and compile_shapes("all", shapes) == shapes
+           and compile_shapes("auto", [(64, 64), (8, 8), (4, 4)]) == [(64, 64), (4, 4)]
+           and compile_shapes("4096x4096", shapes) == [(4096, 4096)], "--compile-shapes: auto, all, a list")
     expect(H.op_bytes("layer_norm_bwd", "bf16", 1024, 4096) == 3 * 2 * 1024 * 4096 + 3 * 2 * 4096 + 8 * 1024,
            "LayerNorm's backward: dy, x, γ, mean, 1/σ in; dx, dγ, dβ out")
     expect(row_chunks(1 << 20, 256) == [(r, r + (1 << 16)) for r in range(0, 1 << 20, 1 << 16)], "references in chunks of 2^24 values")

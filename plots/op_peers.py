@@ -34,6 +34,8 @@ sys.path.insert(0, str(HERE))
 sys.dont_write_bytecode = True
 import peer_harness as H  # noqa: E402
 
+QUICK_SIZES = [1 << 20, 1 << 24, 1 << 28]  # --quick: ~20 s on an H200 with every peer (round 1: ~1 s a case)
+QUICK_SHAPES = [(4096, 64), (1 << 20, 1 << 8), (1 << 14, 1 << 14), (1 << 4, 1 << 24)]
 ACC_RTOL = 1e-5  # what the f32 accumulation of mean, variance and norm may lose, relative
 FLOATS = ("f32", "f16", "bf16")
 CHUNK = 1 << 25  # values per chunk of the float64 references
@@ -113,8 +115,10 @@ def references(torch, x2d, op):
     raise ValueError(op)
 
 
-def verdict(torch, op, got, x2d):
-    """None if got (whole-array: one value; rows: one per row) is right for x2d; else why not."""
+def verdict(torch, op, got, x2d, cache=None):
+    """None if got (whole-array: one value; rows: one per row) is right for x2d; else why not.
+    With `cache` (a dict for one input, emptied by the caller before the next), the reference is
+    computed once for all the peers of an op (max and argmax share theirs, min and argmin too)."""
     m = x2d.shape[0]
 
     def as_torch(t):
@@ -127,7 +131,13 @@ def verdict(torch, op, got, x2d):
         i = int(bad.nonzero()[0])
         return f"{count} of {m} {what} wrong; row {i}: got {float(have[i])}, want {float(want[i])}"
 
-    ref = references(torch, x2d, op)
+    family = {"argmax": "max", "argmin": "min"}.get(op, op)
+    if cache is None:
+        ref = references(torch, x2d, op)
+    else:
+        if family not in cache:
+            cache[family] = references(torch, x2d, family)
+        ref = cache[family]
     if op in ("max", "min"):
         have = as_torch(got).double().reshape(m)
         return first_bad(have != ref[0], f"{op} values", have, ref[0])
@@ -265,6 +275,9 @@ def main():
     args = parser.parse_args()
     if args.self_test:
         return H.run_self_test(self_test)
+    if args.quick:
+        args.sizes, args.shapes = QUICK_SIZES, QUICK_SHAPES
+        args.dtypes = [d for d in args.dtypes if d in ("f32", "bf16")] or args.dtypes
     torch = H.import_torch()
     H.DTYPES_BY_TORCH = {getattr(torch, v): k for k, v in H.DTYPES.items()}
     out_dir = args.out or "plots/data/operators"
@@ -275,6 +288,7 @@ def main():
     all_peers = build_peers(torch, args, versions, cases_by_layout, log)
     chosen = H.select(all_peers, args)
     memory = H.Memory(torch)
+    budget = H.Budget(args.budget_s)
     rows, refused = [], []
     for dtype in args.dtypes:
         cases = sorted({c for p in chosen if p.dtypes is None or dtype in p.dtypes for c in cases_by_layout[p.layout]},
@@ -291,18 +305,23 @@ def main():
             continue
         pool = H.Pool(torch, dtype, H.pool_length(torch, fits, dtype))
         for m, n in fits:
+            if not budget.allows(f"{dtype} {m}x{n}"):
+                continue
+            refs = {}  # one float64 reference a case, shared by the peers of an op
             for peer in chosen:
                 if (peer.dtypes is not None and dtype not in peer.dtypes) or (m, n) not in cases_by_layout[peer.layout]:
                     continue
                 shape = (n,) if peer.layout == "whole" else (m, n)
                 slots, _ = pool.slots(m * n)
                 inputs_for = lambda j, shape=shape, count=m * n: (pool.view(count, j, shape),)
-                check = lambda got, inputs, op=peer.op: verdict(torch, op, got, inputs[0].reshape(m, n))
+                check = lambda got, inputs, op=peer.op: verdict(torch, op, got, inputs[0].reshape(m, n), refs)
                 H.measure(torch, peer, (m, n, dtype), inputs_for, check, m * n * size + (1 << 30), memory,
                           H.op_bytes(peer.op, dtype, m, n), slots, rows, refused, log)
             H.write(out_dir, torch, versions, H.command_line(), rows, refused, quiet=True)
+            del refs
         del pool
         torch.cuda.empty_cache()
+    budget.report(log)
     H.write(out_dir, torch, versions, H.command_line(), rows, refused)
     return 0
 
@@ -327,6 +346,8 @@ def self_test(expect):
         except SystemExit as e:
             expect(e.code == 2, f"{' '.join(bad)} is refused with status 2")
     expect(H.op_bytes("sumsq", "f16", 1, 1 << 20) == 2 * (1 << 20) + 2, "the norm reads n values and writes one")
+    expect(parser.parse_args(["--quick", "--budget-s", "60"]).budget_s == 60.0 and len(QUICK_SIZES) + len(QUICK_SHAPES) == 7,
+           "--quick and --budget-s parse")
     expect(H.op_bytes("argmin", "i32", 4096, 64) == 4 * 4096 * 64 + 8 * 4096, "row argmin writes int64 indices")
 
 

@@ -155,8 +155,35 @@ def base_parser(doc, default_ops, default_dtypes):
     parser.add_argument("--ops", type=chooser(default_ops, "op"), default=list(default_ops))
     parser.add_argument("--peers", default=None, help="only the peers whose kernel id starts with one of these (comma list)")
     parser.add_argument("--skip-peers", default=None, help="leave out the peers whose kernel id starts with one of these")
+    parser.add_argument("--quick", action="store_true", help="a few sizes and shapes (the script's own list), f32 and bf16")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="start no new shape after this many seconds (default: $REDUCTION_PEERS_BUDGET_S, else none); "
+                             "what is left is listed as skipped")
     parser.add_argument("--self-test", action="store_true", help="check the command line, byte counts and CSV rows (no GPU) and exit")
     return parser
+
+
+class Budget:
+    """A time limit on starting new cases, so that a benchmark that runs these scripts can bound
+    its own time: --budget-s, else REDUCTION_PEERS_BUDGET_S, else none."""
+
+    def __init__(self, seconds=None, clock=None):
+        import time
+        self.clock = clock or time.monotonic
+        if seconds is None and os.environ.get("REDUCTION_PEERS_BUDGET_S"):
+            seconds = float(os.environ["REDUCTION_PEERS_BUDGET_S"])
+        self.seconds, self.start, self.skipped = seconds, self.clock(), []
+
+    def allows(self, what):
+        """True while time is left; otherwise records `what` as skipped and returns False."""
+        if self.seconds is None or self.clock() - self.start < self.seconds:
+            return True
+        self.skipped.append(what)
+        return False
+
+    def report(self, log):
+        if self.skipped:
+            log(f"time budget of {self.seconds:.0f} s spent: not measured: {', '.join(self.skipped)}")
 
 
 def select(all_peers, args):
@@ -352,6 +379,10 @@ def self_test_common(expect):
     expect(record["op"] == "max" and record["rows"] == "8" and record["n"] == "1024" and record["status"] == "peer", "op, rows, n, status")
     expect(abs(float(record["gbps"]) - (4 * 8 * 1024 + 32) / 10e-6 / 1e9) < 0.05, "gbps = bytes / median")
     expect(record["title"] == "torch.amax(x, dim=1), \"rows\"", "a title with commas and quotes survives")
+    ticks = iter([0.0, 1.0, 5.0, 11.0])
+    budget = Budget(10, clock=lambda: next(ticks))
+    expect(budget.allows("a") and budget.allows("b") and not budget.allows("c") and budget.skipped == ["c"],
+           "a time budget stops new cases once spent, and lists them")
     refusal = next(csvlib.reader([refused_row("liger_softmax", "Liger softmax", "refused", "softmax", "f32", 1024, 262144,
                                               'RuntimeError: "too big", really\nsecond line')]))
     expect(len(refusal) == len(REFUSED_COLUMNS.split(",")) and refusal[2] == "refused" and refusal[5] == "1024"
@@ -393,7 +424,14 @@ def merge(out_path, paths):
         if not header:
             header, columns = head, rest[0]
         body += rest[1:]
-    header = [l for l in header if not l.startswith("# command: ")] + [f"# command: {' ; '.join(commands)}"]
+    versions = []  # the libraries of every file, once each, in order
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("# nvrtc: "):
+                    versions += [v.strip() for v in line[len("# nvrtc: "):].split(",") if v.strip() not in versions]
+    header = [f"# nvrtc: {', '.join(versions)}" if l.startswith("# nvrtc: ") else l for l in header if not l.startswith("# command: ")]
+    header.append(f"# command: {' ; '.join(commands)}")
     with open(out_path, "w") as f:
         f.write("\n".join(header + [columns] + body) + "\n")
     print(f"{len(body)} rows from {len(paths)} files written to {out_path}")
