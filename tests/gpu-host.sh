@@ -20,6 +20,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
+# The Python peers a host without network lacks (TileLang, Liger, Quack: plots/pack_peers.sh), for
+# every stage whose Python children import them (tile-language tests, rows-bench, ops-bench, dl-bench).
+if [ -d .gpu-peers ]; then source plots/peers_env.sh .gpu-peers; fi
 stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
