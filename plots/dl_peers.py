@@ -28,7 +28,6 @@ ignore_index (-100). Timing: inputs rotated through a pool larger than L2 (backw
 one slot, dy from the next), K back-to-back calls in a CUDA graph timed by CUDA events (K
 back-to-back calls where capture fails, which `method` says), median of repeats.
 """
-import os
 import sys
 from pathlib import Path
 

@@ -6,16 +6,19 @@
 #   bash plots/pack_peers.sh [tilelang] [liger] [quack]      (default: all three; from anywhere in the repo)
 #
 # writes, in the git-ignored folder .gpu-peers/:
-#   tilelang.tar.xz   ~39 MB  TileLang 0.1.15, apache-tvm-ffi, libz3, and four small wheels
+#   tilelang.tar.xz   ~33 MB  TileLang 0.1.15, apache-tvm-ffi, libz3, and four small wheels
 #   liger.tar.xz      <1 MB   liger-kernel 0.8.5 (pure Python over Triton)
-#   quack-1.tar.xz    ~48 MB  part 1 of Quack 0.6.5: the CuTe DSL's MLIR library (_cutlass_ir, 193 MB)
-#   quack-2.tar.xz    ~18 MB  part 2: quack-kernels 0.6.5, nvidia-cutlass-dsl 4.8.1 and its base, core
-#                             and cu13 libraries but _cutlass_ir, apache-tvm-ffi, torch-c-dlpack-ext
-# The Quack stack is 72 MB as one xz -9 archive, more than a call can carry; xz's x86 filter and a
-# 256 MiB dictionary bring it to ~66 MB, still too much beside the repository. So it travels in two
-# parts, in two back-to-back calls to the same warm host (which keeps /tmp between them). Nothing is
-# stripped or left out: the wheels' shared libraries are already stripped, and the 44 MB
-# libcute_dsl_runtime.so is what the DSL's JIT links compiled kernels against.
+#   quack-1.tar.xz    ~52 MB  part 1 of Quack 0.6.5: the CuTe DSL's two big libraries (_cutlass_ir,
+#                             the MLIR compiler, 193 MB; libcute_dsl_runtime, 44 MB)
+#   quack-2.tar.xz    ~5 MB   part 2: quack-kernels 0.6.5, nvidia-cutlass-dsl 4.8.1 and its base, core
+#                             and cu13 packages but those two, apache-tvm-ffi, torch-c-dlpack-ext
+# The Quack stack is 72 MB as one xz -9 archive, more than a call can carry. xz's x86 filter and a
+# 256 MiB dictionary over its two libraries together bring it to 57 MB: one call can carry both parts
+# beside the repository and nothing else big, but not beside the Rust bundle and TileLang. So it can
+# also travel in two back-to-back calls to the same warm host (which keeps /tmp between them): part
+# 1 alone first, part 2 (~5 MB) beside whatever the second call carries. Nothing is stripped or left out: the
+# wheels' shared libraries are already stripped, and libcute_dsl_runtime.so is what the DSL's JIT
+# links compiled kernels against.
 #
 # On the GPU host (carry [".gpu-peers"]): `source plots/peers_env.sh` unpacks what is there into
 # /tmp/peers (once: it is idempotent) and sets PYTHONPATH and LD_LIBRARY_PATH for every peer that
@@ -48,7 +51,7 @@ for part in $what; do
     # One copy of libz3 (the wheel ships it twice); symbols are not needed to run.
     rm -rf "$work"/tlt/z3_solver-*.data "$work/tlt/z3/lib/libz3.so"
     strip --strip-unneeded "$work"/tlt/z3/lib/libz3.so.* "$work"/tlt/tilelang/lib/*.so 2>/dev/null || true
-    tar cf - -C "$work" tlt | xz -T0 -6 > "$out/tilelang.tar.xz"
+    tar cf - -C "$work" tlt | xz --x86 --lzma2=preset=9e,dict=128MiB > "$out/tilelang.tar.xz"
     ;;
   liger)
     pip_get "$work/liger-wheels" liger-kernel==0.8.5
@@ -60,13 +63,17 @@ for part in $what; do
       nvidia-cutlass-dsl-libs-core==4.8.1 nvidia-cutlass-dsl-libs-cu13==4.8.1 "apache-tvm-ffi>=0.1.11,<0.1.13" \
       torch-c-dlpack-ext==0.1.5
     unpack "$work/quack" "$work"/quack-wheels/*.whl
+    # Part 1: the two big libraries, the MLIR compiler (_cutlass_ir, 193 MB) and the runtime JIT-compiled
+    # kernels link against (libcute_dsl_runtime, 44 MB); part 2: everything else (~5 MB), small enough
+    # to ride along in the call that runs the benchmarks.
     ir=quack/nvidia_cutlass_dsl/dsl_packages/cutlass/_mlir/_mlir_libs/_cutlass_ir.cu13.cpython-312-x86_64-linux-gnu.so
-    test -f "$work/$ir"
-    # Part 2 records part 1's checksum, so the host can tell that the two belong together.
-    (cd "$work" && sha256sum "$ir") > "$work/quack/PART1.sha256"
+    rt=quack/nvidia_cutlass_dsl/cu13/lib/libcute_dsl_runtime.so
+    test -f "$work/$ir" && test -f "$work/$rt"
+    # Part 2 records part 1's checksums, so the host can tell that the two belong together.
+    (cd "$work" && sha256sum "$ir" "$rt") > "$work/quack/PART1.sha256"
     filters="--x86 --lzma2=preset=9e,dict=256MiB"  # x86 code compresses ~5% better through the BCJ filter
-    tar cf - -C "$work" "$ir" | xz $filters > "$out/quack-1.tar.xz"
-    tar cf - -C "$work" --exclude="$ir" quack | xz $filters > "$out/quack-2.tar.xz"
+    tar cf - -C "$work" "$ir" "$rt" | xz $filters > "$out/quack-1.tar.xz"
+    tar cf - -C "$work" --exclude="$ir" --exclude="$rt" quack | xz $filters > "$out/quack-2.tar.xz"
     ;;
   *) echo "unknown part $part (tilelang, liger, quack)" >&2; exit 2 ;;
   esac
