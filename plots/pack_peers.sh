@@ -16,9 +16,9 @@
 # 256 MiB dictionary over its two libraries together bring it to 57 MB: one call can carry both parts
 # beside the repository and nothing else big, but not beside the Rust bundle and TileLang. So it can
 # also travel in two back-to-back calls to the same warm host (which keeps /tmp between them): part
-# 1 alone first, part 2 (~5 MB) beside whatever the second call carries. Nothing is stripped or left out: the
-# wheels' shared libraries are already stripped, and libcute_dsl_runtime.so is what the DSL's JIT
-# links compiled kernels against.
+# 1 alone first, part 2 (~5 MB) beside whatever the second call carries. Nothing is stripped or
+# left out: the wheels' shared libraries are already stripped, and libcute_dsl_runtime.so is what
+# the DSL's JIT links compiled kernels against.
 #
 # On the GPU host (carry [".gpu-peers"]): `source plots/peers_env.sh` unpacks what is there into
 # /tmp/peers (once: it is idempotent) and sets PYTHONPATH and LD_LIBRARY_PATH for every peer that
