@@ -113,6 +113,15 @@ fn values<T: OpInput>(op: Op, c: &OpCase) -> Vec<T> {
     }
 }
 
+/// The reader's file as a registry entry of `op`'s file (its entry points, the header splice),
+/// for [`OpReducer::with_spec`]. Leaked: one small source per process, alive as long as its
+/// compiled module.
+pub fn spec_for(op: Op, file: &str, text: &str) -> &'static KernelSpec {
+    let file: &'static str = Box::leak(file.to_string().into_boxed_str());
+    let source: &'static str = Box::leak(text.to_string().into_boxed_str());
+    Box::leak(Box::new(KernelSpec { file, source, ..*op.spec() }))
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn run(gpu: &Gpu, exercise: &Exercise, op: Op, dtypes: &[Dtype], spec: &'static KernelSpec, seed: u64, quick: bool, time: bool) -> Result<ChildReport> {
     let all = cases(op, dtypes, quick, seed);

@@ -8,7 +8,7 @@
 //!
 //! | module | the file it reads and writes |
 //! |---|---|
-//! | [`bench`] | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
+//! | [`bench`](mod@bench) | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
 //! | [`rows`] | the row sums' conventions in those rows (`plots/data/rows/`) |
 //! | [`operators`] | `plots/data/operators/<gpu>.csv` and `-peers.csv`: the operators of chapter 16 (one [`operators::OpRow`] each) |
 //! | [`tile`] | the tile languages' whole-array sums (`plots/data/tile/`) |

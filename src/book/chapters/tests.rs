@@ -1,0 +1,201 @@
+//! Tests of the generated tables and sentences, without a GPU.
+
+use super::benchmark::*;
+use super::classic::*;
+use super::common::*;
+use super::harris::*;
+use super::introduction::*;
+use super::modern::*;
+use super::rows::*;
+use super::sanitizers::*;
+use crate::element::Dtype;
+use crate::records::bench::{Cache, Machine, Row, Status, READ_ONLY_KERNEL};
+use crate::records::bench::COPY_KERNEL;
+
+fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
+    Row {
+        kernel: kernel.into(), chapter: 0, title: String::new(), status: Status::Correct, dtype: Dtype::I32, n, block: 256,
+        cache, median_us: us, min_us: us, max_us: us, bytes: 4 * n, working_set_bytes: 4 * n, repeats: 15, method: String::new(),
+    }
+}
+
+/// The H200's header as the benchmark wrote it.
+fn h200() -> Machine {
+    Machine {
+        gpu: "NVIDIA H200".into(), compute_capability: "9.0".into(), sm_count: 132, l2_bytes: 60 << 20, peak_gbps: Some(4814.3),
+        memory_clock_mhz: 3201, sm_clock_mhz: 1980, ..Default::default()
+    }
+}
+
+fn named(kernel: &str, dtype: Dtype, n: usize, cache: Cache, us: f64) -> Row {
+    let status = if kernel == READ_ONLY_KERNEL { Status::Ceiling } else { Status::Correct };
+    // reduce7 -> chapter 7; the yardsticks have none.
+    let chapter = kernel.trim_start_matches("reduce").parse().unwrap_or(0);
+    Row { dtype, status, chapter, ..row(kernel, n, cache, us) }
+}
+
+#[test]
+fn harris_published_figures_are_transcribed_consistently() {
+    // Each published cumulative speed-up is the product of the published (rounded) steps,
+    // rounded; and his split is the product of the algorithmic and the code steps.
+    let step = |k: usize| HARRIS_G80[k].3.parse::<f64>().unwrap();
+    let mut product = 1.0;
+    for (k, (.., cumulative)) in HARRIS_G80.iter().enumerate().skip(1) {
+        product *= step(k);
+        assert_eq!(format!("{product:.2}"), *cumulative, "cumulative speed-up of kernel {}", k + 1);
+    }
+    assert_eq!(format!("{:.2}", step(1) * step(2) * step(3) * step(6)), HARRIS_SPLIT.0);
+    assert_eq!(format!("{:.2}", step(4) * step(5)), HARRIS_SPLIT.1);
+    // His kernel 7: 62.671 GB/s of 86.4 GB/s.
+    assert_eq!(format!("{:.1}", 100.0 * HARRIS_G80[6].2 / G80_PEAK_GBPS), "72.5");
+    let text = speedup_split(&[]);
+    assert!(text.contains("| G80, 2^22 ints (Harris, as published) | 11.84× | 2.54× | 30.04× |"), "{text}");
+    let table = harris_table(&h200(), &[], 1 << 22, Cache::Rotated);
+    assert!(table.contains("| 0.965 | 17.377 | 20.1 % | 1.78× | 8.34× |"), "{table}");
+    assert!(table.contains("| 0.536 | 31.289 | 36.2 % | 1.8× | 15.01× |"), "{table}");
+}
+
+#[test]
+fn the_add_to_fetch_ratio_comes_from_the_header() {
+    // 132 × 128 × 1.98 GHz = 33.45e12 adds/s; 4814.3 GB/s / 4 B = 1.2036e12 values/s: 27.8.
+    let text = add_to_fetch_ratio(&h200());
+    assert!(text.contains("33.5 trillion") && text.contains("1.20 trillion") && text.contains("**28 times**"), "{text}");
+    assert!(add_to_fetch_ratio(&Machine { sm_clock_mhz: 0, ..h200() }).contains("Not yet measured"));
+    assert!(add_to_fetch_ratio(&Machine { compute_capability: "3.5".into(), ..h200() }).contains("not in this book's table"));
+    assert_eq!(fp32_lanes_per_sm("8.0"), Some(64));
+    assert_eq!(fp32_lanes_per_sm("8.6"), Some(128));
+}
+
+#[test]
+fn the_machine_line_names_the_bus_and_clock_of_the_peak() {
+    let line = machine_line(&h200(), &[]);
+    assert!(line.contains("a 6016-bit bus at 3201 MHz") && line.contains("2 × 3201 MHz × 6016 bit / 8 = 4814 GB/s"), "{line}");
+    assert!(line.contains("not yet measured"), "{line}");
+    let measured = [named(READ_ONLY_KERNEL, Dtype::F32, 1 << 20, Cache::Rotated, 1.0)];
+    assert!(!machine_line(&h200(), &measured).contains("not yet measured"));
+}
+
+#[test]
+fn kernels_are_set_against_the_read_only_ceiling_of_the_same_size_type_and_cache() {
+    let n = 1 << 30;
+    let rows = vec![
+        named("reduce7", Dtype::F32, n, Cache::Rotated, 1000.0),
+        named("reduce9", Dtype::F32, n, Cache::Rotated, 800.0),
+        named(READ_ONLY_KERNEL, Dtype::F32, n, Cache::Rotated, 760.0),
+        named(READ_ONLY_KERNEL, Dtype::I32, n, Cache::Rotated, 1.0), // another type: not the f32 ceiling
+        named(COPY_KERNEL, Dtype::F32, n, Cache::Rotated, 2000.0),
+    ];
+    assert_eq!(pct_of_ceiling(&rows, &rows[1]), "95.0 %");
+    assert_eq!(pct_of_ceiling(&rows, &named("reduce9", Dtype::F32, 1 << 20, Cache::Rotated, 1.0)), "–");
+    let best = best_table(&h200(), &rows);
+    assert!(best.contains("| 2^30 | reduce9 | 800.00 |") && best.contains("| 95.0 % |"), "{best}");
+    assert!(!best.contains("not yet measured"), "{best}");
+    let ceiling = ceiling_table(&h200(), &rows);
+    assert!(ceiling.contains("| `reduce7` | – | – | – | 76.0% |"), "{ceiling}");
+    let pace = copy_pace(&h200(), &rows);
+    assert!(pace.contains("reaches 95.0 % of it"), "{pace}");
+    assert!(kernel7_large(&h200(), &rows).contains("76.0 % of the read-only ceiling"));
+    // Without a read-only row, every comparison says so instead of inventing one.
+    let without: Vec<Row> = rows.iter().filter(|r| !r.is_read_only()).cloned().collect();
+    assert!(ceiling_table(&h200(), &without).contains("not yet measured"));
+    assert!(copy_pace(&h200(), &without).contains("not yet measured"));
+    assert!(best_table(&h200(), &without).contains("| – | – |"));
+}
+
+#[test]
+fn little_s_law_uses_the_peak_the_sm_count_and_the_resident_threads() {
+    let rows = vec![named("reduce7", Dtype::F32, 1 << 30, Cache::Rotated, 1130.0)];
+    let text = bytes_in_flight(&h200(), &rows);
+    // 4814.3 GB/s over 132 SMs = 36.47 B/ns; 8 B × 2048 threads = 16 KiB covers 449 ns.
+    assert!(text.contains("36.5 bytes every nanosecond") && text.contains("| 16 KiB | 449 ns |") && text.contains("| 128 KiB | 3.6 µs |"), "{text}");
+    // 2^32 bytes in 1130 µs = 3800.9 GB/s; 16 KiB × 132 / 3.8009 B/ns = 569 ns.
+    assert!(text.contains("latency of 569 ns") && text.contains("8 times as many"), "{text}");
+    assert!(bytes_in_flight(&Machine { compute_capability: "1.0".into(), ..h200() }, &rows).contains("unknown"));
+}
+
+#[test]
+fn kernel_4_is_judged_by_its_share_of_the_peak_and_kernel_5_s_step() {
+    let rows = vec![
+        named("reduce4", Dtype::I32, 1 << 22, Cache::Rotated, 15.0),
+        named("reduce5", Dtype::I32, 1 << 22, Cache::Rotated, 12.0),
+        named("reduce4", Dtype::I32, 1 << 30, Cache::Rotated, 2700.0),
+        named("reduce5", Dtype::I32, 1 << 30, Cache::Rotated, 2000.0),
+    ];
+    let text = kernel4_limit(&h200(), &rows);
+    // 1 − 12/15 = 20 %; 1 − 2000/2700 = 26 %.
+    assert!(text.contains("faster by 1.25× at 2^22 and 1.35× at 2^30") && text.contains("20 % to 26 %"), "{text}");
+    assert!(kernel4_limit(&h200(), &rows[..2]).contains("not both measured"));
+}
+
+#[test]
+fn the_resident_sum_is_compared_with_the_smallest_one() {
+    let rows = vec![
+        named("reduce7", Dtype::I32, 1 << 22, Cache::Resident, 5.0),
+        named("reduce7", Dtype::I32, 1 << 22, Cache::Rotated, 8.0),
+        named("reduce7", Dtype::I32, 1 << 16, Cache::Rotated, 3.0),
+    ];
+    let text = resident_fixed_cost(&h200(), &rows);
+    assert!(text.contains("takes 5.00 µs") && text.contains("60 % of the L2-resident time") && text.contains("not yet measured"), "{text}");
+}
+
+#[test]
+fn few_rows_say_which_strategy_won_at_each_shape() {
+    let row_sum = |kernel: &str, m: usize, n: usize, us: f64| Row { dtype: Dtype::F32, bytes: 4 * m * n, ..row(kernel, n, Cache::Rotated, us) };
+    let rows = vec![
+        row_sum("rows_block", 128, 1 << 21, 238.0),
+        row_sum("rows_split", 128, 1 << 21, 260.0),
+        row_sum("rows_block", 32, 1 << 23, 330.0),
+        row_sum("rows_split", 32, 1 << 23, 253.0),
+        Row { status: Status::Peer, ..row_sum(crate::records::rows::TORCH_KERNEL, 32, 1 << 23, 252.0) },
+        row_sum("rows_block", 4096, 1 << 16, 236.0), // as many rows as SMs and more: not a few
+    ];
+    let text = rows_few_sentence("Test GPU", 132, Some(&rows));
+    assert!(text.contains("still the faster of the two at 128 × 2^21 (238.00 µs against 260.00)"), "{text}");
+    assert!(text.contains("several blocks per row won at 32 × 2^23 (253.00 µs against 330.00)"), "{text}");
+    assert!(text.contains("faster than all three of the book's kernels at 32 × 2^23 (252.00 µs)"), "{text}");
+    assert!(!text.contains("4096"), "{text}");
+    assert!(rows_few_sentence("Test GPU", 132, None).contains("Not yet measured"));
+}
+
+#[test]
+fn step_and_cumulative_speedups_come_from_the_rows() {
+    let rows: Vec<Row> = CHANGES.iter().enumerate().map(|(k, (name, _))| row(name, 1 << 22, Cache::Rotated, 64.0 / (1u32 << k) as f64)).collect();
+    let m = Machine { gpu: "Test GPU".into(), peak_gbps: Some(1000.0), l2_bytes: 1 << 20, ..Default::default() };
+    let table = harris_table(&m, &rows, 1 << 22, Cache::Rotated);
+    // Every step halves the time: 2x per step, 64x cumulative at kernel 7.
+    assert!(table.contains("| 7 | multiple elements per thread | 1.00 |"), "{table}");
+    assert!(table.contains("| 2.00× | 64.00× |"), "{table}");
+    let split = speedup_split(&rows);
+    assert!(split.contains("| 2^22 ints, rotated | 16.00× | 4.00× | 64.00× |"), "{split}");
+}
+
+#[test]
+fn sanitizer_sentences_quote_the_summary_line() {
+    let race = "# compute-sanitizer --tool racecheck ...\n========= RACECHECK SUMMARY: 4 hazards displayed (0 errors, 10 warnings)\n";
+    assert!(sanitizer_sentence(race).contains("racecheck reported **4 hazards displayed (0 errors, 10 warnings)**"));
+    let sync = "========= COMPUTE-SANITIZER\nmistake 1 ...\n========= ERROR SUMMARY: 0 errors\n";
+    assert!(sanitizer_sentence(&format!("# --tool synccheck\n{sync}")).contains("synccheck reported **0 errors**"));
+    let mem = "========= ERROR SUMMARY: 209 errors\n========= ERROR SUMMARY: 206 errors were not printed.\n";
+    assert!(sanitizer_sentence(mem).contains("**209 errors**"));
+    assert!(sanitizer_sentence("killed\n").contains("did not finish"));
+    let suite = "memcheck\ntest result: ok. 2225 passed; 0 failed\n========= ERROR SUMMARY: 0 errors\n";
+    assert!(sanitizer_sentence(suite).contains("**0 errors** (2225 tests ran under it and passed)"));
+    assert!(sanitizer_sentence("initcheck\n# not yet run: compute-sanitizer --tool initcheck x\n").contains("has not been run here yet (`compute-sanitizer --tool initcheck x`)"));
+}
+
+#[test]
+fn ncu_csv_values_are_read_by_metric_name() {
+    let report = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+        \"0\",\"reduce2_i32\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum\",\"\",\"1,234,567\"\n\
+        \"0\",\"reduce2_i32\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum\",\"\",\"0\"\n";
+    assert_eq!(ncu_metric(report, BANK_METRICS[0].0), Some(1_234_567.0));
+    assert_eq!(ncu_metric(report, BANK_METRICS[1].0), Some(0.0));
+    assert_eq!(ncu_metric(report, BANK_METRICS[2].0), None);
+}
+
+#[test]
+fn missing_measurements_are_said_not_invented() {
+    let m = Machine::default();
+    let table = harris_table(&m, &[row("reduce1", 1 << 25, Cache::Rotated, 100.0)], 1 << 25, Cache::Rotated);
+    assert!(table.contains("| 2 | strided index, no divergence | not measured |"), "{table}");
+}
