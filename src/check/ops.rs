@@ -310,7 +310,7 @@ pub fn reference<T: Element>(op: Op, xs: &[T]) -> Option<Expected> {
     }
 }
 
-/// [`reference`] computed on every core, chunk by chunk, the chunks combined by the same rules
+/// [`reference()`] computed on every core, chunk by chunk, the chunks combined by the same rules
 /// (the extremes by torch's order, the lower index first; the sums added; the means and
 /// variances by Chan's merge in f64): the benchmark checks inputs of 2^30 values with it.
 pub fn reference_parallel<T: Element>(op: Op, xs: &[T]) -> Option<Expected> {

@@ -34,7 +34,7 @@ pub enum Op {
     WelfordDivide,
     WelfordFastDivide,
     WelfordPack,
-    /// The broken E[x²] − E[x]², kept for the chapter.
+    /// The broken `E[x²] − E[x]²`, kept for the chapter.
     MeanVarTextbook,
 }
 

@@ -87,7 +87,7 @@ pub fn sum_markdown(c: &Context) -> Result<String> {
     Ok(measured(c).map_or_else(|why| why, |((machine, rows), _)| sum_sentence(machine, rows)))
 }
 
-/// `operators_walks.md`: [`walks_table`].
+/// `operators_walks.md`: the walks of the mean and variance at 2^28, with Nsight Compute's view.
 pub fn walks_markdown(c: &Context) -> Result<String> {
     match measured(c) {
         Ok(((machine, rows), _)) => walks_table(machine, rows, &prototype(c)),
@@ -95,12 +95,12 @@ pub fn walks_markdown(c: &Context) -> Result<String> {
     }
 }
 
-/// `operators_accuracy.md`: [`accuracy_table`] of the prototype's sweep.
+/// `operators_accuracy.md`: the prototype's accuracy sweep of the mean/variance walks.
 pub fn accuracy_markdown(c: &Context) -> Result<String> {
     Ok(accuracy_table(&prototype(c).join("accuracy.csv"))?.unwrap_or_else(|| not_yet(c)))
 }
 
-/// `operators_broken.md`: [`broken_table`] of the prototype's planted bugs on real data.
+/// `operators_broken.md`: what the prototype's planted bugs returned on real data.
 pub fn broken_markdown(c: &Context) -> Result<String> {
     Ok(broken_table(&prototype(c).join("broken.csv"))?.unwrap_or_else(|| not_yet(c)))
 }
