@@ -6,6 +6,7 @@ pub mod broken;
 mod registry;
 pub mod plan;
 pub mod reducer;
+pub mod ops;
 pub mod rows;
 
 pub use registry::*;

@@ -148,6 +148,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("unrolled_tree.cuh", include_str!("../../kernels/unrolled_tree.cuh")),
     ("warp_reduce.cuh", include_str!("../../kernels/warp_reduce.cuh")),
     ("vector_load.cuh", include_str!("../../kernels/vector_load.cuh")),
+    ("operators.cuh", include_str!("../../kernels/operators.cuh")),
 ];
 
 macro_rules! kernel_file {
@@ -299,6 +300,25 @@ pub static ROWS: KernelSpec = KernelSpec {
     needs_cuda_headers: false,
 };
 
+/// The operator kernels of chapter 16 (`kernels/operators.cuh` instantiated per operator, shape and
+/// input type): entry points `<op>_<shape>_<type>` with signatures of their own, launched by
+/// [`crate::kernels::ops::OpReducer`], never by [`crate::Reducer`], so not in [`all`]. Registered for
+/// the compile checks; [`crate::kernels::ops::Op::spec`] says which file holds an operator.
+const fn operator_file(name: &'static str, title: &'static str, file: (&'static str, &'static str), dtypes: &'static [Dtype]) -> KernelSpec {
+    KernelSpec {
+        name, chapter: 16, title, file: file.0, source: file.1, status: Status::Correct,
+        min_block: 32, max_block: 1024, block_in_entry_name: false, elements_per_thread: 16,
+        grid: GridRule::ResidentBlocks, shape: Shape::LastBlock, shared: Shared::Static, dtypes, needs_cuda_headers: false,
+    }
+}
+
+/// max, min, argmax, argmin (`kernels/16_extremes.cu`).
+pub static EXTREMES: KernelSpec = operator_file("extremes", "max, min, argmax, argmin", kernel_file!("16_extremes.cu"), &[Dtype::F32, Dtype::F16, Dtype::BF16, Dtype::I32]);
+/// sum, sum of squares, mean and variance (`kernels/16_moments.cu`).
+pub static MOMENTS: KernelSpec = operator_file("moments", "sum, sum of squares, mean and variance", kernel_file!("16_moments.cu"), &[Dtype::F32, Dtype::F16, Dtype::BF16]);
+/// The other ways to fold a mean and a variance, and the textbook formula (`kernels/16_mean_var_walks.cu`).
+pub static MEAN_VAR_WALKS: KernelSpec = operator_file("mean_var_walks", "mean and variance: four walks and the textbook formula", kernel_file!("16_mean_var_walks.cu"), &[Dtype::F32, Dtype::F16, Dtype::BF16]);
+
 /// Every registered kernel, in book order.
 pub fn all() -> &'static [KernelSpec] {
     KERNELS
@@ -320,7 +340,7 @@ pub fn find(name: &str) -> Result<&'static KernelSpec> {
 /// Every distinct kernel file, for the compile check.
 pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
     let mut seen: Vec<(&'static str, &'static KernelSpec)> = Vec::new();
-    for k in KERNELS.iter().chain([&COPY, &READ_ONLY, &ROWS]) {
+    for k in KERNELS.iter().chain([&COPY, &READ_ONLY, &ROWS, &EXTREMES, &MOMENTS, &MEAN_VAR_WALKS]) {
         if !seen.iter().any(|(f, _)| *f == k.file) {
             seen.push((k.file, k));
         }

@@ -12,6 +12,7 @@ pub mod introduction;
 pub mod mistakes;
 pub mod modern;
 pub mod multigpu;
+pub mod operators;
 pub mod rows;
 pub mod sanitizers;
 pub mod tile;
