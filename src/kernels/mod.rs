@@ -3,6 +3,7 @@
 //! the book.
 
 mod registry;
+pub mod dispatch;
 pub mod plan;
 pub mod reducer;
 pub mod rows;

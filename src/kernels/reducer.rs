@@ -7,7 +7,7 @@ use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{GridRule, KernelSpec, Shape};
 use crate::data::{Checked, Reference};
-use crate::plan::{addition_depth, plan_passes, Pass};
+use crate::plan::{addition_depth, plan_passes_for, Pass};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PushKernelArg};
 
 /// The accumulator type of input type `T`.
@@ -28,6 +28,9 @@ pub struct Reducer<T: Element> {
     scratch: [Option<CudaSlice<Acc<T>>>; 2],
     /// The last-block kernel's ticket counter; it starts at zero and the kernel leaves it so.
     ticket: Option<CudaSlice<u32>>,
+    /// The streamed kernel's slots, one per block: zero at allocation, and the kernel leaves
+    /// them zero (never poisoned: a nonzero slot reads as a written partial).
+    slots: Option<CudaSlice<u64>>,
 }
 
 impl<T: Element> Reducer<T> {
@@ -35,6 +38,20 @@ impl<T: Element> Reducer<T> {
     /// compile (once per process) and load the kernel's entry points.
     pub fn new(gpu: &Gpu, kernel_name: &str, block: u32) -> Result<Self> {
         Reducer::with_spec(gpu, crate::kernels::find(kernel_name)?, block)
+    }
+
+    /// The entry point's reducer for inputs of `n` values: the kernel, block and grid that the
+    /// rule of [`crate::kernels::dispatch`] picks for this size, element type and GPU. Used for
+    /// another length it still sums right, with the launch chosen for `n`.
+    pub fn auto(gpu: &Gpu, n: usize) -> Result<Self> {
+        let choice = crate::kernels::dispatch::choose(n, T::DTYPE, gpu.info());
+        let mut reducer = Reducer::with_spec(gpu, choice.kernel, choice.block)?;
+        if choice.one_block {
+            // A resident-grid kernel loops over its input: one block reads it all (the
+            // dispatch tests check that one-block bands name such kernels).
+            reducer.resident_blocks = 1;
+        }
+        Ok(reducer)
     }
 
     /// As [`Reducer::new`], for a kernel that need not be in the registry (the planted bugs of
@@ -49,7 +66,7 @@ impl<T: Element> Reducer<T> {
         let first = gpu.function(kernel, &kernel.entry_name::<T>(block))?;
         let rest = gpu.function(kernel, &kernel.entry_name::<Acc<T>>(block))?;
         let resident_blocks = match kernel.grid {
-            GridRule::OneBlockPerTile => u32::MAX,
+            GridRule::OneBlockPerTile | GridRule::PackTiles => u32::MAX,
             GridRule::ResidentBlocks => {
                 let per_sm = first
                     .occupancy_max_active_blocks_per_multiprocessor(block, kernel.shared_bytes(block, acc_bytes), None)
@@ -64,7 +81,7 @@ impl<T: Element> Reducer<T> {
                 info.sm_count * per_sm
             }
         };
-        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None })
+        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None, slots: None })
     }
 
     /// Launch at most `blocks` blocks, as a GPU with fewer SMs would: only kernels that loop
@@ -90,7 +107,7 @@ impl<T: Element> Reducer<T> {
 
     /// The launches a sum of `n` values takes.
     pub fn plan(&self, n: usize) -> Result<Vec<Pass>> {
-        plan_passes(self.kernel, n as u64, self.block, self.resident_blocks)
+        plan_passes_for(self.kernel, n as u64, self.block, self.resident_blocks, std::mem::size_of::<T>())
     }
 
     /// The most roundings any one value goes through in this reducer's sum of `n` values
@@ -116,6 +133,12 @@ impl<T: Element> Reducer<T> {
             None => Ok(Acc::<T>::default()),
             Some(slot) => self.read_result(slot),
         }
+    }
+
+    /// The grid cap this reducer plans with (SMs × resident blocks, or 1 for the entry point's
+    /// one-block path, `u32::MAX` for kernels with one block per tile).
+    pub fn resident_blocks(&self) -> u32 {
+        self.resident_blocks
     }
 
     /// Copy `host` to the GPU and sum it there.
@@ -211,6 +234,13 @@ impl<T: Element> Reducer<T> {
                 launch.arg(&mut *partials);
                 self.fire(launch, 0, &passes)
             }
+            Shape::Streamed => {
+                let mut slots = self.slots.take().expect("ensure_scratch made them");
+                launch.arg(&mut slots);
+                let fired = self.fire(launch, 0, &passes);
+                self.slots = Some(slots);
+                fired
+            }
             Shape::MultiPass => unreachable!("multi-pass kernels go through launch_passes"),
         }
     }
@@ -226,7 +256,8 @@ impl<T: Element> Reducer<T> {
         );
         // SAFETY: the arguments match the entry's signature for this kernel's shape (see
         // kernels::Shape): the input holds n elements, the output at least `grid` (multi-pass)
-        // or one (single-pass), partials `grid`, and the ticket one counter at zero; dynamic
+        // or one (single-pass), partials `grid`, the ticket one counter at zero, the slots `grid`
+        // zeros (the streamed kernel leaves them so); dynamic
         // shared memory is what Shared says the kernel indexes. A cooperative launch is
         // refused by the driver if the grid cannot be resident at once.
         unsafe {
@@ -270,7 +301,7 @@ impl<T: Element> Reducer<T> {
         match self.kernel.shape {
             // Pass i writes passes[i].grid values into buffer i % 2.
             Shape::MultiPass => [most(0), most(1)],
-            Shape::AtomicAdd => [1, 0],
+            Shape::AtomicAdd | Shape::Streamed => [1, 0],
             Shape::LastBlock | Shape::GridSync => [1, most(0)],
             // 8 bytes per chunk, in accumulator-sized words.
             Shape::Chunked => [1, (passes[0].n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>())],
@@ -287,6 +318,20 @@ impl<T: Element> Reducer<T> {
         if matches!(self.kernel.shape, Shape::LastBlock | Shape::Chunked) && self.ticket.is_none() {
             self.ticket = Some(self.gpu.stream().alloc_zeros::<u32>(1).during("allocating the ticket counter")?);
         }
+        if self.kernel.shape == Shape::Streamed {
+            let need = passes[0].grid as usize;
+            if self.slots.as_ref().is_none_or(|s| s.len() < need) {
+                self.slots = None;
+                self.slots = Some(self.gpu.stream().alloc_zeros::<u64>(need).during("allocating the streamed kernel's slots")?);
+            }
+        }
         Ok(())
     }
+}
+
+/// One sum through the entry point: the launch [`crate::kernels::dispatch`] picks for the view's
+/// length and element type, then the result read back. A caller who sums often keeps a
+/// [`Reducer::auto`] instead, which compiles and allocates once.
+pub fn sum<T: Element>(gpu: &Gpu, input: &CudaView<'_, T>) -> Result<Acc<T>> {
+    Reducer::<T>::auto(gpu, input.len())?.sum(input)
 }

@@ -14,6 +14,10 @@ pub enum GridRule {
     /// As many blocks as the GPU holds at once (SMs × resident blocks per SM), each looping
     /// over the input with a grid-sized stride (kernel 7 on).
     ResidentBlocks,
+    /// One tile of `block × elements_per_thread / 4` 16-byte packs per block, whatever the
+    /// element type, and no loop: the grid grows with n (kernel 16, the read-only kernel's
+    /// shape). The loads per thread are part of the entry name (`reduce16_stream_b512_l8_f32`).
+    PackTiles,
 }
 
 /// How a kernel's launches combine the blocks' sums into one value.
@@ -37,6 +41,11 @@ pub enum Shape {
     /// an order fixed by their count. The result does not depend on the grid or the block.
     /// Entry: `(in, out, n, partials, ticket)`, partials 8 bytes per chunk.
     Chunked,
+    /// One launch; block 0 adds the other blocks' partial sums in index order as they arrive,
+    /// each block writing its partial with a "written" flag in one 8-byte slot and leaving at
+    /// once. Entry: `(in, out, n, slots)`, slots zero before the launch (the kernel leaves them
+    /// zero).
+    Streamed,
 }
 
 /// Values per chunk of the [`Shape::Chunked`] kernels: `CHUNK_LANES × LANE_VALUES` in
@@ -122,6 +131,7 @@ const K11: (&str, &str) = kernel_file!("11_cooperative_groups.cu");
 const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
 const K14: (&str, &str) = kernel_file!("14_accuracy.cu");
 const K15: (&str, &str) = kernel_file!("15_reproducible.cu");
+const K16: (&str, &str) = kernel_file!("16_tiles.cu");
 
 const fn spec(
     name: &'static str,
@@ -176,7 +186,21 @@ static KERNELS: &[KernelSpec] = &[
     chunked("reduce15_reproducible", "reproducible: order fixed by n"),
     chunked("reduce15_neumaier", "reproducible and compensated (Neumaier)"),
     chunked("reduce15_f64", "reproducible, f64 accumulator"),
+    tiles("reduce16_ticket", "one tile per block, the last block adds", Shape::LastBlock, &Dtype::ALL),
+    tiles("reduce16_stream", "one tile per block, block 0 adds as they arrive", Shape::Streamed, &[Dtype::F32, Dtype::I32, Dtype::F16, Dtype::BF16]),
 ];
+
+/// A kernel of `kernels/16_tiles.cu`: the read-only kernel's tile (eight 16-byte loads per
+/// thread, one tile per block, no loop), finished in the same launch.
+const fn tiles(name: &'static str, title: &'static str, shape: Shape, dtypes: &'static [Dtype]) -> KernelSpec {
+    KernelSpec {
+        grid: GridRule::PackTiles,
+        min_block: 64,
+        block_in_entry_name: true,
+        dtypes,
+        ..modern(name, 16, title, K16, 32, shape)
+    }
+}
 
 /// A kernel of `kernels/15_reproducible.cu`: f32, f16 and bf16 inputs, one block per chunk.
 const fn chunked(name: &'static str, title: &'static str) -> KernelSpec {
@@ -287,7 +311,9 @@ impl KernelSpec {
 
     /// The entry point for element type `T` at this block size.
     pub fn entry_name<T: Element>(&self, block: u32) -> String {
-        if self.block_in_entry_name {
+        if self.grid == GridRule::PackTiles {
+            format!("{}_b{}_l{}_{}", self.name, block, self.loads_per_thread(), T::SUFFIX)
+        } else if self.block_in_entry_name {
             format!("{}_b{}_{}", self.name, block, T::SUFFIX)
         } else {
             format!("{}_{}", self.name, T::SUFFIX)
@@ -299,12 +325,25 @@ impl KernelSpec {
         (0..=10).map(|k| 1u32 << k).filter(move |b| *b >= self.min_block && *b <= self.max_block)
     }
 
-    /// Inputs one block covers per tile.
+    /// Inputs one block covers per tile, for 4-byte elements.
     pub fn tile(&self, block: u32) -> u64 {
-        match self.shape {
-            Shape::Chunked => CHUNK_VALUES, // a chunk, whatever the block
+        self.tile_values(block, 4)
+    }
+
+    /// Inputs one block covers per tile, for elements of `element_bytes`: a [`GridRule::PackTiles`]
+    /// tile is a number of 16-byte packs, so it holds more f16 values than f32 values.
+    pub fn tile_values(&self, block: u32, element_bytes: usize) -> u64 {
+        match (self.shape, self.grid) {
+            (Shape::Chunked, _) => CHUNK_VALUES, // a chunk, whatever the block
+            (_, GridRule::PackTiles) => block as u64 * self.loads_per_thread() as u64 * (16 / element_bytes.clamp(1, 16)) as u64,
             _ => block as u64 * self.elements_per_thread as u64,
         }
+    }
+
+    /// 16-byte loads per thread of a [`GridRule::PackTiles`] kernel (`elements_per_thread`
+    /// counts 4-byte values).
+    pub fn loads_per_thread(&self) -> u32 {
+        (self.elements_per_thread / 4).max(1)
     }
 
     /// The block size the benchmark uses at `n` when none is asked for: 256 for Harris's
@@ -316,6 +355,9 @@ impl KernelSpec {
             // 1024 threads at 48 registers leave one block per SM: 512 keeps two (measured on
             // the H200: 1024 is 30% slower at 2^28).
             return 512;
+        }
+        if self.grid == GridRule::PackTiles {
+            return 512; // the read-only kernel's tile: 512 threads, eight loads each
         }
         let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
         block.clamp(self.min_block, self.max_block)
