@@ -15,7 +15,7 @@ pub struct BenchArgs {
     /// Sizes to measure [default: 2^10 … 2^30 and a few that are not powers of two]
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_size)]
     sizes: Option<Vec<usize>>,
-    /// Kernels to measure [default: every registered kernel]
+    /// Kernels to measure, `entry_point` for the entry point [default: every registered kernel and the entry point]
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     kernels: Option<Vec<String>>,
     /// Element types to measure [default: f32,i32]
@@ -51,7 +51,8 @@ pub fn run(args: BenchArgs) -> Outcome {
         config.sizes = sizes.clone();
     }
     if let Some(names) = &args.kernels {
-        config.kernels = names.iter().map(|name| kernels::find(name)).collect::<Result<_, _>>()?;
+        config.entry_point = names.iter().any(|name| name == bench::ENTRY_POINT);
+        config.kernels = names.iter().filter(|name| *name != bench::ENTRY_POINT).map(|name| kernels::find(name)).collect::<Result<_, _>>()?;
     }
     if let Some(dtypes) = args.dtype {
         config.dtypes = dtypes;
@@ -99,14 +100,15 @@ fn print_summary(machine: &Machine, rows: &[Row]) {
         }
         println!("\n{} {dtype}: best kernel per size (inputs rotated past L2; peak {})", machine.gpu,
             machine.peak_gbps.map(|p| format!("{p:.0} GB/s")).unwrap_or("unknown".into()));
-        println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time");
+        println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13} {:>11} {:>11}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time", "entry µs", "host-vis µs");
         for n in sizes {
             let Some(best) = reduction::tables::fastest(rows, dtype, n) else { continue };
             let copy = rows.iter().find(|r| r.kernel == "copy" && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
             let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
             // The best kernel's time as a fraction of the library peer's (below 1: faster).
             let peer = rows.iter().find(|r| r.kernel == "cublas_sasum" && r.dtype == dtype && r.n == n).map(|r| format!("{:.2}", best.median_us / r.median_us)).unwrap_or_default();
-            println!("{n:>12}  {:<20} {:>11.2} {:>9.1} {pct:>7} {copy:>11} {peer:>13}", best.kernel, best.median_us, best.gbps());
+            let entry = |name: &str| rows.iter().find(|r| r.kernel == name && r.dtype == dtype && r.n == n).map(|r| format!("{:.2}", r.median_us)).unwrap_or_default();
+            println!("{n:>12}  {:<20} {:>11.2} {:>9.1} {pct:>7} {copy:>11} {peer:>13} {:>11} {:>11}", best.kernel, best.median_us, best.gbps(), entry(bench::ENTRY_POINT), entry(bench::ENTRY_POINT_HOST));
         }
     }
 }

@@ -29,6 +29,9 @@ pub struct BenchConfig {
     /// GPU time each measurement aims for, in milliseconds.
     pub target_ms: f64,
     pub seed: u64,
+    /// Also measure the entry point ([`crate::Reducer::auto`]) at every size, graph-amortized
+    /// and host-visible ([`ENTRY_POINT`], [`ENTRY_POINT_HOST`]).
+    pub entry_point: bool,
 }
 
 impl BenchConfig {
@@ -49,6 +52,7 @@ impl BenchConfig {
             resident_sizes: vec![1 << 22],
             target_ms: 3.0,
             seed: 2007,
+            entry_point: true,
         }
     }
 }
@@ -70,7 +74,8 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
     let kernel_runs: usize = config.dtypes.iter().map(|d| config.kernels.iter().filter(|k| k.supports(*d)).count()).sum();
     let measured_sizes = config.sizes.len() + config.resident_sizes.len();
     // Each kernel at every size; the copy at the rotated sizes; the read-only kernel at all.
-    let total = kernel_runs * measured_sizes + config.dtypes.len() * (config.sizes.len() + measured_sizes);
+    let entry_runs = if config.entry_point { config.dtypes.len() * config.sizes.len() } else { 0 };
+    let total = kernel_runs * measured_sizes + config.dtypes.len() * (config.sizes.len() + measured_sizes) + entry_runs;
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}").unwrap().progress_chars("=> "));
     for &dtype in &config.dtypes {
@@ -193,6 +198,9 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
         }
     }
     rows.extend(read_only_ceiling(gpu, config, &pool, bar, &mut reference)?);
+    if config.entry_point {
+        rows.extend(entry_point(gpu, config, &pool, bar, &mut reference)?);
+    }
 
     for kernel in config.kernels.iter().filter(|k| k.supports(T::DTYPE)) {
         let started = Instant::now();
@@ -294,6 +302,55 @@ fn read_only_ceiling<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>
         let working_set = pool.working_set(n, timing.ops_per_graph, cache);
         let bytes = n * std::mem::size_of::<T>();
         rows.push(timing.row(crate::results::READ_ONLY_KERNEL, 0, spec.title, Status::Ceiling, T::DTYPE, n, block, cache, bytes, working_set));
+    }
+    Ok(rows)
+}
+
+pub use crate::results::{ENTRY_POINT_HOST_KERNEL as ENTRY_POINT_HOST, ENTRY_POINT_KERNEL as ENTRY_POINT};
+
+/// The entry point at every size, as a reader calls it: [`crate::Reducer::auto`] for the size,
+/// checked exactly first, then timed two ways. Graph-amortized, as the kernels are; and
+/// host-visible: one `sum` — the launches, the copy of the result into a host variable and the
+/// wait for it — timed by the host's clock, input already on the GPU and rotated as for the
+/// kernels, the median of many calls (warm: the first calls compile and allocate).
+fn entry_point<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar: &ProgressBar, reference: &mut dyn FnMut(usize) -> Reference) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for &n in &config.sizes {
+        bar.set_message(format!("{ENTRY_POINT} {} n={n}", T::SUFFIX));
+        bar.inc(1);
+        if n > pool.len() {
+            continue;
+        }
+        let mut reducer = Reducer::<T>::auto(gpu, n)?;
+        let title = format!("entry point: {}, block {}", reducer.kernel().name, reducer.block());
+        reducer.poison_outputs(n)?;
+        let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
+        reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{ENTRY_POINT} {} n={n}", T::SUFFIX), why })?;
+        let bytes = n * std::mem::size_of::<T>();
+        let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
+        let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
+        rows.push(timing.row(ENTRY_POINT, 0, &title, Status::Correct, T::DTYPE, n, reducer.block(), Cache::Rotated, bytes, working_set));
+
+        let mut call = |j: usize| reducer.sum(&pool.view(n, j, Cache::Rotated)).map(|_| ());
+        for j in 0..10 {
+            call(j)?;
+        }
+        let started = Instant::now();
+        for j in 0..5 {
+            call(j)?;
+        }
+        let estimate_ms = (started.elapsed().as_secs_f64() * 1e3 / 5.0).max(1e-3);
+        let calls = ((config.target_ms * 4.0 / estimate_ms).ceil() as usize).clamp(31, 401);
+        let mut per_call_us = Vec::with_capacity(calls);
+        for j in 0..calls {
+            let started = Instant::now();
+            call(j)?;
+            per_call_us.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        let host = Timing { per_op_us: per_call_us, ops_per_graph: 1 };
+        let mut row = host.row(ENTRY_POINT_HOST, 0, &format!("{title}, host-visible"), Status::Correct, T::DTYPE, n, reducer.block(), Cache::Rotated, bytes, pool.working_set(n, calls, Cache::Rotated));
+        row.method = format!("host-visible: one call + copy of the result to the host, host clock, median of {calls}");
+        rows.push(row);
     }
     Ok(rows)
 }
