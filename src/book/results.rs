@@ -97,6 +97,12 @@ impl Row {
         self.kernel == READ_ONLY_KERNEL
     }
 
+    /// A host-visible time (a kernel name ending in `_host`): one call and the copy of its
+    /// result, by the host's clock, not GPU time; never drawn beside the GPU times.
+    pub fn is_host_visible(&self) -> bool {
+        self.kernel.ends_with("_host")
+    }
+
     /// The entry point's rows: a kernel of the book measured again as the rule picks it.
     pub fn is_entry_point(&self) -> bool {
         self.kernel == ENTRY_POINT_KERNEL || self.kernel == ENTRY_POINT_HOST_KERNEL

@@ -36,6 +36,9 @@ pub struct BenchArgs {
     /// Redraw every chart and table from plots/data; no GPU
     #[arg(long)]
     plot_only: bool,
+    /// Do not run the peers (plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py) after each element type's kernels
+    #[arg(long)]
+    no_peers: bool,
 }
 
 pub fn run(args: BenchArgs) -> Outcome {
@@ -65,11 +68,28 @@ pub fn run(args: BenchArgs) -> Outcome {
     let largest = args.sizes.as_ref().map(|_| largest_input(&config)).transpose()?.flatten();
     let gpu = super::open_gpu_for(largest.as_ref())?;
     let started = std::time::Instant::now();
-    let rows = bench::run(&gpu, &config)?;
+    // The peers run in this run, on this GPU: after each element type's kernels, interleaved.
+    let peers = (!args.no_peers).then(|| super::peers::Peers::prepare(&config.sizes));
+    let mut rows = Vec::new();
+    let mut peer_rows = Vec::new();
+    for &dtype in &config.dtypes {
+        let one = BenchConfig { dtypes: vec![dtype], ..config.clone() };
+        rows.extend(bench::run(&gpu, &one)?);
+        if let Some(peers) = &peers {
+            peer_rows.extend(peers.run(dtype, &format!("{dtype} kernels")));
+        }
+    }
     let machine = machine_of(&gpu, command_line());
     let slug = results::slug(&gpu.info().name);
     let path = out_dir.join(format!("{slug}.csv"));
     results::write_csv(&path, &machine, &rows)?;
+    if !peer_rows.is_empty() {
+        // One file for every peer of this run, its header this run's.
+        let peers_machine = Machine { command: format!("{} (the peers: plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py, in the same run)", machine.command), ..machine.clone() };
+        let peers_path = out_dir.join(format!("{slug}-peers.csv"));
+        results::write_csv(&peers_path, &peers_machine, &peer_rows)?;
+        println!("{} peer measurements written to {}", peer_rows.len(), peers_path.display());
+    }
     print_summary(&machine, &rows);
     println!("\n{} measurements in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
     if args.out.is_none() {

@@ -10,6 +10,7 @@ pub mod determinism;
 pub mod exercise;
 pub mod mistakes;
 pub mod multigpu;
+pub mod peers;
 pub mod rows;
 pub mod sum;
 

@@ -89,7 +89,7 @@ impl Part {
         match self {
             _ if row.is_yardstick() => true,
             Part::Harris => (1..=7).contains(&row.chapter) && row.status != Status::Peer,
-            Part::Modern => row.chapter >= 7 || row.status == Status::Peer,
+            Part::Modern => (row.chapter >= 7 || row.status == Status::Peer) && !row.is_host_visible(),
         }
     }
 

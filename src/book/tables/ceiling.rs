@@ -22,7 +22,7 @@ pub(super) fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
     }).collect();
     writeln!(s, "| read-only ceiling | {} |", ceiling.join(" | ")).unwrap();
     let mut kernels: Vec<&str> = Vec::new();
-    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && ((r.chapter >= 7 && r.status == Status::Correct) || r.status == Status::Peer || r.is_copy())) {
+    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && !r.is_host_visible() && ((r.chapter >= 7 && r.status == Status::Correct) || r.status == Status::Peer || r.is_copy())) {
         if !kernels.contains(&r.kernel.as_str()) {
             kernels.push(&r.kernel);
         }

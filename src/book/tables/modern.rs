@@ -43,7 +43,7 @@ pub(super) fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previou
 pub(super) fn modern_table(m: &Machine, rows: &[Row]) -> String {
     // (kernel, title, order): the book's kernels, then the ceiling, then the libraries.
     let mut kernels: Vec<(&str, &str, u8)> = Vec::new();
-    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && (r.chapter >= 7 || r.status == Status::Peer || r.is_read_only())) {
+    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && !r.is_host_visible() && (r.chapter >= 7 || r.status == Status::Peer || r.is_read_only())) {
         if !kernels.iter().any(|(k, ..)| *k == r.kernel) {
             let order = if r.is_read_only() { 1 } else if r.status == Status::Peer { 2 } else { 0 };
             kernels.push((&r.kernel, &r.title, order));
