@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 mod ceiling;
 pub use ceiling::fastest;
 mod claims;
+mod entry;
 mod harris;
 mod modern;
 mod tools;
@@ -21,6 +22,7 @@ mod tests;
 
 use ceiling::{best_table, ceiling_table};
 pub use claims::*;
+pub use entry::*;
 pub use harris::*;
 pub use modern::*;
 pub use tools::*;
@@ -50,6 +52,9 @@ pub fn write_all(book: &(Machine, Vec<Row>), out_dir: &Path) -> Result<Vec<PathB
     files.push(("kernel7_large.md".into(), kernel7_large(machine, rows)));
     files.push(("little.md".into(), bytes_in_flight(machine, rows)));
     files.push(("pace.md".into(), copy_pace(machine, rows)));
+    files.push(("entry_point.md".into(), entry_table(machine, rows)));
+    files.push(("host_visible.md".into(), host_visible_table(machine, rows)));
+    files.push(("dispatch_bands.md".into(), dispatch_bands()));
 
     std::fs::create_dir_all(out_dir).map_err(|e| io_error(out_dir, e))?;
     let mut written = Vec::new();
