@@ -4,7 +4,7 @@
 //! `EVIDENCE_SLACK`) for f32 and i32 alike. No GPU needed: this reads committed data.
 
 use reduction::kernels::dispatch::{Band, BANDS, EVIDENCE_SLACK};
-use reduction::results::{self, Cache, Row, Status};
+use reduction::records::bench::{self as results, Cache, Row, Status};
 use reduction::Dtype;
 use std::path::Path;
 

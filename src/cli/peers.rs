@@ -7,7 +7,7 @@
 //! were measured in. A peer that cannot run (no Python, no PyTorch, no nvcc) is skipped with the
 //! reason printed: the peers are not part of the book's own measurement.
 
-use reduction::results::{self, Row};
+use reduction::records::bench::{self as results, Row};
 use reduction::Dtype;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,7 +6,8 @@
 
 use crate::element::Dtype;
 use crate::kernels::dispatch::BANDS;
-use crate::results::{Cache, Machine, Row, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL, READ_ONLY_KERNEL};
+use crate::records::bench::{Cache, Row, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL, READ_ONLY_KERNEL};
+use crate::records::Machine;
 use std::fmt::Write as _;
 
 /// The peers, graph-amortized, in the columns' order: (kernel, column).
