@@ -22,7 +22,7 @@
 // compiler option can change the rounding.
 // Still slow: nothing the memory would notice (the chapter's benchmark). The partials cost 8
 // bytes per 64 KiB of f32 input.
-// Preconditions: blockDim.x a power of two from 32 to 1024; `partials` room for one 8-byte
+// Preconditions: blockDim.x a power of two from 32 to 1024 (exactly 1024 for the _b1024 entries); `partials` room for one 8-byte
 // value per chunk (2 * ceil(n / 16384) floats); `ticket` zero before the launch (the kernel
 // leaves it at zero); any grid of at least one block.
 #include "warp_reduce.cuh"
@@ -30,19 +30,6 @@
 #define CHUNK_LANES 1024  // virtual lanes per chunk
 #define LANE_VALUES 16    // values per virtual lane (four 16-byte packs of f32)
 #define CHUNK_VALUES (CHUNK_LANES * LANE_VALUES)
-#ifndef CHUNKED_FOLD_UNROLL
-#define CHUNKED_FOLD_UNROLL 8
-#endif
-constexpr int FOLD_UNROLL = CHUNKED_FOLD_UNROLL;  // partials in flight per lane in the last block's fold
-// __launch_bounds__ of the entries: none by default; a tuning run may set both numbers.
-#ifdef CHUNKED_MAX_THREADS
-#define CHUNKED_BOUNDS __launch_bounds__(CHUNKED_MAX_THREADS, CHUNKED_MIN_BLOCKS)
-#else
-#define CHUNKED_BOUNDS
-#endif
-// An empty slot of the streamed fold: no pack is all ones (every value in one is the result of
-// an add, and the GPU's adds return the canonical NaN, never this one).
-#define CHUNK_EMPTY 0xFFFFFFFFFFFFFFFFull
 
 // ANCHOR: accumulators
 // The three accumulators: add one value, merge another accumulator, move between lanes, and
@@ -159,7 +146,7 @@ __device__ __forceinline__ Acc warp_tree(Acc v) {
 // ANCHOR_END: lane
 
 // ANCHOR: chunked
-template <typename In, typename Acc>
+template <typename In, typename Acc, bool ONE_LANE>
 __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, u64 n, u64* partials, unsigned* ticket) {
     __shared__ Acc warps[CHUNK_LANES / 32];  // the 32 virtual warps' sums of one chunk
     __shared__ bool last;
@@ -170,43 +157,36 @@ __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, 
 
     for (u64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
         const bool whole = aligned && (chunk + 1) * CHUNK_VALUES <= n;
-#ifdef CHUNKED_ONE_LANE
-        // One virtual lane per thread (blockDim.x == CHUNK_LANES): no registers for a second one.
-        (void)slots;
-        {
+        if constexpr (ONE_LANE) {
+            // One virtual lane per thread (blockDim.x == CHUNK_LANES): no registers are held for
+            // a second one, so that __launch_bounds__(1024, 2) fits the kernel in 32 a thread.
             float x0[LANE_VALUES];
             load_lane<In>(x0, in, n, chunk, threadIdx.x, whole);
             const Acc a0 = warp_tree(lane_sum<In, Acc>(x0));
             if (lane == 0) warps[threadIdx.x / 32] = a0;
-        }
-#else
-        // Two virtual lanes at a time where a thread has two or more: all their loads in flight.
-        for (unsigned slot = 0; slot < slots; slot += 2) {
-            const unsigned v0 = slot * blockDim.x + threadIdx.x;
-            float x0[LANE_VALUES], x1[LANE_VALUES];
-            load_lane<In>(x0, in, n, chunk, v0, whole);
-            if (slots > 1) load_lane<In>(x1, in, n, chunk, v0 + blockDim.x, whole);
-            const Acc a0 = warp_tree(lane_sum<In, Acc>(x0));
-            if (lane == 0) warps[v0 / 32] = a0;
-            if (slots > 1) {
-                const Acc a1 = warp_tree(lane_sum<In, Acc>(x1));
-                if (lane == 0) warps[(v0 + blockDim.x) / 32] = a1;
+        } else {
+            // Two virtual lanes at a time where a thread has two or more: all their loads in flight.
+            for (unsigned slot = 0; slot < slots; slot += 2) {
+                const unsigned v0 = slot * blockDim.x + threadIdx.x;
+                float x0[LANE_VALUES], x1[LANE_VALUES];
+                load_lane<In>(x0, in, n, chunk, v0, whole);
+                if (slots > 1) load_lane<In>(x1, in, n, chunk, v0 + blockDim.x, whole);
+                const Acc a0 = warp_tree(lane_sum<In, Acc>(x0));
+                if (lane == 0) warps[v0 / 32] = a0;
+                if (slots > 1) {
+                    const Acc a1 = warp_tree(lane_sum<In, Acc>(x1));
+                    if (lane == 0) warps[(v0 + blockDim.x) / 32] = a1;
+                }
             }
         }
-#endif
         __syncthreads();
         if (threadIdx.x < 32) {
             const Acc sum = warp_tree(warps[lane]);
-#ifndef CHUNKED_STREAM
             if (lane == 0) partials[chunk] = sum.pack();
-#else
-            if (lane == 0) asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(partials + chunk), "l"(sum.pack()) : "memory");
-#endif
         }
         __syncthreads();  // warps[] is rewritten by the next chunk
     }
 
-#ifndef CHUNKED_STREAM
     // The last block to finish folds the partials (kernel 10's ticket).
     if (threadIdx.x == 0) {
         __threadfence();  // this block's partials are visible to every block before its ticket
@@ -216,32 +196,11 @@ __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, 
     if (!last) return;
     for (unsigned v = threadIdx.x; v < CHUNK_LANES; v += blockDim.x) {
         Acc acc = Acc::zero();
-#pragma unroll FOLD_UNROLL
+#pragma unroll 8
         for (u64 p = v; p < chunks; p += CHUNK_LANES) acc.merge(Acc::unpack(__ldcg(partials + p)));  // from L2
         acc = warp_tree(acc);
         if (lane == 0) warps[v / 32] = acc;
     }
-#else
-    // Block 0 folds the partials as they arrive, in the same order, and leaves each slot empty.
-    (void)last;
-    (void)ticket;
-    if (blockIdx.x != 0) return;
-    for (unsigned v = threadIdx.x; v < CHUNK_LANES; v += blockDim.x) {
-        Acc acc = Acc::zero();
-        for (u64 p = v; p < chunks; p += CHUNK_LANES) {
-            u64 word;
-            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(partials + p) : "memory");
-            while (word == CHUNK_EMPTY) {
-                __nanosleep(256);
-                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(partials + p) : "memory");
-            }
-            partials[p] = CHUNK_EMPTY;
-            acc.merge(Acc::unpack(word));
-        }
-        acc = warp_tree(acc);
-        if (lane == 0) warps[v / 32] = acc;
-    }
-#endif
     __syncthreads();
     if (threadIdx.x < 32) {
         const Acc sum = warp_tree(warps[lane]);
@@ -253,31 +212,37 @@ __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, 
 }
 // ANCHOR_END: chunked
 
-template <typename In, typename Out>
+template <typename In, typename Out, bool ONE_LANE = false>
 __device__ void reduce15_reproducible(const In* in, Out* out, u64 n, Out* partials, unsigned* ticket) {
-    chunked_sum<In, PlainF32>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
+    chunked_sum<In, PlainF32, ONE_LANE>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
 }
-template <typename In, typename Out>
+template <typename In, typename Out, bool ONE_LANE = false>
 __device__ void reduce15_neumaier(const In* in, Out* out, u64 n, Out* partials, unsigned* ticket) {
-    chunked_sum<In, Neumaier>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
+    chunked_sum<In, Neumaier, ONE_LANE>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
 }
-template <typename In, typename Out>
+template <typename In, typename Out, bool ONE_LANE = false>
 __device__ void reduce15_f64(const In* in, Out* out, u64 n, Out* partials, unsigned* ticket) {
-    chunked_sum<In, WideF64>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
+    chunked_sum<In, WideF64, ONE_LANE>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
 }
 
 // f32, f16 and bf16 inputs; the result and the partials' buffer are f32 (the entry shape of
 // kernel 10's last-block sum).
-#define ENTRY_CHUNKED(body, suffix, In, Acc)                                                     \
-    extern "C" __global__ void CHUNKED_BOUNDS body##_##suffix(const In* in, Acc* out, u64 n,     \
-                                                              Acc* partials, unsigned* ticket) { \
-        body<In, Acc>(in, out, n, partials, ticket);                                             \
-    }
 #define INSTANTIATE_CHUNKED(body)                                                                \
-    ENTRY_CHUNKED(body, f32, float, float)                                                       \
-    ENTRY_CHUNKED(body, f16, f16_t, float)                                                       \
-    ENTRY_CHUNKED(body, bf16, bf16_t, float)
+    ENTRY_LAST_BLOCK(body, f32, float, float)                                                    \
+    ENTRY_LAST_BLOCK(body, f16, f16_t, float)                                                    \
+    ENTRY_LAST_BLOCK(body, bf16, bf16_t, float)
 
 INSTANTIATE_CHUNKED(reduce15_reproducible)
 INSTANTIATE_CHUNKED(reduce15_neumaier)
 INSTANTIATE_CHUNKED(reduce15_f64)
+
+// The plain and the compensated sums again, for blocks of exactly 1024 threads: one virtual
+// lane each, 32 registers, two blocks an SM (the others take any block, at 45-48 registers).
+// The same order, so the same bits: only who runs each virtual lane changes.
+#define ENTRY_ONE_LANE(name, body, suffix, In, Acc)                                              \
+    extern "C" __global__ void __launch_bounds__(CHUNK_LANES, 2)                                 \
+    name##_##suffix(const In* in, Acc* out, u64 n, Acc* partials, unsigned* ticket) {            \
+        body<In, Acc, true>(in, out, n, partials, ticket);                                       \
+    }
+ENTRY_ONE_LANE(reduce15_reproducible_b1024, reduce15_reproducible, f32, float, float)
+ENTRY_ONE_LANE(reduce15_neumaier_b1024, reduce15_neumaier, f32, float, float)

@@ -261,27 +261,21 @@ def single_pass(s, file, entry_of, block, tile, resident, kind, cap_blocks=None)
     return prepare
 
 
-def tiles16(s, finish, block, loads):
-    """kernel 16: one tile per block; finish 'ticket' or 'stream'."""
+def tiles16(s, block, loads):
+    """kernel 16: one tile per block, the last block adds the partials."""
     cp = s.cp
     np = __import__("numpy")
 
     def prepare(n, dtype):
-        f = s.k.function("16_tiles.cu", f"reduce16_{finish}_b{block}_l{loads}_{dtype}", TILE_DEFINES)
+        f = s.k.function("16_tiles.cu", f"reduce16_b{block}_l{loads}_{dtype}", TILE_DEFINES)
         per = 4  # 4-byte values per 16-byte pack
-        grid = max(1, -(-(n // per) // (block * loads)))
+        grid = max(1, -(-n // (per * block * loads)))
         out = poisoned(cp, dtype, 1)
-        if finish == "ticket":
-            partials = cp.zeros(grid + 4, dtype=acc_dtype(cp, dtype))
-            ticket = cp.zeros(1, dtype=cp.uint32)
+        partials = cp.zeros(grid + 4, dtype=acc_dtype(cp, dtype))
+        ticket = cp.zeros(1, dtype=cp.uint32)
 
-            def enqueue(j):
-                f((grid,), (block,), (s.view(dtype, n, j), out, np.uint64(n), partials, ticket))
-        else:
-            slots = cp.zeros(grid + 1, dtype=cp.uint64)
-
-            def enqueue(j):
-                f((grid,), (block,), (s.view(dtype, n, j), out, np.uint64(n), slots))
+        def enqueue(j):
+            f((grid,), (block,), (s.view(dtype, n, j), out, np.uint64(n), partials, ticket))
         return enqueue, lambda: out[0].item(), f"grid {grid}"
     return prepare
 
@@ -307,30 +301,23 @@ def read_only(s):
 
 
 K15_VARIANTS = {
-    # name: (defines, block). ONE_LANE: one virtual lane per thread, which __launch_bounds__(1024, 2)
-    # then fits in 32 registers with no spills (ptxas -v, CUDA 13.0, sm_90).
-    "base512": ((), 512),
-    "one1024x2": (("CHUNKED_ONE_LANE", "CHUNKED_MAX_THREADS=1024", "CHUNKED_MIN_BLOCKS=2"), 1024),
-    "one1024x2_fold16": (("CHUNKED_ONE_LANE", "CHUNKED_MAX_THREADS=1024", "CHUNKED_MIN_BLOCKS=2", "CHUNKED_FOLD_UNROLL=16"), 1024),
-    "lb512x3": (("CHUNKED_MAX_THREADS=512", "CHUNKED_MIN_BLOCKS=3"), 512),
-    "stream512": (("CHUNKED_STREAM",), 512),
-    "one1024x2_stream": (("CHUNKED_ONE_LANE", "CHUNKED_STREAM", "CHUNKED_MAX_THREADS=1024", "CHUNKED_MIN_BLOCKS=2"), 1024),
+    # name: (entry suffix, block). b1024: one virtual lane per thread, __launch_bounds__(1024, 2),
+    # 32 registers and no spills (ptxas -v, CUDA 13.0, sm_90); the others: 45-48 registers.
+    "base512": ("", 512),
+    "b1024": ("_b1024", 1024),
 }
 
 
 def chunked15(s, body, variant, random_inputs):
     cp = s.cp
     np = __import__("numpy")
-    defines, block = K15_VARIANTS[variant]
-    streamed = "CHUNKED_STREAM" in defines
+    suffix, block = K15_VARIANTS[variant]
 
     def launcher(n):
-        f = s.k.function("15_reproducible.cu", f"{body}_f32", defines)
+        f = s.k.function("15_reproducible.cu", f"{body}{suffix}_f32")
         chunks = -(-n // 16384)
         out = poisoned(cp, "f32", 1)
         partials = cp.zeros(2 * chunks + 4, dtype=cp.float32)
-        if streamed:
-            partials.view(cp.uint32)[...] = 0xFFFFFFFF
         ticket = cp.zeros(1, dtype=cp.uint32)
         return f, chunks, out, partials, ticket
 
@@ -405,8 +392,7 @@ def contenders_for(s, n, dtype, tl_sum, tr_sum, random_inputs):
     else:
         shapes = [(512, 8), (512, 16), (1024, 4), (1024, 8)]
     for bb, ll in shapes:
-        for finish in ("ticket", "stream"):
-            k.append((f"reduce16_{finish}_b{bb}_l{ll}", f"kernel 16, {finish}", tiles16(s, finish, bb, ll)))
+        k.append((f"reduce16_b{bb}_l{ll}", "kernel 16", tiles16(s, bb, ll)))
     if dtype == "i32":
         k.append((f"reduce10_atomic_b{b}", "reduce10_atomic", single_pass(s, "10_single_pass.cu", lambda d: f"reduce10_atomic_{d}", b, b * 16, True, "atomic")))
     if dtype == "f32" and n in (1 << 24, 1 << 26, 1 << 28, 1 << 30):
@@ -672,11 +658,10 @@ def ncu_launches(cp, kernels, props):
     s = Setup(cp, None, kernels, {"f32": x}, props)
     s.view = lambda dtype, m, j: x[:m]
     todo = [("read_only", read_only(s)),
-            ("reduce16_ticket_b512_l8", tiles16(s, "ticket", 512, 8)),
-            ("reduce16_stream_b512_l8", tiles16(s, "stream", 512, 8)),
+            ("reduce16_b512_l8", tiles16(s, 512, 8)),
             ("reduce10_last_block_b1024", single_pass(s, "10_single_pass.cu", lambda d: f"reduce10_last_block_{d}", 1024, 1024 * 16, True, "ticket"))]
     for body in ("reduce15_neumaier", "reduce15_reproducible"):
-        for variant in ("base512", "one1024x2", "lb512x3", "one1024x2_stream"):
+        for variant in K15_VARIANTS:
             todo.append((f"{body}_{variant}", chunked15(s, body, variant, {})))
     want = float(cp.sum(x, dtype=cp.float64).item())
     for name, prepare in todo:

@@ -85,19 +85,11 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
     },
     Mutant {
         name: "tile_tail_off_by_one",
-        kernel: "reduce16_ticket",
+        kernel: "reduce16",
         strategy: None,
         bug: "the last block's loop over the values after the last 16-byte pack stops one value early",
         find: "for (u64 i = tail + threadIdx.x; i < n; i += BLOCK) acc += to_acc<Acc>(in[i]);",
         replace: "for (u64 i = tail + threadIdx.x; i + 1 < n; i += BLOCK) acc += to_acc<Acc>(in[i]);",
-    },
-    Mutant {
-        name: "own_partial_lost",
-        kernel: "reduce16_stream",
-        strategy: None,
-        bug: "block 0 adds every other block's partial as it arrives, and forgets its own",
-        find: "Acc s = threadIdx.x == 0 ? own : Acc(0);",
-        replace: "Acc s = Acc(0);",
     },
 ];
 

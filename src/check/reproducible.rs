@@ -160,11 +160,13 @@ pub fn transcribe<A: Accumulator + Send>(xs: &[f32], bytes_per_value: usize) -> 
 // ANCHOR_END: order
 
 /// The transcription of a registered chunked kernel by name: `reduce15_reproducible`,
-/// `reduce15_neumaier` or `reduce15_f64`; `None` for any other kernel.
+/// `reduce15_neumaier` or `reduce15_f64` (and the one-lane `_b1024` forms of the first two);
+/// `None` for any other kernel.
 pub fn transcribe_kernel(kernel: &str, xs: &[f32], bytes_per_value: usize) -> Option<f32> {
     match kernel {
-        "reduce15_reproducible" => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
-        "reduce15_neumaier" => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
+        // The one-lane kernels (blocks of 1024) run the same order.
+        "reduce15_reproducible" | "reduce15_reproducible_b1024" => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
+        "reduce15_neumaier" | "reduce15_neumaier_b1024" => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
         "reduce15_f64" => Some(transcribe::<WideF64>(xs, bytes_per_value)),
         _ => None,
     }

@@ -114,9 +114,7 @@ pub fn addition_depth(kernel: &KernelSpec, passes: &[Pass]) -> u64 {
     match kernel.shape {
         Shape::MultiPass => depth,
         Shape::AtomicAdd => depth + first.grid as u64,
-        // The streamed fold is kernel 10's last block too: each thread adds its share of the
-        // partials in order, then the block's tree.
-        Shape::LastBlock | Shape::GridSync | Shape::Streamed => depth + pass_depth(&Pass { n: first.grid as u64, grid: 1, block: first.block }),
+        Shape::LastBlock | Shape::GridSync => depth + pass_depth(&Pass { n: first.grid as u64, grid: 1, block: first.block }),
         // Whatever the launch: a lane's 4 values per accumulator and the tree over them (2),
         // the 1024-lane tree (10); then the partials, 1 in 1024 per lane, and the tree again.
         Shape::Chunked => 4 + 2 + 10 + first.n.div_ceil(crate::kernels::CHUNK_VALUES).div_ceil(1024) + 10,
@@ -202,7 +200,7 @@ mod tests {
 
     #[test]
     fn pack_tiles_cover_the_input_in_one_launch_whatever_the_element_size() {
-        let k = find("reduce16_stream").unwrap();
+        let k = find("reduce16").unwrap();
         // 512 threads × 8 loads × 16 bytes: 16384 f32 values, 32768 f16 values, 8192 f64 values.
         assert_eq!(k.tile_values(512, 4), 16384);
         assert_eq!(k.tile_values(512, 2), 32768);
@@ -213,7 +211,7 @@ mod tests {
         assert_eq!(grid(1 << 14, 4), vec![1]);
         assert_eq!(grid((1 << 14) + 1, 4), vec![2], "one value past a tile needs a block of its own");
         assert_eq!(grid(1, 4), vec![1]);
-        assert_eq!(k.entry_name::<f32>(512), "reduce16_stream_b512_l8_f32");
+        assert_eq!(k.entry_name::<f32>(512), "reduce16_b512_l8_f32");
     }
 
     #[test]

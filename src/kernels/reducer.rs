@@ -27,9 +27,6 @@ pub struct Reducer<T: Element> {
     scratch: [Option<CudaSlice<Acc<T>>>; 2],
     /// The last-block kernel's ticket counter; it starts at zero and the kernel leaves it so.
     ticket: Option<CudaSlice<u32>>,
-    /// The streamed kernel's slots, one per block: zero at allocation, and the kernel leaves
-    /// them zero (never poisoned: a nonzero slot reads as a written partial).
-    slots: Option<CudaSlice<u64>>,
 }
 
 impl<T: Element> Reducer<T> {
@@ -80,7 +77,7 @@ impl<T: Element> Reducer<T> {
                 info.sm_count * per_sm
             }
         };
-        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None, slots: None })
+        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None })
     }
 
     /// Launch at most `blocks` blocks, as a GPU with fewer SMs would: only kernels that loop
@@ -222,13 +219,6 @@ impl<T: Element> Reducer<T> {
                 launch.arg(&mut *partials);
                 self.fire(launch, 0, &passes)
             }
-            Shape::Streamed => {
-                let mut slots = self.slots.take().expect("ensure_scratch made them");
-                launch.arg(&mut slots);
-                let fired = self.fire(launch, 0, &passes);
-                self.slots = Some(slots);
-                fired
-            }
             Shape::MultiPass => unreachable!("multi-pass kernels go through launch_passes"),
         }
     }
@@ -244,8 +234,7 @@ impl<T: Element> Reducer<T> {
         );
         // SAFETY: the arguments match the entry's signature for this kernel's shape (see
         // kernels::Shape): the input holds n elements, the output at least `grid` (multi-pass)
-        // or one (single-pass), partials `grid`, the ticket one counter at zero, the slots `grid`
-        // zeros (the streamed kernel leaves them so); dynamic
+        // or one (single-pass), partials `grid`, and the ticket one counter at zero; dynamic
         // shared memory is what Shared says the kernel indexes. A cooperative launch is
         // refused by the driver if the grid cannot be resident at once.
         unsafe {
@@ -289,7 +278,7 @@ impl<T: Element> Reducer<T> {
         match self.kernel.shape {
             // Pass i writes passes[i].grid values into buffer i % 2.
             Shape::MultiPass => [most(0), most(1)],
-            Shape::AtomicAdd | Shape::Streamed => [1, 0],
+            Shape::AtomicAdd => [1, 0],
             Shape::LastBlock | Shape::GridSync => [1, most(0)],
             // 8 bytes per chunk, in accumulator-sized words.
             Shape::Chunked => [1, (passes[0].n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>())],
@@ -306,13 +295,7 @@ impl<T: Element> Reducer<T> {
         if matches!(self.kernel.shape, Shape::LastBlock | Shape::Chunked) && self.ticket.is_none() {
             self.ticket = Some(self.gpu.stream().alloc_zeros::<u32>(1).during("allocating the ticket counter")?);
         }
-        if self.kernel.shape == Shape::Streamed {
-            let need = passes[0].grid as usize;
-            if self.slots.as_ref().is_none_or(|s| s.len() < need) {
-                self.slots = None;
-                self.slots = Some(self.gpu.stream().alloc_zeros::<u64>(need).during("allocating the streamed kernel's slots")?);
-            }
-        }
+
         Ok(())
     }
 }

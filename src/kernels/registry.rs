@@ -16,7 +16,7 @@ pub enum GridRule {
     ResidentBlocks,
     /// One tile of `block × elements_per_thread / 4` 16-byte packs per block, whatever the
     /// element type, and no loop: the grid grows with n (kernel 16, the read-only kernel's
-    /// shape). The loads per thread are part of the entry name (`reduce16_stream_b512_l8_f32`).
+    /// shape). The loads per thread are part of the entry name (`reduce16_b512_l8_f32`).
     PackTiles,
 }
 
@@ -41,11 +41,6 @@ pub enum Shape {
     /// an order fixed by their count. The result does not depend on the grid or the block.
     /// Entry: `(in, out, n, partials, ticket)`, partials 8 bytes per chunk.
     Chunked,
-    /// One launch; block 0 adds the other blocks' partial sums in index order as they arrive,
-    /// each block writing its partial with a "written" flag in one 8-byte slot and leaving at
-    /// once. Entry: `(in, out, n, slots)`, slots zero before the launch (the kernel leaves them
-    /// zero).
-    Streamed,
 }
 
 /// Values per chunk of the [`Shape::Chunked`] kernels: `CHUNK_LANES × LANE_VALUES` in
@@ -186,21 +181,18 @@ static KERNELS: &[KernelSpec] = &[
     chunked("reduce15_reproducible", "reproducible: order fixed by n"),
     chunked("reduce15_neumaier", "reproducible and compensated (Neumaier)"),
     chunked("reduce15_f64", "reproducible, f64 accumulator"),
-    tiles("reduce16_ticket", "one tile per block, the last block adds", Shape::LastBlock, &Dtype::ALL),
-    tiles("reduce16_stream", "one tile per block, block 0 adds as they arrive", Shape::Streamed, &[Dtype::F32, Dtype::I32, Dtype::F16, Dtype::BF16]),
-];
-
-/// A kernel of `kernels/16_tiles.cu`: the read-only kernel's tile (eight 16-byte loads per
-/// thread, one tile per block, no loop), finished in the same launch.
-const fn tiles(name: &'static str, title: &'static str, shape: Shape, dtypes: &'static [Dtype]) -> KernelSpec {
+    // The same orders, one virtual lane per thread at blocks of 1024, bounded to 32 registers.
+    KernelSpec { min_block: 1024, dtypes: &[Dtype::F32], ..chunked("reduce15_reproducible_b1024", "reproducible, one lane a thread, 32 registers") },
+    KernelSpec { min_block: 1024, dtypes: &[Dtype::F32], ..chunked("reduce15_neumaier_b1024", "reproducible Neumaier, one lane a thread, 32 registers") },
+    // The read-only kernel's tile (eight 16-byte loads per thread, one tile per block, no
+    // loop), finished by the last block in the same launch.
     KernelSpec {
         grid: GridRule::PackTiles,
         min_block: 64,
         block_in_entry_name: true,
-        dtypes,
-        ..modern(name, 16, title, K16, 32, shape)
-    }
-}
+        ..modern("reduce16", 16, "one tile per block, no loop, the last block adds", K16, 32, Shape::LastBlock)
+    },
+];
 
 /// A kernel of `kernels/15_reproducible.cu`: f32, f16 and bf16 inputs, one block per chunk.
 const fn chunked(name: &'static str, title: &'static str) -> KernelSpec {
@@ -353,8 +345,8 @@ impl KernelSpec {
     pub fn preferred_block(&self, n: usize) -> u32 {
         if self.shape == Shape::Chunked {
             // 1024 threads at 48 registers leave one block per SM: 512 keeps two (measured on
-            // the H200: 1024 is 30% slower at 2^28).
-            return 512;
+            // the H200: 1024 is 30% slower at 2^28). The one-lane kernels take 1024 only.
+            return 512u32.clamp(self.min_block, self.max_block);
         }
         if self.grid == GridRule::PackTiles {
             return 512; // the read-only kernel's tile: 512 threads, eight loads each
