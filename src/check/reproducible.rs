@@ -4,6 +4,7 @@
 //! order is the data's and not the launch's: this code knows nothing of grids, blocks or SMs.
 
 use crate::kernels::CHUNK_VALUES;
+use crate::kernels::names;
 
 /// Virtual lanes per chunk, and values per lane (`CHUNK_LANES`, `LANE_VALUES` in the kernel).
 pub const CHUNK_LANES: usize = 1024;
@@ -165,9 +166,9 @@ pub fn transcribe<A: Accumulator + Send>(xs: &[f32], bytes_per_value: usize) -> 
 pub fn transcribe_kernel(kernel: &str, xs: &[f32], bytes_per_value: usize) -> Option<f32> {
     match kernel {
         // The one-lane kernels (blocks of 1024) run the same order.
-        "reduce15_reproducible" | "reduce15_reproducible_b1024" => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
-        "reduce15_neumaier" | "reduce15_neumaier_b1024" => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
-        "reduce15_f64" => Some(transcribe::<WideF64>(xs, bytes_per_value)),
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
+        names::REDUCE15_F64 => Some(transcribe::<WideF64>(xs, bytes_per_value)),
         _ => None,
     }
 }

@@ -70,20 +70,17 @@ impl Peers {
                 rows.extend(read_rows(&tile, ".csv", &note));
             }
         }
-        match &self.cub {
-            Ok(program) => {
-                let csv = dir.join("cub.csv");
-                println!("\nCUB called directly on {dtype}: {}", program.display());
-                match Command::new(program).args(["--sizes", &self.sizes, "--dtypes", dtype.name(), "--out"]).arg(&csv).status() {
-                    Ok(s) if s.success() => match results::read_csv(&csv) {
-                        Ok((_, read)) => rows.extend(noted(read, &note)),
-                        Err(e) => println!("CUB called directly: its CSV could not be read: {e}"),
-                    },
-                    Ok(s) => println!("CUB called directly: exited with {s} (it says why above)"),
-                    Err(e) => println!("CUB called directly: could not be started: {e}"),
-                }
+        if let Ok(program) = &self.cub {
+            let csv = dir.join("cub.csv");
+            println!("\nCUB called directly on {dtype}: {}", program.display());
+            match Command::new(program).args(["--sizes", &self.sizes, "--dtypes", dtype.name(), "--out"]).arg(&csv).status() {
+                Ok(s) if s.success() => match results::read_csv(&csv) {
+                    Ok((_, read)) => rows.extend(noted(read, &note)),
+                    Err(e) => println!("CUB called directly: its CSV could not be read: {e}"),
+                },
+                Ok(s) => println!("CUB called directly: exited with {s} (it says why above)"),
+                Err(e) => println!("CUB called directly: could not be started: {e}"),
             }
-            Err(_) => {}
         }
         rows
     }

@@ -10,6 +10,7 @@
 
 use crate::element::Dtype;
 use crate::gpu::DeviceInfo;
+use crate::kernels::names::{REDUCE10_LAST_BLOCK, REDUCE12, REDUCE6, REDUCE8};
 use crate::kernels::{find, KernelSpec};
 
 /// The measurements a band of the rule rests on: the rows of `kernel` at `block` in `file` (a
@@ -51,51 +52,51 @@ const BENCH: &str = "plots/data/nvidia-h200.csv";
 pub const BANDS: &[Band] = &[
     Band {
         up_to_bytes: 16 << 10,
-        kernel: "reduce12",
+        kernel: REDUCE12,
         block: 256,
         one_block: false,
         why: "up to 4096 f32 values: one block of 256 threads reads them all in one launch",
-        evidence: Evidence { file: BENCH, kernel: "reduce12", block: 256 },
+        evidence: Evidence { file: BENCH, kernel: REDUCE12, block: 256 },
     },
     Band {
         up_to_bytes: 64 << 10,
-        kernel: "reduce10_last_block",
+        kernel: REDUCE10_LAST_BLOCK,
         block: 256,
         one_block: false,
         why: "up to 16384 f32 values: a few blocks and the last one adds their sums, one launch",
-        evidence: Evidence { file: BENCH, kernel: "reduce10_last_block", block: 256 },
+        evidence: Evidence { file: BENCH, kernel: REDUCE10_LAST_BLOCK, block: 256 },
     },
     Band {
         up_to_bytes: 128 << 10,
-        kernel: "reduce8",
+        kernel: REDUCE8,
         block: 256,
         one_block: false,
         why: "up to 32768 f32 values: warp shuffles over a resident grid, a second launch of one block",
-        evidence: Evidence { file: BENCH, kernel: "reduce8", block: 256 },
+        evidence: Evidence { file: BENCH, kernel: REDUCE8, block: 256 },
     },
     Band {
         up_to_bytes: 1 << 20,
-        kernel: "reduce6",
+        kernel: REDUCE6,
         block: 256,
         one_block: false,
         why: "up to 2^18 f32 values: one block per tile of 512 values, two or three short launches",
-        evidence: Evidence { file: BENCH, kernel: "reduce6", block: 256 },
+        evidence: Evidence { file: BENCH, kernel: REDUCE6, block: 256 },
     },
     Band {
         up_to_bytes: 64 << 20,
-        kernel: "reduce12",
+        kernel: REDUCE12,
         block: 256,
         one_block: false,
         why: "up to 2^24 f32 values: 16-byte loads over a resident grid of 256-thread blocks, then one block",
-        evidence: Evidence { file: BENCH, kernel: "reduce12", block: 256 },
+        evidence: Evidence { file: BENCH, kernel: REDUCE12, block: 256 },
     },
     Band {
         up_to_bytes: u64::MAX,
-        kernel: "reduce10_last_block",
+        kernel: REDUCE10_LAST_BLOCK,
         block: 1024,
         one_block: false,
         why: "past 2^24 f32 values: 16-byte loads over a resident grid of 1024-thread blocks, the last block adds, one launch",
-        evidence: Evidence { file: BENCH, kernel: "reduce10_last_block", block: 1024 },
+        evidence: Evidence { file: BENCH, kernel: REDUCE10_LAST_BLOCK, block: 1024 },
     },
 ];
 // ANCHOR_END: bands
