@@ -45,14 +45,10 @@ impl Peers {
                 return None;
             }
             println!("\nthe peers on {dtype}: python3 {script} {}", args.join(" "));
-            match Command::new("python3").arg(script).args(args).status() {
-                Ok(s) if s.success() => Some(()),
-                Ok(s) => {
-                    println!("{script}: exited with {s} (it says why above)");
-                    None
-                }
-                Err(e) => {
-                    println!("{script}: python3 could not be started: {e}");
+            match run_with_deadline(Command::new("python3").arg(script).args(args)) {
+                Ok(()) => Some(()),
+                Err(why) => {
+                    println!("{script}: {why}");
                     None
                 }
             }
@@ -73,13 +69,12 @@ impl Peers {
         if let Ok(program) = &self.cub {
             let csv = dir.join("cub.csv");
             println!("\nCUB called directly on {dtype}: {}", program.display());
-            match Command::new(program).args(["--sizes", &self.sizes, "--dtypes", dtype.name(), "--out"]).arg(&csv).status() {
-                Ok(s) if s.success() => match results::read_csv(&csv) {
+            match run_with_deadline(Command::new(program).args(["--sizes", &self.sizes, "--dtypes", dtype.name(), "--out"]).arg(&csv)) {
+                Ok(()) => match results::read_csv(&csv) {
                     Ok((_, read)) => rows.extend(noted(read, &note)),
                     Err(e) => println!("CUB called directly: its CSV could not be read: {e}"),
                 },
-                Ok(s) => println!("CUB called directly: exited with {s} (it says why above)"),
-                Err(e) => println!("CUB called directly: could not be started: {e}"),
+                Err(why) => println!("CUB called directly: {why}"),
             }
         }
         rows
@@ -92,6 +87,33 @@ impl Drop for Peers {
     }
 }
 
+/// How long one peer's process may run before it is killed (and its rows left out): a peer
+/// that hangs must not take the benchmark with it.
+pub const PEER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// Run `command` to its end, or kill it at [`PEER_DEADLINE`]; `Err` says which happened.
+fn run_with_deadline(command: &mut Command) -> Result<(), String> {
+    run_within(command, PEER_DEADLINE)
+}
+
+fn run_within(command: &mut Command, deadline: std::time::Duration) -> Result<(), String> {
+    let mut child = command.spawn().map_err(|e| format!("could not be started: {e}"))?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("exited with {status} (it says why above)")),
+            Ok(None) if started.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("killed after {:.1} s, its deadline", deadline.as_secs_f64()));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            Err(e) => return Err(format!("could not be waited for: {e}")),
+        }
+    }
+}
+
 /// `nvcc -O3 -std=c++17 -arch=native plots/cub_sum.cu`, into the scratch folder.
 fn build_cub(scratch: &Path) -> Result<PathBuf, String> {
     let source = Path::new("plots/cub_sum.cu");
@@ -100,15 +122,10 @@ fn build_cub(scratch: &Path) -> Result<PathBuf, String> {
     }
     let program = scratch.join("cub_sum");
     println!("CUB called directly: building {} with nvcc", source.display());
-    let built = Command::new("nvcc")
-        .args(["-O3", "-std=c++17", "-arch=native", "-Xcompiler", "-fopenmp", "-o"])
-        .arg(&program)
-        .arg(source)
-        .status()
-        .map_err(|e| format!("nvcc could not be started ({e}): CUB's own program needs the CUDA toolkit"))?;
-    if !built.success() {
-        return Err(format!("nvcc exited with {built} (it says why above)"));
-    }
+    // nvcc on PATH, or the toolkit's usual place.
+    let nvcc = if Command::new("nvcc").arg("--version").output().is_ok() { "nvcc".to_string() } else { "/usr/local/cuda/bin/nvcc".to_string() };
+    run_with_deadline(Command::new(&nvcc).args(["-O3", "-std=c++17", "-arch=native", "-Xcompiler", "-fopenmp", "-o"]).arg(&program).arg(source))
+        .map_err(|why| format!("{nvcc} {why}: CUB's own program needs the CUDA toolkit"))?;
     Ok(program)
 }
 
@@ -132,4 +149,21 @@ fn noted(rows: Vec<Row>, note: &str) -> Vec<Row> {
         r.method = format!("{}; {note}", r.method);
         r
     }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_peer_that_fails_or_hangs_is_reported_not_waited_for() {
+        assert_eq!(run_within(&mut Command::new("true"), Duration::from_secs(10)), Ok(()));
+        assert!(run_within(&mut Command::new("false"), Duration::from_secs(10)).unwrap_err().starts_with("exited with"));
+        let started = std::time::Instant::now();
+        let hung = run_within(Command::new("sleep").arg("30"), Duration::from_millis(300)).unwrap_err();
+        assert!(hung.starts_with("killed after"), "{hung}");
+        assert!(started.elapsed() < Duration::from_secs(10), "the hung child was waited for");
+        assert!(run_within(&mut Command::new("no-such-program-here"), Duration::from_secs(1)).unwrap_err().starts_with("could not be started"));
+    }
 }
