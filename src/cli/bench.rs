@@ -72,22 +72,33 @@ pub fn run(args: BenchArgs) -> Outcome {
     let peers = (!args.no_peers).then(|| super::peers::Peers::prepare(&config.sizes));
     let mut rows = Vec::new();
     let mut peer_rows = Vec::new();
+    let machine = machine_of(&gpu, command_line());
+    let slug = reduction::records::slug(&gpu.info().name);
+    let path = out_dir.join(format!("{slug}.csv"));
+    let peers_path = out_dir.join(format!("{slug}-peers.csv"));
+    // One file for every peer of this run, its header this run's.
+    let peers_machine = Machine { command: format!("{} (the peers: plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py, in the same run)", machine.command), ..machine.clone() };
+    let write = |rows: &[Row], peer_rows: &[Row]| -> Result<(), Box<dyn std::error::Error>> {
+        results::write_csv(&path, &machine, rows)?;
+        if !peer_rows.is_empty() {
+            results::write_csv(&peers_path, &peers_machine, peer_rows)?;
+        }
+        Ok(())
+    };
     for &dtype in &config.dtypes {
         let one = BenchConfig { dtypes: vec![dtype], ..config.clone() };
         rows.extend(bench::run(&gpu, &one)?);
         if let Some(peers) = &peers {
             peer_rows.extend(peers.run(dtype, &format!("{dtype} kernels")));
         }
+        // Into a folder of the reader's choosing, after each element type: a run cut short
+        // keeps what it measured. (plots/data is written once, complete.)
+        if args.out.is_some() {
+            write(&rows, &peer_rows)?;
+        }
     }
-    let machine = machine_of(&gpu, command_line());
-    let slug = reduction::records::slug(&gpu.info().name);
-    let path = out_dir.join(format!("{slug}.csv"));
-    results::write_csv(&path, &machine, &rows)?;
+    write(&rows, &peer_rows)?;
     if !peer_rows.is_empty() {
-        // One file for every peer of this run, its header this run's.
-        let peers_machine = Machine { command: format!("{} (the peers: plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py, in the same run)", machine.command), ..machine.clone() };
-        let peers_path = out_dir.join(format!("{slug}-peers.csv"));
-        results::write_csv(&peers_path, &peers_machine, &peer_rows)?;
         println!("{} peer measurements written to {}", peer_rows.len(), peers_path.display());
     }
     print_summary(&machine, &rows);
