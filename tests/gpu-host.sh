@@ -160,7 +160,10 @@ fi
 
 if has bench; then
   echo "=== bench"
-  timeout 420 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  # The kernels and the entry point, then the peers after each element type (plots/peers.py,
+  # plots/cub_sum.cu built by nvcc, plots/tile_peers.py): $OUT/<gpu>.csv and $OUT/<gpu>-peers.csv,
+  # both written after each element type. BENCH_ARGS="--no-peers" or "--sizes ..." to shorten it.
+  timeout ${BENCH_TIMEOUT:-590} $B/bin/reduction bench --out "$OUT" ${BENCH_ARGS:-} 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
   pack
 fi
 if has multigpu; then

@@ -5,7 +5,7 @@
 //! entry it can draw, in this order; the tests below check that every `{{#include}}` of a
 //! generated file has exactly one entry and that every entry is included by its chapter.
 
-use super::chapters::{accuracy, benchmark, classic, common, determinism, harris, introduction, mistakes, modern, multigpu, operators, rows, sanitizers, tile};
+use super::chapters::{accuracy, benchmark, classic, common, determinism, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, sanitizers, tile};
 use super::context::Context;
 use super::draw::{charts, diagrams, figures};
 use crate::error::Result;
@@ -112,6 +112,9 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         bench("best.md", "benchmark.md", "book::chapters::benchmark::best_table", benchmark::best_table),
         bench("ceiling.md", "benchmark.md", "book::chapters::benchmark::ceiling_table", benchmark::ceiling_table),
         bench("pace.md", "benchmark.md", "book::chapters::benchmark::copy_pace", benchmark::copy_pace),
+        bench("entry_point.md", "benchmark.md", "book::chapters::entry::entry_table", entry::entry_table),
+        bench("host_visible.md", "benchmark.md", "book::chapters::entry::host_visible_table", entry::host_visible_table),
+        md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |_| Ok(entry::dispatch_bands())),
     ]);
     for name in charts::BENCHMARK_CHARTS {
         m.push(drawn(format!("plots/{name}"), "benchmark.md", "book::draw::charts::benchmark_chart", move |c| charts::benchmark_chart(name, &c.gpus, c.book()?).map(Some)));
@@ -186,11 +189,20 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
 /// What a committed generated file may say where a measurement is missing: (file, phrase, why
 /// the gap is known and accepted). Anything else that says "not measured" is a stale or
 /// misspelt lookup, or data that was never committed, and fails the test below.
-pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[(
-    "book/generated/types.md",
-    "is not yet measured on this GPU",
-    "the f64/f16/bf16 sweep (`bench --dtype f64,f16,bf16 --out plots/data/types`) was measured before the read-only kernel existed; its next run adds the ceiling",
-)];
+pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "book/generated/types.md",
+        "is not yet measured on this GPU",
+        "the f64/f16/bf16 sweep (`bench --dtype f64,f16,bf16 --out plots/data/types`) was measured before the read-only kernel existed; its next run adds the ceiling",
+    ),
+    // Issue 25: the entry point, its host-visible time and the one-lane kernel 15 are new; the
+    // next `reduction bench` on the book's GPU measures them (with the peers in the same run),
+    // and then these allowances must go (the test below says so).
+    ("book/generated/entry_point.md", "The entry point is not yet measured on this GPU", "the entry point's rows are new; the next `reduction bench` measures them beside the peers"),
+    ("book/generated/host_visible.md", "The entry point is not yet measured on this GPU", "the host-visible rows are new; the next `reduction bench` measures them"),
+    ("book/generated/reproducible_goal.md", "`reduce15_reproducible_b1024` | ≥ 90% | – | – | not measured", "the one-lane kernel is new; the next `reduction bench` measures it"),
+    ("book/generated/reproducible_goal.md", "`reduce15_neumaier_b1024` | ≥ 90% | – | – | not measured", "the one-lane kernel is new; the next `reduction bench` measures it"),
+];
 
 /// The phrases the generators write where a measurement is missing.
 pub const NOT_MEASURED_PHRASES: &[&str] = &[

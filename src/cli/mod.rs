@@ -11,6 +11,7 @@ pub mod exercise;
 pub mod mistakes;
 pub mod multigpu;
 pub mod ops;
+pub mod peers;
 pub mod rows;
 pub mod sum;
 

@@ -4,6 +4,7 @@
 
 pub mod broken;
 mod registry;
+pub mod dispatch;
 pub mod plan;
 pub mod reducer;
 pub mod ops;

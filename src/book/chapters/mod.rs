@@ -7,6 +7,7 @@ pub mod benchmark;
 pub mod classic;
 pub mod common;
 pub mod determinism;
+pub mod entry;
 pub mod harris;
 pub mod introduction;
 pub mod mistakes;
