@@ -262,12 +262,12 @@ def single_pass(s, file, entry_of, block, tile, resident, kind, cap_blocks=None)
 
 
 def tiles16(s, block, loads):
-    """kernel 16: one tile per block, the last block adds the partials."""
+    """reduce10_tiles: one tile per block, the last block adds the partials."""
     cp = s.cp
     np = __import__("numpy")
 
     def prepare(n, dtype):
-        f = s.k.function("16_tiles.cu", f"reduce16_b{block}_l{loads}_{dtype}", TILE_DEFINES)
+        f = s.k.function("10_tiles.cu", f"reduce10_tiles_b{block}_l{loads}_{dtype}", TILE_DEFINES)
         per = 4  # 4-byte values per 16-byte pack
         grid = max(1, -(-n // (per * block * loads)))
         out = poisoned(cp, dtype, 1)
@@ -384,7 +384,7 @@ def contenders_for(s, n, dtype, tl_sum, tr_sum, random_inputs):
         for bb in (256, 512, 1024):
             k.append((f"reduce9_one_block_b{bb}", "reduce9, one block", single_pass(s, "09_vectorized.cu", lambda d: f"reduce9_{d}", bb, bb * 16, True, "plain", cap_blocks=1)))
         k.append(("reduce12_one_block_b1024", "reduce12, one block", single_pass(s, "12_cub_block_reduce.cu", lambda d: f"reduce12_b1024_{d}", 1024, 1024 * 16, True, "plain", cap_blocks=1)))
-    # Kernel 16's shapes by size.
+    # reduce10_tiles' shapes by size.
     if n <= 1 << 14:
         shapes = [(128, 4), (256, 8), (512, 8), (1024, 4)]
     elif n <= 1 << 22:
@@ -392,7 +392,7 @@ def contenders_for(s, n, dtype, tl_sum, tr_sum, random_inputs):
     else:
         shapes = [(512, 8), (512, 16), (1024, 4), (1024, 8)]
     for bb, ll in shapes:
-        k.append((f"reduce16_b{bb}_l{ll}", "kernel 16", tiles16(s, bb, ll)))
+        k.append((f"reduce10_tiles_b{bb}_l{ll}", "reduce10_tiles", tiles16(s, bb, ll)))
     if dtype == "i32":
         k.append((f"reduce10_atomic_b{b}", "reduce10_atomic", single_pass(s, "10_single_pass.cu", lambda d: f"reduce10_atomic_{d}", b, b * 16, True, "atomic")))
     if dtype == "f32" and n in (1 << 24, 1 << 26, 1 << 28, 1 << 30):
@@ -658,7 +658,7 @@ def ncu_launches(cp, kernels, props):
     s = Setup(cp, None, kernels, {"f32": x}, props)
     s.view = lambda dtype, m, j: x[:m]
     todo = [("read_only", read_only(s)),
-            ("reduce16_b512_l8", tiles16(s, 512, 8)),
+            ("reduce10_tiles_b512_l8", tiles16(s, 512, 8)),
             ("reduce10_last_block_b1024", single_pass(s, "10_single_pass.cu", lambda d: f"reduce10_last_block_{d}", 1024, 1024 * 16, True, "ticket"))]
     for body in ("reduce15_neumaier", "reduce15_reproducible"):
         for variant in K15_VARIANTS:

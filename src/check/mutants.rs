@@ -86,7 +86,7 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
     },
     Mutant {
         name: "tile_tail_off_by_one",
-        kernel: "reduce16",
+        kernel: "reduce10_tiles",
         strategy: None,
         bug: "the last block's loop over the values after the last 16-byte pack stops one value early",
         find: "for (u64 i = tail + threadIdx.x; i < n; i += BLOCK) acc += to_acc<Acc>(in[i]);",

@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn pack_tiles_cover_the_input_in_one_launch_whatever_the_element_size() {
-        let k = find("reduce16").unwrap();
+        let k = find("reduce10_tiles").unwrap();
         // 512 threads × 8 loads × 16 bytes: 16384 f32 values, 32768 f16 values, 8192 f64 values.
         assert_eq!(k.tile_values(512, 4), 16384);
         assert_eq!(k.tile_values(512, 2), 32768);
@@ -211,7 +211,7 @@ mod tests {
         assert_eq!(grid(1 << 14, 4), vec![1]);
         assert_eq!(grid((1 << 14) + 1, 4), vec![2], "one value past a tile needs a block of its own");
         assert_eq!(grid(1, 4), vec![1]);
-        assert_eq!(k.entry_name::<f32>(512), "reduce16_b512_l8_f32");
+        assert_eq!(k.entry_name::<f32>(512), "reduce10_tiles_b512_l8_f32");
     }
 
     #[test]

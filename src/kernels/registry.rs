@@ -32,13 +32,13 @@ pub mod names {
     pub const REDUCE15_F64: &str = "reduce15_f64";
     pub const REDUCE15_REPRODUCIBLE_B1024: &str = "reduce15_reproducible_b1024";
     pub const REDUCE15_NEUMAIER_B1024: &str = "reduce15_neumaier_b1024";
-    pub const REDUCE16: &str = "reduce16";
+    pub const REDUCE10_TILES: &str = "reduce10_tiles";
     /// The yardsticks and the row kernels (registered, but not in [`super::all`]).
     pub const COPY: &str = crate::records::bench::COPY_KERNEL;
     pub const READ_ONLY: &str = crate::records::bench::READ_ONLY_KERNEL;
     pub const ROWS: &str = "rows";
     /// Every name above, in registry order.
-    pub const ALL: [&str; 27] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, REDUCE15_REPRODUCIBLE_B1024, REDUCE15_NEUMAIER_B1024, REDUCE16, COPY, READ_ONLY, ROWS];
+    pub const ALL: [&str; 27] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, REDUCE15_REPRODUCIBLE_B1024, REDUCE15_NEUMAIER_B1024, REDUCE10_TILES, COPY, READ_ONLY, ROWS];
 }
 
 use names::*;
@@ -66,8 +66,8 @@ pub enum GridRule {
     /// over the input with a grid-sized stride (kernel 7 on).
     ResidentBlocks,
     /// One tile of `block × elements_per_thread / 4` 16-byte packs per block, whatever the
-    /// element type, and no loop: the grid grows with n (kernel 16, the read-only kernel's
-    /// shape). The loads per thread are part of the entry name (`reduce16_b512_l8_f32`).
+    /// element type, and no loop: the grid grows with n (`reduce10_tiles`, the read-only kernel's
+    /// shape). The loads per thread are part of the entry name (`reduce10_tiles_b512_l8_f32`).
     PackTiles,
 }
 
@@ -178,7 +178,7 @@ const K11: (&str, &str) = kernel_file!("11_cooperative_groups.cu");
 const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
 const K14: (&str, &str) = kernel_file!("14_accuracy.cu");
 const K15: (&str, &str) = kernel_file!("15_reproducible.cu");
-const K16: (&str, &str) = kernel_file!("16_tiles.cu");
+const K10_TILES: (&str, &str) = kernel_file!("10_tiles.cu");
 
 #[allow(clippy::too_many_arguments)] // a row of the const table below: every column named where it is used
 const fn spec(
@@ -243,7 +243,7 @@ static KERNELS: &[KernelSpec] = &[
         grid: GridRule::PackTiles,
         min_block: 64,
         block_in_entry_name: true,
-        ..modern(REDUCE16, 16, "one tile per block, no loop, the last block adds", K16, 32, Shape::LastBlock)
+        ..modern(REDUCE10_TILES, 10, "one tile per block, no loop, the last block adds", K10_TILES, 32, Shape::LastBlock)
     },
 ];
 

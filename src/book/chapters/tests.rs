@@ -208,7 +208,7 @@ fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
         status: Status::Peer, dtype: Dtype::F32, title: kernel.into(),
         method: format!("graph of 10 back-to-back, CUDA events; {SAME_RUN}, after its f32 kernels"), ..row(kernel, n, Cache::Rotated, us)
     };
-    let entry = |n: usize, us: f64| Row { dtype: Dtype::F32, title: "entry point: reduce16, block 512".into(), ..row(ENTRY_POINT_KERNEL, n, Cache::Rotated, us) };
+    let entry = |n: usize, us: f64| Row { dtype: Dtype::F32, title: "entry point: reduce10_tiles, block 512".into(), ..row(ENTRY_POINT_KERNEL, n, Cache::Rotated, us) };
     let mut rows = vec![
         entry(1 << 20, 3.0),
         entry(1 << 28, 240.0),
@@ -219,8 +219,8 @@ fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
         Row { method: "graph of 4 back-to-back, CUDA events".into(), ..same("tilelang_sum", 1 << 20, 1.0) },
     ];
     let table = entry_table(&h200(), &rows);
-    assert!(table.contains("| 2^20 | reduce16, block 512 | **3.00** | – | 8.00 | – | – | – | – |"), "{table}");
-    assert!(table.contains("| 2^28 | reduce16, block 512 | 240.00 | 99.2 | **238.50** |"), "{table}");
+    assert!(table.contains("| 2^20 | reduce10_tiles, block 512 | **3.00** | – | 8.00 | – | – | – | – |"), "{table}");
+    assert!(table.contains("| 2^28 | reduce10_tiles, block 512 | 240.00 | 99.2 | **238.50** |"), "{table}");
     assert!(table.contains("at least as fast as every peer beside it at 1 of 2 sizes; behind at 2^28 (cub_sum 238.50 µs against 240.00, 0.6%)"), "{table}");
     // Without the entry point's rows, the note says how to measure it.
     rows.retain(|r| r.kernel != ENTRY_POINT_KERNEL);

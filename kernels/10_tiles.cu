@@ -1,4 +1,4 @@
-// Kernel 16 — the read-only kernel's shape as a sum: one tile per block, no loop, one launch.
+// Kernel 10, tiles — the read-only kernel's shape as a sum: one tile per block, no loop, one launch.
 //
 // Changed: kernels 9–12 loop over the input with a grid of resident blocks. The read-only kernel,
 // which does nothing a sum could leave out, was faster than all of them at large n with one tile
@@ -54,7 +54,7 @@ __device__ __forceinline__ Acc tile_sum(const In* __restrict__ in, u64 n) {
 
 // ANCHOR: finish
 template <typename In, typename Acc, unsigned BLOCK, unsigned LOADS>
-__device__ void reduce16(const In* __restrict__ in, Acc* __restrict__ out, u64 n, Acc* partials, unsigned* ticket) {
+__device__ void reduce10_tiles(const In* __restrict__ in, Acc* __restrict__ out, u64 n, Acc* partials, unsigned* ticket) {
     __shared__ Acc warp_sums[32];
     __shared__ bool last;
     const Acc v = block_sum(tile_sum<In, Acc, BLOCK, LOADS>(in, n), warp_sums);
@@ -87,7 +87,7 @@ __device__ void reduce16(const In* __restrict__ in, Acc* __restrict__ out, u64 n
 }
 // ANCHOR_END: finish
 
-// Entry points: reduce16_b<BLOCK>_l<LOADS>_<type>, one per (block, loads) that TILE_SHAPES names:
+// Entry points: reduce10_tiles_b<BLOCK>_l<LOADS>_<type>, one per (block, loads) that TILE_SHAPES names:
 // the registry's (LOADS 8 at every block size from 64 to 1024) unless a tuning run defines its
 // own list before this file.
 #define TILE_ENTRY(body, suffix, In, Acc, BLOCK, LOADS)                                          \
@@ -103,4 +103,4 @@ __device__ void reduce16(const In* __restrict__ in, Acc* __restrict__ out, u64 n
 #endif
 #define TILE_ENTRIES(body, suffix, In, Acc) TILE_SHAPES(TILE_ENTRY, body, suffix, In, Acc)
 
-FOR_EACH_DTYPE(TILE_ENTRIES, reduce16)
+FOR_EACH_DTYPE(TILE_ENTRIES, reduce10_tiles)
