@@ -24,6 +24,9 @@
 //                         16-byte load, indexes first, first + 1, ... [add() for each value]
 //   State done(Thread t)  [t]
 //   Out finish(State s)   [s]
+//   static constexpr int STREAMS   accumulators per thread [0: one per load in flight, as the
+//                         sum's, whose adds then never wait on each other; 1 for a compare, or a
+//                         state too large to keep several of]
 // An operator that changes Thread must define start, add, add_pack and done.
 //
 // Entry points are instantiated by the macros at the end: one per operator, shape and input type,
@@ -49,6 +52,15 @@
 // more than the 64 registers a 1024-thread bound would leave (they spilled).
 #ifndef OP_WARP_MAX_BLOCK
 #define OP_WARP_MAX_BLOCK 256
+#endif
+
+// Accumulators per thread of the compares and of the mean / variance (Operator::STREAMS); one:
+// their chains are short, and one state keeps the registers, and so the warps, that several cost.
+#ifndef OP_EXTREME_STREAMS
+#define OP_EXTREME_STREAMS 1
+#endif
+#ifndef OP_WELFORD_STREAMS
+#define OP_WELFORD_STREAMS 1
 #endif
 
 #define OP_FULL_MASK 0xffffffffu
@@ -151,6 +163,7 @@ struct Operator {
     }
     __device__ __forceinline__ State done(Thread t) const { return t; }
     __device__ __forceinline__ Out finish(State s) const { return s; }
+    static constexpr int STREAMS = 0;
 };
 // ANCHOR_END: base
 
@@ -174,7 +187,7 @@ struct Sum : Operator<Sum<InT, Acc>, InT, Acc> {
 // (fmaxf would return the other operand and swallow the NaN.) One instruction from sm_80 on.
 template <bool MAX>
 __device__ __forceinline__ float extreme(float a, float b) {
-#if __CUDA_ARCH__ >= 800
+#if __CUDA_ARCH__ >= 800 && !defined(OP_PORTABLE_EXTREME)
     float r;
     if (MAX) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
     else     asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
@@ -201,7 +214,7 @@ struct PackExtreme {
         return r;
     }
 };
-#if __CUDA_ARCH__ >= 800
+#if __CUDA_ARCH__ >= 800 && !defined(OP_PORTABLE_EXTREME)
 __device__ __forceinline__ float f16_bits_to_f32(unsigned bits) {
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)bits));
@@ -247,6 +260,7 @@ struct Extreme : Operator<Extreme<InT, MAX>, InT, typename Wide<InT>::type> {
     __device__ __forceinline__ V combine(V a, V b) const { return extreme<MAX>(a, b); }
     __device__ __forceinline__ V lift(InT x, u64) const { return widen(x); }
     __device__ __forceinline__ V add_pack(V t, uint4 raw, u64) const { return extreme<MAX>(t, PackExtreme<MAX, InT>::of(raw)); }
+    static constexpr int STREAMS = OP_EXTREME_STREAMS;
 };
 template <typename In> using Max = Extreme<In, true>;
 template <typename In> using Min = Extreme<In, false>;
@@ -259,7 +273,7 @@ template <typename In> using Min = Extreme<In, false>;
 // equal) the lowest index wins. That tie rule is what makes combine associative and commutative:
 // it is a total order on pairs, so every grid and every tree gives the same index.
 // Identity: (-inf, no index = 2^64 - 1): it loses every tie, so even an all -inf input answers
-// with a real index.
+// with a real index (and within a thread, a first value replaces the empty state whatever it is).
 template <typename V>
 struct ValueIndex {
     V value;
@@ -273,11 +287,34 @@ __device__ __forceinline__ bool improves(V a, V b) {
     return is_nan(a) ? !is_nan(b) : (MAX ? a > b : a < b);
 }
 
+// What one thread keeps while it walks: the best value so far, the index of the value (or of the
+// first value of the 16-byte pack) it came from, and that pack itself, so that the position inside
+// the pack is found once, at the end, not every time the best improves.
+template <typename V>
+struct ArgThread {
+    V value;
+    u64 index;  // ~0: nothing seen yet
+    uint4 pack;
+};
+
+// A 16-byte pack holding x at every position (a single value searched like a pack: found at 0).
+template <typename In>
+__device__ __forceinline__ uint4 splat(In x) {
+    Pack<In> p;
+#pragma unroll
+    for (int k = 0; k < Pack<In>::PER; ++k) p.v[k] = x;
+    union { Pack<In> pack; uint4 raw; } u;
+    u.pack = p;
+    return u.raw;
+}
+
 template <typename InT, bool MAX>
 struct ArgExtreme : Operator<ArgExtreme<InT, MAX>, InT, ValueIndex<typename Wide<InT>::type>> {
     typedef typename Wide<InT>::type V;
     typedef ValueIndex<V> S;
+    typedef ArgThread<V> Thread;
     typedef u64 Out;
+    static constexpr int STREAMS = OP_EXTREME_STREAMS;
     __device__ __forceinline__ S identity() const {
         S s;
         s.value = Extreme<InT, MAX>().identity();
@@ -296,31 +333,49 @@ struct ArgExtreme : Operator<ArgExtreme<InT, MAX>, InT, ValueIndex<typename Wide
         s.index = index;
         return s;
     }
-    // A thread's indexes only grow, so a value replaces the best only if strictly better.
-    __device__ __forceinline__ S add(S t, InT x, u64 index) const {
+    __device__ __forceinline__ Thread start() const {
+        Thread t;
+        t.value = Extreme<InT, MAX>().identity();
+        t.index = ~0ull;
+        t.pack = make_uint4(0, 0, 0, 0);
+        return t;
+    }
+    // A thread's indexes only grow, so a value replaces the best only if strictly better (or if
+    // there is none yet: a value equal to the identity, -inf for argmax, is still an answer).
+    __device__ __forceinline__ Thread add(Thread t, InT x, u64 index) const {
         const V v = widen(x);
-        if (improves<MAX>(v, t.value)) {
+        if (t.index == ~0ull || improves<MAX>(v, t.value)) {
             t.value = v;
             t.index = index;
+            t.pack = splat(x);
         }
         return t;
     }
-    // The pack's extreme first (packed compares for f16 / bf16); only when it beats the best so
-    // far — rarely, once the best is large — is the pack searched for the first value equal to it.
-    __device__ __forceinline__ S add_pack(S t, uint4 raw, u64 first) const {
+    // The pack's extreme (packed compares for f16 / bf16) against the best so far: a compare and
+    // a few selects per pack, no search.
+    __device__ __forceinline__ Thread add_pack(Thread t, uint4 raw, u64 first) const {
         const V best = PackExtreme<MAX, InT>::of(raw);
-        if (improves<MAX>(best, t.value)) {
-            const Pack<InT> p = unpack<InT>(raw);
-            int k = Pack<InT>::PER - 1;
-#pragma unroll
-            for (int j = Pack<InT>::PER - 1; j >= 0; --j) {
-                const V v = widen(p.v[j]);
-                if (v == best || (is_nan(best) && is_nan(v))) k = j;  // the lowest j that matches
-            }
+        if (t.index == ~0ull || improves<MAX>(best, t.value)) {
             t.value = best;
-            t.index = first + k;
+            t.index = first;
+            t.pack = raw;
         }
         return t;
+    }
+    // Once per thread: the first position in the kept pack that holds the best value.
+    __device__ __forceinline__ S done(Thread t) const {
+        if (t.index == ~0ull) return identity();
+        const Pack<InT> p = unpack<InT>(t.pack);
+        int k = Pack<InT>::PER - 1;
+#pragma unroll
+        for (int j = Pack<InT>::PER - 1; j >= 0; --j) {
+            const V v = widen(p.v[j]);
+            if (v == t.value || (is_nan(t.value) && is_nan(v))) k = j;  // the lowest j that matches
+        }
+        S s = identity();
+        s.value = t.value;
+        s.index = t.index + k;
+        return s;
     }
     __device__ __forceinline__ u64 finish(S s) const { return s.index; }
 };
@@ -366,7 +421,11 @@ struct MeanVar {
 __device__ __forceinline__ MeanM2 chan_merge(MeanM2 a, MeanM2 b) {
     const float count = a.count + b.count;
     const float delta = b.mean - a.mean;
+#ifdef OP_MERGE_FAST_DIVIDE
+    const float share = count > 0.0f ? __fdividef(b.count, count) : 0.0f;
+#else
     const float share = count > 0.0f ? b.count / count : 0.0f;  // b's weight in the merged mean
+#endif
     MeanM2 r;
     r.count = count;
     r.mean = a.mean + delta * share;
@@ -392,6 +451,7 @@ struct ShiftedSums {
 template <typename InT, int WALK>
 struct Welford : Operator<Welford<InT, WALK>, InT, MeanM2> {
     typedef MeanVar Out;
+    static constexpr int STREAMS = OP_WELFORD_STREAMS;
     typedef typename Choose<WALK == WELFORD_PIVOT, ShiftedSums, MeanM2>::type Thread;
 
     __device__ __forceinline__ MeanM2 identity() const { return MeanM2{0.0f, 0.0f, 0.0f}; }
@@ -438,12 +498,27 @@ struct Welford : Operator<Welford<InT, WALK>, InT, MeanM2> {
             return chan_merge(t, MeanM2{(float)PER, mean, m2});
         } else if constexpr (WALK == WELFORD_PIVOT) {
             if (t.count == 0.0f) t.pivot = widen(p.v[0]);
+            // The pack's deviations added as a tree, then once into the sums: the same adds as
+            // a chain, but the chain through s1 and s2 is one add per pack, not one per value.
+            float d[PER];
 #pragma unroll
-            for (int k = 0; k < PER; ++k) {
-                const float d = widen(p.v[k]) - t.pivot;
-                t.s1 += d;
-                t.s2 = fmaf(d, d, t.s2);
+            for (int k = 0; k < PER; ++k) d[k] = widen(p.v[k]) - t.pivot;
+            float q[PER / 2];
+#pragma unroll
+            for (int k = 0; k < PER / 2; ++k) {
+                q[k] = fmaf(d[2 * k + 1], d[2 * k + 1], d[2 * k] * d[2 * k]);
+                d[k] = d[2 * k] + d[2 * k + 1];
             }
+#pragma unroll
+            for (int w = PER / 4; w > 0; w /= 2) {
+#pragma unroll
+                for (int k = 0; k < w; ++k) {
+                    d[k] = d[2 * k] + d[2 * k + 1];
+                    q[k] = q[2 * k] + q[2 * k + 1];
+                }
+            }
+            t.s1 += d[0];
+            t.s2 += q[0];
             t.count += (float)PER;
             return t;
         } else {
@@ -515,9 +590,12 @@ __device__ __forceinline__ typename Op::State span_reduce(const Op& op, const ty
     const u64 packs = (n - head) / PER;
     const u64 tail = head + packs * PER;
 
-    Thread acc[LOADS];
+    // A accumulators: one per load in flight, or fewer (Operator::STREAMS); stream u folds into
+    // accumulator u % A, so each accumulator still sees its indexes in increasing order.
+    constexpr int A = Op::STREAMS > 0 && Op::STREAMS < LOADS ? Op::STREAMS : LOADS;
+    Thread acc[A];
 #pragma unroll
-    for (int u = 0; u < LOADS; ++u) acc[u] = op.start();
+    for (int a = 0; a < A; ++a) acc[a] = op.start();
     for (u64 i = t; i < head; i += threads) acc[0] = op.add(acc[0], p[i], first_index + i);
 
     const uint4* body = reinterpret_cast<const uint4*>(p + head);
@@ -528,7 +606,7 @@ __device__ __forceinline__ typename Op::State span_reduce(const Op& op, const ty
 #pragma unroll
         for (int u = 0; u < LOADS; ++u) v[u] = __ldcs(body + i + u * threads);  // read once: evict first
 #pragma unroll
-        for (int u = 0; u < LOADS; ++u) acc[u] = op.add_pack(acc[u], v[u], body_index + (i + u * threads) * PER);
+        for (int u = 0; u < LOADS; ++u) acc[u % A] = op.add_pack(acc[u % A], v[u], body_index + (i + u * threads) * PER);
     }
     if (i < packs) {  // the last round, short: a stream past the end loads pack i again and drops it
         uint4 v[LOADS];
@@ -536,13 +614,13 @@ __device__ __forceinline__ typename Op::State span_reduce(const Op& op, const ty
         for (int u = 0; u < LOADS; ++u) v[u] = __ldcs(body + (i + u * threads < packs ? i + u * threads : i));
 #pragma unroll
         for (int u = 0; u < LOADS; ++u)
-            if (i + u * threads < packs) acc[u] = op.add_pack(acc[u], v[u], body_index + (i + u * threads) * PER);
+            if (i + u * threads < packs) acc[u % A] = op.add_pack(acc[u % A], v[u], body_index + (i + u * threads) * PER);
     }
     for (u64 j = t; j < n - tail; j += threads) acc[0] = op.add(acc[0], p[tail + j], first_index + tail + j);
 
     typename Op::State s = op.done(acc[0]);
 #pragma unroll
-    for (int u = 1; u < LOADS; ++u) s = op.combine(s, op.done(acc[u]));
+    for (int a = 1; a < A; ++a) s = op.combine(s, op.done(acc[a]));
     return s;
 }
 // ANCHOR_END: span
@@ -606,7 +684,7 @@ __device__ __forceinline__ typename Op::State block_allreduce(const Op& op, type
 // ANCHOR: whole
 // `in[0 .. n)` to one result in out[0]. Every block folds its grid-stride share and writes one
 // state to `partials[blockIdx.x]`; the block that draws the last ticket combines them in block
-// order and resets the ticket. Preconditions: partials for gridDim.x states; the ticket starts at
+// order and resets the ticket. A grid of one block writes its result at once. Preconditions: partials for gridDim.x states; the ticket starts at
 // zero (left at zero); blockDim.x a multiple of 32, at most 1024; n > 0.
 template <int LOADS, typename Op>
 __device__ void reduce_whole(const Op& op, const typename Op::In* __restrict__ in, typename Op::Out* __restrict__ out, u64 n,
@@ -616,6 +694,10 @@ __device__ void reduce_whole(const Op& op, const typename Op::In* __restrict__ i
     __shared__ bool last;
     const u64 thread = (u64)blockIdx.x * blockDim.x + threadIdx.x, threads = (u64)gridDim.x * blockDim.x;
     State v = block_reduce(op, span_reduce<LOADS>(op, in, n, 0, thread, threads), warp_states);
+    if (gridDim.x == 1) {  // one block: its state is the result, no ticket to draw
+        if (threadIdx.x == 0) out[0] = op.finish(v);
+        return;
+    }
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = v;
         __threadfence();  // the state is visible to every block before the ticket is

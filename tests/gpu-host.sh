@@ -4,9 +4,12 @@
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
+#                                                   and ops (only when named: the operators' tests and benchmark)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #                                                   and book (only when named: the chapters' recorded outputs)
 #                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
+#                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
+#                                                   with .gpu-peers/ from plots/pack_peers.sh)
 #                                                   and reproducible (only when named: kernel 15's
 #                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
@@ -19,6 +22,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
+# The Python peers a host without network lacks (TileLang, Liger, Quack: plots/pack_peers.sh), for
+# every stage whose Python children import them (tile-language tests, rows-bench, ops-bench, dl-bench).
+if [ -d .gpu-peers ]; then source plots/peers_env.sh .gpu-peers; fi
 stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
@@ -155,7 +161,10 @@ fi
 
 if has bench; then
   echo "=== bench"
-  timeout 420 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  # The kernels and the entry point, then the peers after each element type (plots/peers.py,
+  # plots/cub_sum.cu built by nvcc, plots/tile_peers.py): $OUT/<gpu>.csv and $OUT/<gpu>-peers.csv,
+  # both written after each element type. BENCH_ARGS="--no-peers" or "--sizes ..." to shorten it.
+  timeout ${BENCH_TIMEOUT:-590} $B/bin/reduction bench --out "$OUT" ${BENCH_ARGS:-} 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
   pack
 fi
 if has multigpu; then
@@ -221,6 +230,33 @@ if has dl; then
   timeout ${DL_BENCH_TIMEOUT:-900} $B/bin/reduction dl-bench --out "$OUT/dl/data" 2> "$OUT/dl/bench.log" | tee "$OUT/dl/bench-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/dl/bench.log"; }
   ls -l "$OUT/dl/data/dl"
+if has ops; then
+  # The operators (chapter 16): their tests (every operator, type, size and row strategy, checked
+  # exactly or within the bounds; the planted bugs, with the mutation score, which must be
+  # 100%), a smoke run, then the benchmark, which runs plots/op_peers.py (torch, CuPy, Triton,
+  # TileLang) on the same sizes and shapes afterwards. OPS_BENCH="--quick" for a short run.
+  # Copy back $OUT/operators/*.csv to plots/data/operators/, then `cargo run -- bench --plot-only`.
+  echo "=== ops (operators: tests with REQUIRE_GPU=1, a smoke run, the benchmark and its peers)"
+  mkdir -p "$OUT/operators"
+  REQUIRE_GPU=1 timeout ${OPS_TESTS_TIMEOUT:-420} $B/tests/test-ops > "$OUT/ops-tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result|mutation score" "$OUT/ops-tests.log" | head -40
+  $B/bin/reduction op --op argmax --n 2^20 --dtype f16 --input ties || status=1
+  timeout ${OPS_BENCH_TIMEOUT:-300} $B/bin/reduction ops-bench ${OPS_BENCH:-} --out "$OUT/operators" > "$OUT/ops-bench.log" 2>&1 || status=1
+  grep -E "measurements in|peers|error" "$OUT/ops-bench.log" | head -20
+  pack
+fi
+
+if has peers; then
+  # The peers of the operators and of the deep-learning reductions (only when named): torch, CuPy,
+  # Triton, TileLang, Liger and Quack where they can be imported. .gpu-peers/ (plots/pack_peers.sh)
+  # is unpacked into /tmp/peers once; Quack needs both of its parts, which may come in two calls.
+  # Copy back $OUT/operators/* -> plots/data/operators/ and $OUT/dl/* -> plots/data/dl/.
+  echo "=== peers (operators, deep-learning reductions)"
+  source plots/peers_env.sh .gpu-peers
+  timeout ${PEERS_TIMEOUT:-600} python3 plots/op_peers.py --out "$OUT/operators" ${OP_PEERS_ARGS:-} > "$OUT/op-peers.txt" 2> "$OUT/op-peers.log" || status=1
+  tail -3 "$OUT/op-peers.txt"
+  timeout ${PEERS_TIMEOUT:-600} python3 plots/dl_peers.py --out "$OUT/dl" ${DL_PEERS_ARGS:-} > "$OUT/dl-peers.txt" 2> "$OUT/dl-peers.log" || status=1
+  tail -3 "$OUT/dl-peers.txt"
   pack
 fi
 

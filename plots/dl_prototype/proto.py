@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""issue 23 prototype: check, then time, the fused deep-learning row kernels of kernels/17-20
+"""issue 23 prototype: check, then time, the fused deep-learning row kernels of kernels/17_*.cu to kernels/20_*.cu
 (softmax, log_softmax, softmax backward, LayerNorm, RMSNorm, cross-entropy, LayerNorm's dγ/dβ)
 with CuPy, from CUBINs built by run.sh.
 

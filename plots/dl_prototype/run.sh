@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 23 prototype: build the fused deep-learning kernels (kernels/17-20) with nvcc for sm_90,
+# issue 23 prototype: build the fused deep-learning kernels (kernels/17_*.cu to kernels/20_*.cu) with nvcc for sm_90,
 # check them on traps and time every candidate launch with CuPy (proto.py), the copy and read
 # ceilings beside them; then torch eager and Liger-Kernel (the peers helper's plots/dl_peers.py,
 # a snapshot) in the same run; then Nsight Compute on the best launches that miss the goal.

@@ -63,6 +63,9 @@ pub struct Context {
     pub dl: Option<crate::records::dl::Loaded>,
     pub dl_demos: Option<String>,
     pub dl_ncu: Option<String>,
+    /// The book's GPU's operators (`operators/<gpu>.csv`) and their peers (`<gpu>-peers.csv`).
+    pub operators: Option<crate::records::operators::OpFile>,
+    pub operator_peers: Option<crate::records::operators::OpFile>,
 }
 
 /// The kernels whose bank conflicts the chapter of kernel 2 shows, in its order.
@@ -128,6 +131,10 @@ impl Context {
             ),
             None => (None, None, None),
         };
+        let (operators, operator_peers) = match &slug {
+            Some(slug) => crate::records::operators::load(&data_dir, slug)?,
+            None => (None, None),
+        };
         Ok(Context {
             root: root.to_path_buf(),
             ncu: texts(&data_dir.join("ncu"), "txt")?,
@@ -150,6 +157,8 @@ impl Context {
             dl,
             dl_demos,
             dl_ncu,
+            operators,
+            operator_peers,
         })
     }
 

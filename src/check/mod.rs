@@ -7,6 +7,8 @@ pub mod data;
 pub mod dl;
 pub mod dl_mutants;
 pub mod mutants;
+pub mod ops;
+pub mod ops_mutants;
 pub mod reproducible;
 pub mod rows;
 

@@ -16,9 +16,9 @@ use rand::{Rng, SeedableRng};
 /// Which of the two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fused {
-    /// Exercise 11: `exercise_f32(const float* x, float* y, u64 rows, u64 cols)`.
+    /// Exercise 14: `exercise_f32(const float* x, float* y, u64 rows, u64 cols)`.
     Softmax,
-    /// Exercise 12: `exercise_f32(x, dy, mean, rstd, float* dgamma, u64 rows, u64 cols)`.
+    /// Exercise 15: `exercise_f32(x, dy, mean, rstd, float* dgamma, u64 rows, u64 cols)`.
     Gamma,
 }
 

@@ -22,6 +22,7 @@ pub mod check;
 pub mod child;
 pub mod fused;
 pub mod launch;
+pub mod operators;
 pub mod report;
 
 pub use catalogue::{all, find, CaughtBy, Exercise, NearMiss, TODO_MARKER};

@@ -5,8 +5,10 @@
 pub mod broken;
 mod registry;
 pub mod dl;
+pub mod dispatch;
 pub mod plan;
 pub mod reducer;
+pub mod ops;
 pub mod rows;
 
 pub use registry::*;

@@ -192,6 +192,14 @@ pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
 pub fn peers_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}-peers.csv"))
 }
+/// The peers measured in the peers helper's own run on the same GPU (`plots/dl_peers.py` alone,
+/// with every peer it could carry), kept beside the peers of the book's run until a run of
+/// `reduction dl-bench` with all of them replaces both.
+pub fn peers_own_run_file(data_dir: &Path, slug: &str) -> PathBuf {
+    results_dir(data_dir).join(format!("{slug}-peers-own-run.csv"))
+}
+/// Appended to the `method` of a peer's row read from [`peers_own_run_file`].
+pub const OWN_RUN: &str = " (the peers' own run)";
 pub fn refused_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}-peers-refused.csv"))
 }
@@ -221,14 +229,20 @@ pub fn load(data_dir: &Path, slug: &str) -> Result<Option<Loaded>> {
         return Ok(None);
     }
     let (machine, ours) = read_csv(&file)?;
-    let peers = match peers_file(data_dir, slug) {
+    let mut peers = match peers_file(data_dir, slug) {
         p if p.is_file() => read_csv(&p)?.1,
         _ => Vec::new(),
     };
-    let refused = match refused_file(data_dir, slug) {
-        p if p.is_file() => csv::read::<Refused>(&p)?.1,
-        _ => Vec::new(),
-    };
+    let own_run = peers_own_run_file(data_dir, slug);
+    if own_run.is_file() {
+        peers.extend(read_csv(&own_run)?.1.into_iter().map(|r| DlRow { method: format!("{}{OWN_RUN}", r.method), ..r }));
+    }
+    let mut refused = Vec::new();
+    for p in [refused_file(data_dir, slug), results_dir(data_dir).join(format!("{slug}-peers-own-run-refused.csv"))] {
+        if p.is_file() {
+            refused.extend(csv::read::<Refused>(&p)?.1);
+        }
+    }
     Ok(Some(Loaded { machine, ours, peers, refused }))
 }
 
@@ -257,5 +271,25 @@ mod tests {
         let (_, rows) = csv::from_str::<DlRow>(peer, "peer").unwrap();
         assert!(rows[0].is_peer() && rows[0].rows == 1 << 20 && (rows[0].gbps() - 4177.9).abs() < 0.1);
         assert!((row.percent_of(4814.0) - 100.0 * row.gbps() / 4814.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_peers_own_run_is_read_beside_the_run_of_ours_and_marked() {
+        let dir = std::env::temp_dir().join(format!("reduction-dl-load-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("dl")).unwrap();
+        let machine = Machine { gpu: "NVIDIA H200".into(), sm_count: 132, peak_gbps: Some(4814.0), ..Default::default() };
+        let row = |kernel: &str, status| DlRow {
+            kernel: kernel.into(), chapter: 17, title: kernel.into(), status, dtype: Dtype::F32, n: 1024, block: 0, cache: Cache::Rotated,
+            median_us: 500.0, min_us: 499.0, max_us: 501.0, bytes: 1 << 31, working_set_bytes: 1 << 33, repeats: 15,
+            method: "CUDA events".into(), op: "softmax".into(), rows: 1 << 18,
+        };
+        write_csv(&results_file(&dir, "gpu"), &machine, &[row("dl_softmax", Status::Correct)]).unwrap();
+        write_csv(&peers_file(&dir, "gpu"), &machine, &[row("torch_softmax", Status::Peer)]).unwrap();
+        assert!(load(&dir, "gpu").unwrap().unwrap().peers.iter().all(|r| !r.method.ends_with(OWN_RUN)));
+        write_csv(&peers_own_run_file(&dir, "gpu"), &machine, &[row("triton_softmax", Status::Peer)]).unwrap();
+        let l = load(&dir, "gpu").unwrap().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let marked: Vec<&str> = l.peers.iter().filter(|r| r.method.ends_with(OWN_RUN)).map(|r| r.kernel.as_str()).collect();
+        assert_eq!((l.ours.len(), l.peers.len(), marked), (1, 2, vec!["triton_softmax"]));
     }
 }

@@ -51,8 +51,14 @@ fn best_peer<'a>(peers: &'a [DlRow], op: &str, dtype: Dtype, m: usize, n: usize)
     peers.iter().filter(|r| r.op == op && r.dtype == dtype && r.rows == m && r.n == n).min_by(|a, b| a.median_us.total_cmp(&b.median_us))
 }
 
-/// A peer's kernel id as a short name: `liger_rms_norm` → `Liger`.
-fn peer_name(kernel: &str) -> String {
+/// A peer's row as a short name: `liger_rms_norm` → `Liger`, with † where it was measured in the
+/// peers' own run rather than beside ours.
+fn peer_name(peer: &DlRow) -> String {
+    let name = family_name(&peer.kernel);
+    if peer.method.ends_with(records::OWN_RUN) { format!("{name}†") } else { name }
+}
+
+fn family_name(kernel: &str) -> String {
     let family = kernel.split('_').next().unwrap_or(kernel);
     match family {
         "torch" if kernel.starts_with("torch_compile") => "torch.compile".into(),
@@ -62,6 +68,15 @@ fn peer_name(kernel: &str) -> String {
         "tilelang" => "TileLang".into(),
         "quack" => "Quack".into(),
         other => other.into(),
+    }
+}
+
+/// Where some peers come from the peers' own run: what † means.
+fn own_run_note(l: &Loaded) -> &'static str {
+    if l.peers.iter().any(|r| r.method.ends_with(records::OWN_RUN)) {
+        " (†: measured in the peers' own run on the same GPU, not in the run beside ours)"
+    } else {
+        ""
     }
 }
 
@@ -75,7 +90,7 @@ fn cell(l: &Loaded, op: &str, dtype: Dtype, m: usize, n: usize) -> String {
     }
     if let Some(peer) = best_peer(&l.peers, op, dtype, m, n) {
         let faster = peer.median_us < ours.median_us;
-        write!(s, " · {} {:.1}%{}", peer_name(&peer.kernel), peer.percent_of(p), if faster { " ▲" } else { "" }).unwrap();
+        write!(s, " · {} {:.1}%{}", peer_name(peer), peer.percent_of(p), if faster { " ▲" } else { "" }).unwrap();
     }
     s
 }
@@ -89,7 +104,7 @@ pub fn ops_table(l: &Loaded, ops: &[(&str, &str)]) -> String {
             continue;
         }
         writeln!(out, "\n**{dtype}**, % of {:.0} GB/s (bytes: every input read once, every output written once); \
-            the fastest peer beside it, ▲ where it is faster than ours:\n", peak(&l.machine)).unwrap();
+            the fastest peer beside it, ▲ where it is faster than ours{}:\n", peak(&l.machine), own_run_note(l)).unwrap();
         write!(out, "| M × N |").unwrap();
         for (_, title) in ops {
             write!(out, " {title} |").unwrap();
@@ -211,7 +226,7 @@ pub fn goal(l: &Loaded) -> String {
             for (op, title) in FORWARD.iter().chain(BACKWARD.iter()) {
                 if let (Some(ours), Some(peer)) = (find(&l.ours, &records::kernel_name(op), op, dtype, m, n), best_peer(&l.peers, op, dtype, m, n)) {
                     if peer.median_us < ours.median_us {
-                        slower.push(format!("{title} {dtype} {} ({} {:.1} µs, ours {:.1} µs)", shape(m, n), peer_name(&peer.kernel), peer.median_us, ours.median_us));
+                        slower.push(format!("{title} {dtype} {} ({} {:.1} µs, ours {:.1} µs)", shape(m, n), peer_name(peer), peer.median_us, ours.median_us));
                     }
                 }
             }
@@ -227,9 +242,9 @@ pub fn goal(l: &Loaded) -> String {
     }
     out.push('\n');
     if slower.is_empty() {
-        writeln!(out, "No peer measured in the same run is faster than the book's kernel at any shape.").unwrap();
+        writeln!(out, "No peer is faster than the book's kernel at any shape.").unwrap();
     } else {
-        writeln!(out, "A peer is faster at {} shape{}: {}.", slower.len(), if slower.len() == 1 { "" } else { "s" }, slower.join("; ")).unwrap();
+        writeln!(out, "A peer is faster at {} shape{}{}: {}.", slower.len(), if slower.len() == 1 { "" } else { "s" }, own_run_note(l), slower.join("; ")).unwrap();
     }
     out
 }
