@@ -225,11 +225,22 @@ if has dl; then
   echo "=== dl (deep-learning reductions: tests with REQUIRE_GPU=1, then dl-bench and its peers)"
   mkdir -p "$OUT/dl/data"
   [ -f plots/peers_env.sh ] && source plots/peers_env.sh > "$OUT/dl/peers-env.txt" 2>&1
-  REQUIRE_GPU=1 timeout ${DL_TESTS_TIMEOUT:-900} $B/tests/test-dl > "$OUT/dl/tests.log" 2>&1 || status=1
-  grep -E "FAILED|panicked|^test result|mutation score" "$OUT/dl/tests.log" | head -40
-  timeout ${DL_BENCH_TIMEOUT:-900} $B/bin/reduction dl-bench --out "$OUT/dl/data" 2> "$OUT/dl/bench.log" | tee "$OUT/dl/bench-summary.txt"
+  # About 2-4 minutes: ~20 s of compiles (ten files at once), then ~1800 small trials.
+  dl_started=$SECONDS
+  REQUIRE_GPU=1 timeout ${DL_TESTS_TIMEOUT:-600} $B/tests/test-dl > "$OUT/dl/tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result|mutation score|compiled" "$OUT/dl/tests.log" | head -40
+  echo "test-dl: $((SECONDS - dl_started)) s"
+  # Bounded: no new shape of ours after --budget-s (90 s, compiles included), the peers' script
+  # with --budget-s (60 s) and killed 90 s past it: ~3 minutes. DL_BENCH_ARGS="--budget-s 0
+  # --peers-budget-s 0" measures everything (~2 + ~8 minutes); "--quick" five shapes.
+  dl_started=$SECONDS
+  timeout ${DL_BENCH_TIMEOUT:-420} $B/bin/reduction dl-bench --out "$OUT/dl/data" ${DL_BENCH_ARGS:-} 2> "$OUT/dl/bench.log" | tee "$OUT/dl/bench-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/dl/bench.log"; }
+  echo "dl-bench: $((SECONDS - dl_started)) s"
   ls -l "$OUT/dl/data/dl"
+  pack
+fi
+
 if has ops; then
   # The operators (chapter 16): their tests (every operator, type, size and row strategy, checked
   # exactly or within the bounds; the planted bugs, with the mutation score, which must be

@@ -34,6 +34,14 @@ pub struct DlBenchArgs {
     /// Do not run plots/dl_peers.py (torch, torch.compile, Triton, TileLang, Liger, Quack) afterwards
     #[arg(long)]
     no_peers: bool,
+    /// No new shape of the book's kernels is started after this many seconds (compiles included;
+    /// 0: no limit). The shapes come in the order a short run should keep them
+    #[arg(long, value_name = "S", default_value_t = 90)]
+    budget_s: u64,
+    /// The peers' budget, passed to plots/dl_peers.py --budget-s (no new case after it; 0: no
+    /// limit); the script is killed 90 s past it
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    peers_budget_s: u64,
 }
 
 pub fn bench(args: DlBenchArgs) -> Outcome {
@@ -58,16 +66,20 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     let largest = config.shapes.iter().map(|&(m, n)| m.saturating_mul(n)).max().unwrap_or(0);
     let need = Need::elements(format!("{largest} values of the largest shape"), largest, 4);
     let gpu = super::open_gpu_for(Some(&need))?;
-    let started = std::time::Instant::now();
-    let measured = dl_bench::bench(&gpu, &config)?;
+    config.budget = (args.budget_s > 0).then(|| std::time::Duration::from_secs(args.budget_s));
     let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
     let dir = records::results_dir(&data_dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let slug = reduction::records::slug(&gpu.info().name);
     let machine = machine_of(&gpu, command_line());
     let path = records::results_file(&data_dir, &slug);
-    records::write_csv(&path, &machine, &measured)?;
-    println!("\n{} measurements in {:.0} s, written to {}", measured.len(), started.elapsed().as_secs_f64(), path.display());
+    // Written after every shape: a run cut short keeps what it measured.
+    let bench = dl_bench::bench(&gpu, &config, &mut |rows| records::write_csv(&path, &machine, rows))?;
+    records::write_csv(&path, &machine, &bench.rows)?;
+    println!("\n{} measurements in {:.0} s, written to {}", bench.rows.len(), bench.seconds, path.display());
+    if !bench.not_measured.is_empty() {
+        println!("not measured, past the budget of {} s (--budget-s): {}", args.budget_s, bench.not_measured.join(", "));
+    }
     // What the chapter's planted bugs return, recorded beside the measurements.
     match dl_bench::demos(&gpu) {
         Ok(demos) => {
@@ -80,10 +92,15 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
         Err(e) => println!("planted bugs' outputs not recorded: {e}"),
     }
     if !args.no_peers {
-        let shapes: Vec<String> = config.shapes.iter().map(|(m, n)| format!("{m}x{n}")).collect();
+        // The shapes ours measured, in the same order, so that a budget keeps the same ones.
+        let shapes: Vec<String> = dl_bench::shapes_measured(&bench.rows).iter().map(|(m, n)| format!("{m}x{n}")).collect();
         let dtypes: Vec<&str> = config.dtypes.iter().map(|d| d.name()).collect();
         let ops: Vec<&str> = config.ops.iter().map(|o| o.name()).collect();
-        run_peers(&dir, &shapes.join(","), &dtypes.join(","), &ops.join(","));
+        if shapes.is_empty() {
+            println!("peers not measured: no shape of ours was");
+        } else {
+            run_peers(&dir, &shapes.join(","), &dtypes.join(","), &ops.join(","), args.peers_budget_s);
+        }
     }
     if args.out.is_none() {
         return render();
@@ -91,25 +108,28 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `python3 plots/dl_peers.py` on the same shapes, in the same run; a missing Python or library
-/// is reported, not fatal (the script says which peers it could not import, and why).
-fn run_peers(dir: &Path, shapes: &str, dtypes: &str, ops: &str) {
+/// `python3 plots/dl_peers.py` on the same shapes, in the same run, with its own budget (no new
+/// case after `budget_s`; killed 90 s past it); a missing Python or library is reported, not
+/// fatal (the script says which peers it could not import, and why).
+fn run_peers(dir: &Path, shapes: &str, dtypes: &str, ops: &str, budget_s: u64) {
     let script = Path::new("plots/dl_peers.py");
     if !script.is_file() {
         println!("peers not measured: {} not found (run from the repository's root)", script.display());
         return;
     }
-    println!("\nthe peers on the same shapes: python3 {}", script.display());
-    let status = std::process::Command::new("python3")
-        .arg(script)
-        .arg("--out").arg(dir)
-        .arg("--shapes").arg(shapes)
-        .arg("--dtypes").arg(dtypes)
-        .arg("--ops").arg(ops)
-        .status();
-    match status {
-        Ok(s) if s.success() => {}
-        Ok(s) => println!("peers not measured: python3 {} exited with {s} (it says why above)", script.display()),
-        Err(e) => println!("peers not measured: python3 could not be started: {e}"),
+    println!("\nthe peers on the same shapes: python3 {} (budget {})", script.display(), if budget_s > 0 { format!("{budget_s} s") } else { "none".into() });
+    let mut command = std::process::Command::new("python3");
+    command.arg(script).arg("--out").arg(dir).arg("--shapes").arg(shapes).arg("--dtypes").arg(dtypes).arg("--ops").arg(ops);
+    // A Rust parent passes its device-memory cap down (REDUCTION_DEVICE_MEMORY is inherited).
+    let deadline = if budget_s > 0 {
+        command.arg("--budget-s").arg(budget_s.to_string());
+        std::time::Duration::from_secs(budget_s + 90)
+    } else {
+        std::time::Duration::from_secs(24 * 3600)
+    };
+    let started = std::time::Instant::now();
+    match super::peers::run_within(&mut command, deadline) {
+        Ok(()) => println!("the peers: done in {:.0} s", started.elapsed().as_secs_f64()),
+        Err(why) => println!("peers: python3 {} {why}; what it wrote before is kept", script.display()),
     }
 }

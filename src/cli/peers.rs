@@ -96,7 +96,7 @@ fn run_with_deadline(command: &mut Command) -> Result<(), String> {
     run_within(command, PEER_DEADLINE)
 }
 
-fn run_within(command: &mut Command, deadline: std::time::Duration) -> Result<(), String> {
+pub fn run_within(command: &mut Command, deadline: std::time::Duration) -> Result<(), String> {
     let mut child = command.spawn().map_err(|e| format!("could not be started: {e}"))?;
     let started = std::time::Instant::now();
     loop {

@@ -26,16 +26,24 @@ use cudarc::driver::CudaSlice;
 /// M·N of the sweep: 2^28 values.
 pub const SWEEP_VALUES: usize = 1 << 28;
 
-/// The issue's shapes: M·N = 2^28 for N = 2^8 … 2^18, then 4096 × 4096 and 8192 × 128256.
+/// The issue's shapes: M·N = 2^28 for N = 2^8 … 2^18, then 4096 × 4096 and 8192 × 128256, in the
+/// order a run cut short by its budget should keep them: first those `plots/dl_peers.py --quick`
+/// measures too (N = 256, 16384, 262144 and the two LLM shapes), then N = 1024, then the rest.
 pub fn default_shapes() -> Vec<(usize, usize)> {
-    let mut shapes: Vec<(usize, usize)> = (8..=18).map(|k| (SWEEP_VALUES >> k, 1usize << k)).collect();
-    shapes.extend([(4096, 4096), (8192, 128_256)]);
+    let mut shapes = quick_shapes();
+    shapes.push((SWEEP_VALUES >> 10, 1 << 10));
+    for k in 8..=18 {
+        let s = (SWEEP_VALUES >> k, 1usize << k);
+        if !shapes.contains(&s) {
+            shapes.push(s);
+        }
+    }
     shapes
 }
 
-/// A few of them, for `--quick`.
+/// A few of them, for `--quick`: the shapes of `plots/dl_peers.py --quick`.
 pub fn quick_shapes() -> Vec<(usize, usize)> {
-    vec![(1 << 20, 256), (1 << 16, 4096), (1 << 10, 1 << 18), (4096, 4096)]
+    vec![(1 << 20, 256), (1 << 14, 1 << 14), (1 << 10, 1 << 18), (4096, 4096), (8192, 128_256)]
 }
 
 /// What to measure.
@@ -46,11 +54,13 @@ pub struct DlBenchConfig {
     pub ops: Vec<DlOp>,
     pub target_ms: f64,
     pub seed: u64,
+    /// No new shape is started after this long (compiles included); `None`: every shape.
+    pub budget: Option<std::time::Duration>,
 }
 
 impl Default for DlBenchConfig {
     fn default() -> Self {
-        DlBenchConfig { shapes: default_shapes(), dtypes: vec![Dtype::F32, Dtype::BF16], ops: DlOp::ALL.to_vec(), target_ms: 20.0, seed: 2018 }
+        DlBenchConfig { shapes: default_shapes(), dtypes: vec![Dtype::F32, Dtype::BF16], ops: DlOp::ALL.to_vec(), target_ms: 10.0, seed: 2018, budget: None }
     }
 }
 
@@ -97,19 +107,56 @@ fn sample_rows(m: usize) -> Vec<usize> {
     rows
 }
 
-/// Measure everything the config names; one line per measurement to stderr as it is made.
-/// Shapes that do not fit in the GPU's free memory are skipped with the reason.
-pub fn bench(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
+/// Measure everything the config names, shape by shape (each in every type); one line per
+/// measurement to stderr as it is made, and `progress(rows so far)` after each shape (the command
+/// line writes its CSV there, so that a run cut short keeps what it measured). Shapes that do not
+/// fit in the GPU's free memory are skipped with the reason; past `config.budget` no new shape is
+/// started, and the ones left are listed in [`DlBench::not_measured`].
+pub fn bench(gpu: &Gpu, config: &DlBenchConfig, progress: &mut dyn FnMut(&[DlRow]) -> Result<()>) -> Result<DlBench> {
+    let started = std::time::Instant::now();
+    // The four files at once, one core each, rather than one after another as they are first used.
+    let files = crate::kernels::dl::files();
+    gpu.preload(&files.map(|f| f as &(dyn crate::gpu::KernelSource + Sync)))?;
     let mut rows = yardsticks(gpu, config)?;
-    for &dtype in &config.dtypes {
-        match dtype {
-            Dtype::F32 => rows.extend(bench_typed::<f32>(gpu, config)?),
-            Dtype::BF16 => rows.extend(bench_typed::<bf16>(gpu, config)?),
-            Dtype::F16 => rows.extend(bench_typed::<crate::element::f16>(gpu, config)?),
-            other => return Err(Error::Config { setting: format!("dl-bench --dtypes {other}"), reason: "the deep-learning kernels take f32, f16 or bf16".into() }),
+    let mut not_measured = Vec::new();
+    for &(m, n) in &config.shapes {
+        for &dtype in &config.dtypes {
+            if config.budget.is_some_and(|b| started.elapsed() > b) {
+                not_measured.push(format!("{dtype} {m} × {n}"));
+                continue;
+            }
+            let one = DlBenchConfig { shapes: vec![(m, n)], dtypes: vec![dtype], ..config.clone() };
+            match dtype {
+                Dtype::F32 => rows.extend(bench_typed::<f32>(gpu, &one)?),
+                Dtype::BF16 => rows.extend(bench_typed::<bf16>(gpu, &one)?),
+                Dtype::F16 => rows.extend(bench_typed::<crate::element::f16>(gpu, &one)?),
+                other => return Err(Error::Config { setting: format!("dl-bench --dtypes {other}"), reason: "the deep-learning kernels take f32, f16 or bf16".into() }),
+            }
+        }
+        progress(&rows)?;
+    }
+    Ok(DlBench { rows, not_measured, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// What [`bench`] measured.
+#[derive(Clone, Debug)]
+pub struct DlBench {
+    pub rows: Vec<DlRow>,
+    /// The (type, shape) cases not started because the budget was spent.
+    pub not_measured: Vec<String>,
+    /// How long it took, compiles included.
+    pub seconds: f64,
+}
+
+/// The shapes measured, in the order they were (the yardsticks left out).
+pub fn shapes_measured(rows: &[DlRow]) -> Vec<(usize, usize)> {
+    let mut shapes: Vec<(usize, usize)> = Vec::new();
+    for r in rows.iter().filter(|r| r.op != "copy" && r.op != "read") {
+        if !shapes.contains(&(r.rows, r.n)) {
+            shapes.push((r.rows, r.n));
         }
     }
-    Ok(rows)
+    shapes
 }
 
 /// Time `enqueue(j)` as a graph of back-to-back launches; where a graph cannot be captured (a
@@ -275,14 +322,22 @@ fn make_pool<T: FromF32>(gpu: &Gpu, m: usize, n: usize, slots: usize, seed: u64)
         gpu.upload_chunked(&host_dy, &mut dy, s * values, "uploading dy")?;
     }
     // The statistics the forward saved (for the column sums): each row's mean and rstd.
-    let stats_host: Vec<(f32, f32)> = (0..m)
-        .map(|r| {
-            let row = &host_x[r * n..(r + 1) * n];
-            let mu = row.iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
-            let var = row.iter().map(|v| (v.to_f64() - mu).powi(2)).sum::<f64>() / n as f64;
-            (mu as f32, (1.0 / (var + 1e-5).sqrt()) as f32)
-        })
-        .collect();
+    let mut stats_host = vec![(0.0f32, 0.0f32); m];
+    let threads = std::thread::available_parallelism().map_or(4, |t| t.get()).min(m.max(1));
+    std::thread::scope(|scope| {
+        for (i, chunk) in stats_host.chunks_mut(m.div_ceil(threads).max(1)).enumerate() {
+            let first = i * m.div_ceil(threads).max(1);
+            let host_x = &host_x;
+            scope.spawn(move || {
+                for (j, out) in chunk.iter_mut().enumerate() {
+                    let row = &host_x[(first + j) * n..(first + j + 1) * n];
+                    let mu = row.iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
+                    let var = row.iter().map(|v| (v.to_f64() - mu).powi(2)).sum::<f64>() / n as f64;
+                    *out = (mu as f32, (1.0 / (var + 1e-5).sqrt()) as f32);
+                }
+            });
+        }
+    });
     Ok(Pool {
         slots,
         x,
@@ -519,4 +574,31 @@ pub fn demos(gpu: &Gpu) -> Result<Vec<records::Demo>> {
     out.push(records::Demo { demo: "f16_large".into(), kernel: format!("{} ({})", launch.entry(), launch.team), dtype: Dtype::F16, m, n,
         kind: "uniform(-6e4; 6e4)".into(), max_rel_error: worst, nan_rows, rows: m, note: format!("check {}: worst error / bound {worst:.3}", if worst <= 1.0 { "ok" } else { "FAIL" }) });
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shapes_are_the_issues_with_the_peers_quick_ones_first() {
+        let shapes = default_shapes();
+        let mut sorted = shapes.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 13, "{shapes:?}");
+        assert!((8..=18).all(|k| shapes.contains(&(SWEEP_VALUES >> k, 1 << k))) && shapes.contains(&(4096, 4096)) && shapes.contains(&(8192, 128_256)));
+        assert_eq!(&shapes[..5], quick_shapes().as_slice());
+        assert_eq!(shapes[5], (1 << 18, 1024));
+    }
+
+    #[test]
+    fn the_shapes_measured_come_in_their_order_without_the_yardsticks() {
+        let row = |op: &str, rows: usize, n: usize| DlRow {
+            kernel: op.into(), chapter: 17, title: op.into(), status: Status::Correct, dtype: Dtype::F32, n, block: 0, cache: Cache::Rotated,
+            median_us: 1.0, min_us: 1.0, max_us: 1.0, bytes: 1, working_set_bytes: 1, repeats: 1, method: String::new(), op: op.into(), rows,
+        };
+        let rows = [row("copy", 1, 1 << 28), row("softmax", 4096, 4096), row("layer_norm", 4096, 4096), row("softmax", 1 << 20, 256)];
+        assert_eq!(shapes_measured(&rows), vec![(4096, 4096), (1 << 20, 256)]);
+    }
 }

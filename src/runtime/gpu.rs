@@ -179,6 +179,44 @@ impl Gpu {
         module.load_function(entry).during(&format!("loading entry point {entry} from {}", kernel.file()))
     }
 
+    /// Compile every file of `kernels` this process has not compiled yet, in parallel (one
+    /// thread each: NVRTC compiles one program on one core), then load them; later
+    /// [`Gpu::function`] calls find them loaded. For a program that will use several large files
+    /// (the deep-learning kernels' four take ~45 s one after another on one core).
+    pub fn preload(&self, kernels: &[&(dyn KernelSource + Sync)]) -> Result<()> {
+        self.bind_to_thread()?;
+        let arch = self.info().arch();
+        let wanted: Vec<&(dyn KernelSource + Sync)> = {
+            let modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut wanted: Vec<&(dyn KernelSource + Sync)> = Vec::new();
+            for &k in kernels {
+                if !modules.contains_key(k.file()) && !wanted.iter().any(|w| w.file() == k.file()) {
+                    wanted.push(k);
+                }
+            }
+            wanted
+        };
+        let compiled: Vec<Result<crate::nvrtc::Compiled>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = wanted
+                .iter()
+                .map(|&k| {
+                    let arch = arch.clone();
+                    scope.spawn(move || crate::nvrtc::compile_cubin(k.file(), &k.text(), &arch, &k.options()?))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Compile { file: "preload".into(), log: "a compile thread panicked".into() }))).collect()
+        });
+        let mut modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (k, c) in wanted.into_iter().zip(compiled) {
+            let c = c?;
+            if !modules.contains_key(k.file()) {
+                let module = self.inner.context.load_module(Ptx::from_binary(c.cubin)).during(&format!("loading the CUBIN of {}", k.file()))?;
+                modules.insert(k.file(), module);
+            }
+        }
+        Ok(())
+    }
+
     fn module(&self, kernel: &dyn KernelSource) -> Result<Arc<CudaModule>> {
         // Held across the compile, so that two threads never compile the same file twice.
         let mut modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
