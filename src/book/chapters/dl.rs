@@ -355,7 +355,20 @@ pub fn from_results(c: &Context, f: fn(&Loaded) -> String) -> Result<String> {
 }
 
 pub fn forward_markdown(l: &Loaded) -> String {
-    ops_table(l, &FORWARD)
+    format!("{}{}", provenance(&l.machine), ops_table(l, &FORWARD))
+}
+
+/// Where the book's numbers come from: the run's command and compiler, from the file's header;
+/// for the prototype's records, what that means.
+pub fn provenance(machine: &Machine) -> String {
+    let mut s = format!("Measured on the {} on {}: `{}` (compiled by {}).", machine.gpu, machine.date, machine.command, machine.nvrtc);
+    if machine.nvrtc.contains("prototype") {
+        s.push_str(" These are the prototype's numbers: the same kernel files, at an earlier commit, built with nvcc and \
+            launched from CuPy (`plots/dl_prototype/`), before the Rust benchmark had run on a GPU; `reduction dl-bench` \
+            replaces them.");
+    }
+    s.push('\n');
+    s
 }
 pub fn backward_markdown(l: &Loaded) -> String {
     ops_table(l, &BACKWARD)
