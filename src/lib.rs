@@ -32,7 +32,7 @@ pub use kernels::{plan, reducer, rows};
 pub use measure::{accuracy, bench};
 pub use mistakes::guard;
 pub use multigpu::{allreduce, nccl};
-pub use runtime::{element, error, gpu, limits, nvrtc};
+pub use runtime::{arch, device_memory, element, error, gpu, limits, nvrtc};
 
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};
