@@ -9,6 +9,9 @@ Row sums (torch.sum(x, dim=1), TileLang, Triton) are measured by plots/tile_peer
 `reduction rows-bench` runs; it shares this file's timing, CSV row and header.
 
 Needs PyTorch and/or CuPy with a CUDA GPU; a library that is missing is skipped with a message.
+Device memory: what torch.cuda.mem_get_info() reports free, or less with REDUCTION_DEVICE_MEMORY
+(6GiB, 512MiB, 8GB: read as the Rust library reads it); the input pool takes at most 45% of it,
+as `reduction bench`'s does, and a size that does not fit is skipped with the reason.
 Method, as in the Rust benchmark: each result is checked against a float64 sum of the same
 input before it is timed; inputs rotate through a pool larger than L2; K back-to-back sums are
 captured into a CUDA graph and timed with CUDA events (or, where capture fails, timed as K
@@ -29,6 +32,103 @@ MIN_REPEATS, MAX_REPEATS, MAX_OPS = 15, 51, 1000
 
 def parse_size(s):
     return 1 << int(s[2:]) if s.startswith("2^") else int(float(s))
+
+
+# ---- device memory: REDUCTION_DEVICE_MEMORY, as src/runtime/device_memory.rs reads it ----
+
+MEMORY_VAR = "REDUCTION_DEVICE_MEMORY"
+MEMORY_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("TB", 10 ** 12),
+                ("GB", 10 ** 9), ("MB", 10 ** 6), ("KB", 1000), ("kB", 1000), ("B", 1))
+POOL_SHARE = 0.45  # of the budget: limits::POOL_SHARE, as the Rust benchmarks' pools
+CHECK_CHUNK = 1 << 24  # values checked at once: the float64 copies of a chunk, not of a whole input
+
+
+def parse_memory_size(text):
+    """6GiB, 512MiB, 8GB, 1.5GiB or a number of bytes, as bytes; ValueError with how to write one.
+    The same syntax and results as the Rust library's parse_size (tests/tile_languages.rs checks)."""
+    bad = ValueError(f"{text!r} is not a memory size (write 6GiB, 512MiB, 8GB or a number of bytes)")
+    number, scale = text.strip(), 1
+    for unit, unit_scale in MEMORY_UNITS:
+        if number.endswith(unit):
+            number, scale = number[: -len(unit)].rstrip(), unit_scale
+            break
+    if not number or any(c not in "0123456789." for c in number) or number.count(".") > 1 or number == ".":
+        raise bad
+    whole, _, fraction = number.partition(".")
+    fraction = fraction[:30]
+    value = int(whole or "0") * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
+    if value >= 1 << 64:
+        raise ValueError(f"{text!r} is more bytes than any GPU has")
+    return value
+
+
+def human_bytes(n):
+    """1536 -> 1.5 KiB, as the Rust side writes sizes."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    value, unit = float(n), 0
+    while value >= 1024 and unit + 1 < len(units):
+        value, unit = value / 1024, unit + 1
+    return f"{n} B" if unit == 0 else f"{value:.1f} {units[unit]}"
+
+
+def budget_from(free, cap_text):
+    """(bytes this script may use on the GPU, a sentence saying where the figure comes from)."""
+    if cap_text is None or not cap_text.strip():
+        return free, f"{human_bytes(free)} free"
+    cap = parse_memory_size(cap_text)
+    if cap < free:
+        return cap, f"{human_bytes(cap)} under {MEMORY_VAR}={cap_text} ({human_bytes(free)} really free)"
+    return free, f"{human_bytes(free)} free ({MEMORY_VAR}={cap_text} is more)"
+
+
+def device_budget(torch):
+    """The budget on GPU 0: torch.cuda.mem_get_info()'s free memory, capped by REDUCTION_DEVICE_MEMORY.
+    A value that is not a size ends the script with the reason."""
+    free, _ = torch.cuda.mem_get_info()
+    try:
+        return budget_from(free, os.environ.get(MEMORY_VAR))
+    except ValueError as e:
+        sys.exit(f"error: {MEMORY_VAR}: {e}")
+
+
+def plan_pool(lengths, element_bytes, l2_bytes, budget):
+    """The pool's length for inputs of these lengths, as limits::pool_values computes it: twice the
+    largest, and eight L2s at least, but at most POOL_SHARE of the budget; and the lengths that do
+    not fit in it."""
+    want = max(2 * max(lengths, default=0), 8 * l2_bytes // element_bytes)
+    pool_len = min(want, int(budget * POOL_SHARE) // element_bytes)
+    return pool_len, [n for n in lengths if n > pool_len]
+
+
+def skip_reason(nbytes, pool_len, element_bytes, why):
+    return (f"{human_bytes(nbytes)} does not fit in the pool of {human_bytes(pool_len * element_bytes)} "
+            f"({int(POOL_SHARE * 100)}% of {why})")
+
+
+def out_of_memory(torch):
+    """The exception torch raises when an allocation fails."""
+    return getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+
+
+def random_pool(torch, length, dtype, seed):
+    """`length` values uniform in [-1, 1) of `dtype` on the GPU, drawn in chunks so that no float32
+    temporary of the whole pool is made."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    pool = torch.empty(length, device="cuda", dtype=dtype)
+    for o in range(0, length, CHECK_CHUNK):
+        chunk = torch.rand(min(CHECK_CHUNK, length - o), device="cuda", dtype=torch.float32, generator=gen)
+        pool[o:o + chunk.numel()] = chunk.mul_(2).sub_(1)
+    return pool
+
+
+def float64_sums(x):
+    """(sum, sum of |x|) of a 1-D tensor in float64, a chunk at a time."""
+    total = magnitude = 0.0
+    for o in range(0, x.numel(), CHECK_CHUNK):
+        chunk = x[o:o + CHECK_CHUNK].double()
+        total += float(chunk.sum())
+        magnitude += float(chunk.abs().sum())
+    return total, magnitude
 
 
 def row_shapes():
@@ -134,9 +234,13 @@ def main():
 
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
-    pool_len = max(2 * max(sizes), 8 * l2 // 4)
-    gen = torch.Generator(device="cuda").manual_seed(2007)
-    pool = torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1
+    budget, why = device_budget(torch)
+    pool_len, too_large = plan_pool(sizes, 4, l2, budget)
+    print(f"device memory: {why}; input pool of {pool_len} f32 values ({human_bytes(4 * pool_len)})", file=sys.stderr)
+    for n in too_large:
+        print(f"skipped n={n}: {skip_reason(4 * n, pool_len, 4, why)}")
+    sizes = [n for n in sizes if n not in too_large]
+    pool = random_pool(torch, pool_len, torch.float32, 2007)
 
     def view(n, j):
         stride = -(-n // 256) * 256
@@ -153,18 +257,24 @@ def main():
     for name, title, fn, capture in peers:
         for n in sizes:
             x, slots = view(n, 0)
-            got = float(fn(x))
-            exact = float(x.double().sum())
-            bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * float(x.double().abs().sum())
-            if not abs(got - exact) <= bound:
-                print(f"{name} n={n}: {got} vs {exact} exceeds the bound {bound}; not timed", file=sys.stderr)
-                continue
             out = [None]
 
             def enqueue(j, n=n, fn=fn):
                 out[0] = fn(view(n, j)[0])
 
-            times, ops, method = time_graph(torch, enqueue, capture)
+            try:
+                got = float(fn(x))
+                exact, magnitude = float64_sums(x)
+                bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * magnitude
+                if not abs(got - exact) <= bound:
+                    print(f"{name} n={n}: {got} vs {exact} exceeds the bound {bound}; not timed", file=sys.stderr)
+                    continue
+                times, ops, method = time_graph(torch, enqueue, capture)
+            except out_of_memory(torch) as e:  # planned not to happen; a skip with the reason if it does
+                out[0] = None
+                torch.cuda.empty_cache()
+                print(f"skipped {name} n={n}: out of device memory ({why}): {str(e).splitlines()[0][:160]}")
+                continue
             median = statistics.median(times)
             rows.append(csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
             print(f"{name:14} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs  {4 * n / median / 1e3:8.1f} GB/s  ({method})")

@@ -8,6 +8,10 @@
 #                                                   and book (only when named: the chapters' recorded outputs)
 #                                                   and reproducible (only when named: kernel 15's
 #                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
+#                                                   and capped held compare (only when named: a small
+#                                                   GPU, simulated by REDUCTION_DEVICE_MEMORY=$CAP
+#                                                   and then by another process holding all but $CAP;
+#                                                   CAP=6GiB by default)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
@@ -230,6 +234,131 @@ if has reproducible; then
   grep -E "across_gpus|: GPU [0-9]|test result|FAILED|failures" "$OUT/reproducible-tests.log" | head -30
   timeout 150 $B/bin/reduction determinism --out "$OUT/determinism" 2> "$OUT/determinism.log" | tee "$OUT/determinism.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/determinism.log"; }
+  pack
+fi
+
+# ---- a small GPU: the suite and the commands with $CAP of device memory free ----
+# `capped` sets REDUCTION_DEVICE_MEMORY=$CAP; `held` starts tests/hold_device_memory.py, which
+# holds all but $CAP of the GPU, waits until it holds, runs the same, then stops it; `compare`
+# says whether both gave the same skips. Each writes under $OUT/<stage>/: a log per test binary
+# and command, ignored.txt (binary, test, reason: every test reported ignored) and skipped.txt
+# (every "skipped ..." line the commands printed). The test binaries run are those whose device
+# memory depends on the input sizes (MEMORY_TESTS); the others allocate a fixed, small amount
+# (mistakes and exercises: inputs up to 2^26 f32 in child processes; tile languages: up to
+# 2^24 + 1) or none (nvrtc, book, plots, browser, cli), and behave the same under a cap:
+# MEMORY_TESTS=all runs every bundled binary. Each binary and command has its own timeout; the
+# stage stops starting new ones after MEMORY_STAGE_S seconds (default 480).
+CAP=${CAP:-6GiB}
+MEMORY_TESTS=${MEMORY_TESTS:-"test-gpu test-reliability test-rows test-snippets test-reproducible test-multigpu lib-reduction"}
+
+memory_stage() {  # returns 1 if anything failed; run in a subshell with the environment it needs
+  local d="$OUT/$1" started=$SECONDS rc failed=0 commands=""
+  mkdir -p "$d"
+  local budget=${MEMORY_STAGE_S:-480}
+  local tests=$MEMORY_TESTS
+  [ "$tests" = all ] && tests=$(cd $B/tests && ls)
+  left() { [ $((SECONDS - started)) -lt "$budget" ] || { echo "  (stage budget of ${budget} s spent: $1 not run)"; echo "$1" >> "$d/not-run.txt"; return 1; }; }
+  for t in $tests; do
+    [ -x "$B/tests/$t" ] || { echo "  $t: not in the bundle"; continue; }
+    left "$t" || continue
+    REQUIRE_GPU=1 timeout ${MEMORY_TEST_TIMEOUT:-240} "$B/tests/$t" > "$d/$t.log" 2>&1; rc=$?
+    echo "  $t: exit $rc; $(grep -E '^test result' "$d/$t.log" | tail -1)"
+    [ $rc = 0 ] || { failed=1; grep -E "^test .* FAILED|^    [^ ]" "$d/$t.log" | head -8; }
+  done
+  # binary <TAB> test <TAB> reason, for every test reported ignored (libtest-mimic writes
+  # "... ignored (reason)", the standard harness "... ignored, reason")
+  for log in "$d"/test-*.log "$d"/lib-*.log "$d"/bin-*.log; do
+    [ -f "$log" ] || continue
+    sed -n -E -e "s/^test ([^ ]+) +\.\.\. ignored \((.*)\)$/$(basename "$log" .log)\t\1\t\2/p" \
+      -e "s/^test ([^ ]+) +\.\.\. ignored(, (.*))?$/$(basename "$log" .log)\t\1\t\3/p" "$log"
+  done | sort > "$d/ignored.txt"
+  echo "  $(wc -l < "$d/ignored.txt") tests ignored; list in $d/ignored.txt"
+  R=$B/bin/reduction
+  run_command() {  # name timeout expected-exit command...
+    local cname=$1 limit=$2 expect=$3; shift 3
+    left "$cname" || return
+    commands="$commands $d/cmd-$cname.log"
+    timeout "$limit" "$@" > "$d/cmd-$cname.log" 2>&1; rc=$?
+    echo "  $cname: exit $rc (expected $expect); $(grep -cE '(^| )skipped ' "$d/cmd-$cname.log") skip lines"
+    [ "$rc" = "$expect" ] || { failed=1; tail -4 "$d/cmd-$cname.log"; }
+    if grep -qE "Traceback|OutOfMemoryError:|CUDA_ERROR_OUT_OF_MEMORY" "$d/cmd-$cname.log"; then
+      echo "  $cname: an out-of-memory error reached the output"; failed=1
+    fi
+  }
+  run_command info 60 0 $R info
+  run_command sum-2^31 60 1 $R sum --kernel reduce9 --n 2^31
+  run_command bench 120 0 $R bench --kernels reduce9,reduce10_last_block --dtype f32 --sizes 2^24,2^29,2^30 --out "$d/bench"
+  run_command peers 120 0 python3 plots/peers.py --out "$d/peers" --sizes 2^20,2^29,2^30
+  run_command rows-bench 240 0 $R rows-bench --quick --dtype f32 --out "$d/rows"
+  run_command accuracy 150 0 $R accuracy --only sizes --seeds 1 --out "$d/accuracy"
+  run_command determinism 120 0 $R determinism --runs 3 --out "$d/determinism"
+  run_command exercise 120 0 $R exercise 9 --solution
+  # shellcheck disable=SC2086  # the list of command logs
+  grep -hE "(^| )skipped |will not fit" $commands 2>/dev/null > "$d/skipped.txt"
+  echo "  $(wc -l < "$d/skipped.txt") skip lines from the commands; list in $d/skipped.txt; stage took $((SECONDS - started)) s"
+  pack
+  return $failed
+}
+
+if has capped; then
+  echo "=== capped: REDUCTION_DEVICE_MEMORY=$CAP"
+  (export REDUCTION_DEVICE_MEMORY=$CAP; memory_stage capped) || status=1
+fi
+
+if has held; then
+  echo "=== held: another process holds all but $CAP of the GPU"
+  mkdir -p "$OUT/held"
+  rm -f "$OUT/held/holder.ready"
+  python3 tests/hold_device_memory.py "$CAP" "$OUT/held/holder.ready" > "$OUT/held/holder.log" 2>&1 &
+  holder=$!
+  trap 'kill $holder 2>/dev/null' EXIT
+  for _ in $(seq 240); do
+    [ -s "$OUT/held/holder.ready" ] && break
+    kill -0 $holder 2>/dev/null || break
+    sleep 0.25
+  done
+  if [ -s "$OUT/held/holder.ready" ]; then
+    echo "  holder (pid $holder): $(cat "$OUT/held/holder.ready")"
+    nvidia-smi --query-gpu=memory.used,memory.free --format=csv,noheader | sed 's/^/  nvidia-smi: /'
+    (unset REDUCTION_DEVICE_MEMORY; memory_stage held) || status=1
+    kill -0 $holder 2>/dev/null || { echo "  the holder died during the stage"; status=1; }
+  else
+    echo "  the holder did not start holding:"; cat "$OUT/held/holder.log"; status=1
+  fi
+  kill $holder 2>/dev/null; wait $holder 2>/dev/null
+  trap - EXIT
+  echo "  holder stopped: $(tail -1 "$OUT/held/holder.log")"
+  pack
+fi
+
+if has compare; then
+  echo "=== compare: the same skips with the cap and with the memory held?"
+  c="$OUT/memory-comparison.txt"
+  if [ -f "$OUT/capped/ignored.txt" ] && [ -f "$OUT/held/ignored.txt" ]; then
+    {
+      cut -f1,2 "$OUT/capped/ignored.txt" > "$OUT/capped/ignored-names.txt"
+      cut -f1,2 "$OUT/held/ignored.txt" > "$OUT/held/ignored-names.txt"
+      # a skip line without its figures: what was skipped, not how much was free
+      for s in capped held; do sed -E 's/[0-9]+(\.[0-9]+)? ?(B|KiB|MiB|GiB|TiB)\b/N/g; s/: .*//' "$OUT/$s/skipped.txt" | sort > "$OUT/$s/skipped-what.txt"; done
+      if diff -q "$OUT/capped/ignored-names.txt" "$OUT/held/ignored-names.txt" >/dev/null; then
+        echo "SAME TESTS IGNORED: $(wc -l < "$OUT/capped/ignored-names.txt") in both"
+      else
+        echo "DIFFERENT TESTS IGNORED (< capped only, > held only):"; diff "$OUT/capped/ignored-names.txt" "$OUT/held/ignored-names.txt" | grep -E '^[<>]'
+      fi
+      if diff -q "$OUT/capped/skipped-what.txt" "$OUT/held/skipped-what.txt" >/dev/null; then
+        echo "SAME SIZES SKIPPED: $(wc -l < "$OUT/capped/skipped-what.txt") skip lines in both"
+      else
+        echo "DIFFERENT SIZES SKIPPED (< capped only, > held only):"; diff "$OUT/capped/skipped-what.txt" "$OUT/held/skipped-what.txt" | grep -E '^[<>]'
+      fi
+      echo; echo "ignored under the cap, with the reasons:"; sed 's/\t/  /g' "$OUT/capped/ignored.txt"
+      echo; echo "ignored with the memory held, with the reasons:"; sed 's/\t/  /g' "$OUT/held/ignored.txt"
+      echo; echo "skipped by the commands under the cap:"; cat "$OUT/capped/skipped.txt"
+      echo; echo "skipped by the commands with the memory held:"; cat "$OUT/held/skipped.txt"
+    } > "$c"
+    head -40 "$c"
+  else
+    echo "run the capped and held stages first (compare reads $OUT/capped/ and $OUT/held/)"; status=1
+  fi
   pack
 fi
 

@@ -118,6 +118,9 @@ pub fn open_gpu_for(largest: Option<&reduction::limits::Need>) -> Result<Gpu, Bo
         need.check_device(&gpu)?;
     }
     eprintln!("{}", gpu.info());
+    if let Some(note) = gpu.memory_note() {
+        eprintln!("  {note}");
+    }
     Ok(gpu)
 }
 
