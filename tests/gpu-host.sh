@@ -249,7 +249,7 @@ fi
 # MEMORY_TESTS=all runs every bundled binary. Each binary and command has its own timeout; the
 # stage stops starting new ones after MEMORY_STAGE_S seconds (default 480).
 CAP=${CAP:-6GiB}
-MEMORY_TESTS=${MEMORY_TESTS:-"test-gpu test-reliability test-rows test-snippets test-reproducible test-multigpu lib-reduction"}
+MEMORY_TESTS=${MEMORY_TESTS:-"test-gpu test-reliability test-rows test-snippets test-reproducible test-multigpu"}
 
 memory_stage() {  # returns 1 if anything failed; run in a subshell with the environment it needs
   local d="$OUT/$1" started=$SECONDS rc failed=0 commands=""

@@ -130,6 +130,8 @@ impl Gpu {
 
     /// Open the GPU with this ordinal (as `CUDA_VISIBLE_DEVICES` numbers them).
     pub fn open_ordinal(ordinal: usize) -> Result<Gpu> {
+        // A cap that is not a size is refused first, with or without a GPU.
+        let memory_cap = crate::device_memory::cap_from_env()?;
         let count = probe()?;
         if ordinal >= count {
             return Err(Error::NoGpu(format!("asked for GPU {ordinal}, but only {count} are visible")));
@@ -143,7 +145,6 @@ impl Gpu {
         // from it (the benchmark times small sums as CUDA graphs).
         let stream = context.new_stream().map_err(|e| Error::NoGpu(format!("could not create a stream on GPU {ordinal}: {e}")))?;
         let info = read_info(&context, ordinal)?;
-        let memory_cap = crate::device_memory::cap_from_env()?;
         let (free_at_open, _) = context.mem_get_info().during("reading free device memory")?;
         Ok(Gpu { inner: Arc::new(GpuInner { context, stream, info, memory_cap, free_at_open, modules: Mutex::new(HashMap::new()) }) })
     }

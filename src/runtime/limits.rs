@@ -195,12 +195,12 @@ mod tests {
         // An 8 GB card with 7.5 GiB free (the README's example): 2^29 f32 fits, 2^30 does not;
         // 2^30 f32 (4 GiB) fits from 8.9 GiB free.
         let eight_gb = pool_values(1 << 30, 4 << 20, 15 * GIB / 2, 4);
-        assert!(eight_gb >= 1 << 29 && eight_gb < 1 << 30, "{eight_gb}");
+        assert!((1 << 29..1 << 30).contains(&eight_gb), "{eight_gb}");
         assert!(pool_values(1 << 30, 4 << 20, 89 * GIB / 10, 4) >= 1 << 30);
         assert!(pool_values(1 << 30, 4 << 20, 88 * GIB / 10, 4) < 1 << 30);
         // The 6 GiB of tests/gpu-host.sh's capped stage: the same skips as the 8 GB card.
         let capped = pool_values(1 << 30, 60 << 20, 6 * GIB, 4);
-        assert!(capped >= 1 << 29 && capped < 1 << 30, "{capped}");
+        assert!((1 << 29..1 << 30).contains(&capped), "{capped}");
         // A small input on a small GPU: eight L2s, whatever the input.
         assert_eq!(pool_values(1 << 10, 4 << 20, 6 * GIB, 4), 8 << 20);
     }
