@@ -289,7 +289,7 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
   run_command sum-2^31 60 1 $R sum --kernel reduce9 --n 2^31
   run_command bench 120 0 $R bench --kernels reduce9,reduce10_last_block --dtype f32 --sizes 2^24,2^29,2^30 --out "$d/bench"
   run_command peers 120 0 python3 plots/peers.py --out "$d/peers" --sizes 2^20,2^29,2^30
-  run_command rows-bench 240 0 $R rows-bench --quick --dtype f32 --out "$d/rows"
+  run_command rows-bench 240 0 $R rows-bench --dtype f32 --shapes 4096x64,2^14x2^14 --out "$d/rows"
   run_command accuracy 150 0 $R accuracy --only sizes --seeds 1 --out "$d/accuracy"
   run_command determinism 120 0 $R determinism --runs 3 --out "$d/determinism"
   run_command exercise 120 0 $R exercise 9 --solution
