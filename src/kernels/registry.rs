@@ -519,6 +519,16 @@ mod tests {
     }
 }
 
+/// The `status` column of a kernel's benchmark rows.
+impl From<Status> for crate::records::bench::Status {
+    fn from(status: Status) -> crate::records::bench::Status {
+        match status {
+            Status::Correct => crate::records::bench::Status::Correct,
+            Status::Historical => crate::records::bench::Status::Historical,
+        }
+    }
+}
+
 /// What the runtime needs to compile a kernel file: its name, its text, its options.
 impl crate::gpu::KernelSource for KernelSpec {
     fn file(&self) -> &'static str {
