@@ -240,7 +240,12 @@ def main():
     for n in too_large:
         print(f"skipped n={n}: {skip_reason(4 * n, pool_len, 4, why)}")
     sizes = [n for n in sizes if n not in too_large]
-    pool = random_pool(torch, pool_len, torch.float32, 2007)
+    try:
+        pool = random_pool(torch, pool_len, torch.float32, 2007)
+    except out_of_memory(torch) as e:  # planned not to happen; every size skipped, with why
+        for n in sizes:
+            print(f"skipped n={n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}")
+        sizes, pool = [], None
 
     def view(n, j):
         stride = -(-n // 256) * 256

@@ -84,7 +84,13 @@ def measure_rows(torch, shapes, peers_by_dtype, budget, why):
                 print(f"skipped {dtype} {m}x{n}: {peers.skip_reason(size * m * n, pool_len, size, why)}", flush=True)
             else:
                 fitting.append((m, n))
-        pool = peers.random_pool(torch, pool_len, tdtype, 2007)
+        try:
+            pool = peers.random_pool(torch, pool_len, tdtype, 2007)
+        except oom as e:  # planned not to happen; every shape of this type skipped, with why
+            torch.cuda.empty_cache()
+            for m, n in fitting:
+                print(f"skipped {dtype} {m}x{n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+            continue
         for m, n in fitting:
             total = m * n
             step = -(-total // 256) * 256
@@ -141,8 +147,14 @@ def measure_sums(torch, sizes, sum_peers, budget, why):
     for n in too_large:
         print(f"skipped whole-array sums n={n}: {peers.skip_reason(4 * n, pool_len, 4, why)}", flush=True)
     sizes = [n for n in sizes if n not in too_large]
-    pool = peers.random_pool(torch, pool_len, torch.float32, 2007)
     oom = peers.out_of_memory(torch)
+    try:
+        pool = peers.random_pool(torch, pool_len, torch.float32, 2007)
+    except oom as e:  # planned not to happen; every size skipped, with why
+        torch.cuda.empty_cache()
+        for n in sizes:
+            print(f"skipped whole-array sums n={n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+        return rows
     references = {}
     for name, title, fn in sum_peers:
         for n in sizes:
