@@ -298,7 +298,7 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
     fi
   }
   run_command info 60 0 $R info
-  run_command sum-2^31 60 1 $R sum --kernel reduce9 --n 2^31
+  run_command sum-too-large 60 1 $R sum --kernel reduce9 --n 2^31
   run_command bench 90 0 $R bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --out "$d/bench"
   run_command peers 90 0 python3 plots/peers.py --out "$d/peers" --sizes 2^29,2^30
   run_command rows-bench 120 0 $R rows-bench --dtype f32 --shapes 4096x64 --out "$d/rows"
@@ -308,7 +308,7 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
     run_command exercise 120 0 $R exercise 9 --solution
   fi
   # shellcheck disable=SC2086  # the list of command logs
-  grep -hE "(^| )skipped |will not fit" $commands 2>/dev/null > "$d/skipped.txt"
+  grep -HE "(^| )skipped |will not fit" $commands 2>/dev/null | sed "s|^$d/cmd-||; s|\.log:|: |" > "$d/skipped.txt"
   echo "  $(wc -l < "$d/skipped.txt") skip lines from the commands; list in $d/skipped.txt; stage took $((SECONDS - started)) s"
   pack
   return $failed
@@ -350,10 +350,15 @@ if has compare; then
   c="$OUT/memory-comparison.txt"
   if [ -f "$OUT/capped/ignored.txt" ] && [ -f "$OUT/held/ignored.txt" ]; then
     {
-      cut -f1,2 "$OUT/capped/ignored.txt" > "$OUT/capped/ignored-names.txt"
-      cut -f1,2 "$OUT/held/ignored.txt" > "$OUT/held/ignored-names.txt"
-      # a skip line without its figures: what was skipped, not how much was free
-      for s in capped held; do sed -E 's/[0-9]+(\.[0-9]+)? ?(B|KiB|MiB|GiB|TiB)\b/N/g; s/: .*//' "$OUT/$s/skipped.txt" | sort > "$OUT/$s/skipped-what.txt"; done
+      # the test binaries both stages ran (capped may have run MEMORY_SUITE=full, held quick)
+      both=$(comm -12 <(cd "$OUT/capped" && ls test-*.log 2>/dev/null | sed 's/\.log$//' | sort) <(cd "$OUT/held" && ls test-*.log 2>/dev/null | sed 's/\.log$//' | sort) | tr '\n' '|')
+      echo "test binaries run in both stages: ${both%|}"
+      for s in capped held; do grep -E "^(${both%|})	" "$OUT/$s/ignored.txt" | cut -f1,2 > "$OUT/$s/ignored-names.txt"; done
+      # a skip line up to its reason (command: what was skipped), for the commands both ran
+      cmds=$(comm -12 <(cd "$OUT/capped" && ls cmd-*.log 2>/dev/null | sed 's/^cmd-//; s/\.log$//' | sort) <(cd "$OUT/held" && ls cmd-*.log 2>/dev/null | sed 's/^cmd-//; s/\.log$//' | sort) | tr '\n' '|')
+      for s in capped held; do
+        grep -E "^(${cmds%|}): " "$OUT/$s/skipped.txt" | awk -F': ' '{print $1 ": " $2}' | sort > "$OUT/$s/skipped-what.txt"
+      done
       if diff -q "$OUT/capped/ignored-names.txt" "$OUT/held/ignored-names.txt" >/dev/null; then
         echo "SAME TESTS IGNORED: $(wc -l < "$OUT/capped/ignored-names.txt") in both"
       else
