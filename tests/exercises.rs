@@ -123,7 +123,7 @@ fn stub_trial(e: &'static Exercise) -> Trial {
 fn near_miss_fails(e: &'static Exercise, m: &'static NearMiss) -> Result<(), Failed> {
     let mut o = options();
     if let CaughtBy::Sanitizer(tool) = m.caught_by {
-        o.sanitize = Some(tool.to_string());
+        o.sanitize = Some(tool);
     }
     let verdict = exercises::check(&exe(), e, &Which::NearMiss(m), &o)?;
     must_fail_naming_a_case(e, &format!("near miss {}", m.name), &verdict, &format!("{} [{}]", e.solution_path(), m.name))

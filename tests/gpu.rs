@@ -152,7 +152,7 @@ fn rule_trials(trials: &mut Vec<Trial>) {
     use common::{not_on_this_gpu, MemoryLedger, Needs};
     use reduction::arch::Arch;
     trials.push(Trial::test("rules::a_kernel_newer_than_the_gpu_is_ignored_with_the_reason", || {
-        let k9 = kernels::find("reduce9")?;
+        let k9 = kernels::find(kernels::names::REDUCE9)?;
         // Every kernel of the book runs on sm_75 today; one that needs sm_90, like a Hopper-only
         // kernel would, is ignored below it and runs from it on.
         for arch in [Arch::SM_75, Arch::SM_86, Arch::SM_90] {
@@ -232,14 +232,14 @@ fn rule_trials(trials: &mut Vec<Trial>) {
 /// The integer bf16 rounding that kernels/14_accuracy.cu takes below sm_80, against the
 /// instruction (cvt.rn.bf16.f32) on this GPU, for every one of the 2^32 f32 bit patterns.
 fn bf16_trial(trials: &mut Vec<Trial>) {
-    let kahan = kernels::find("reduce_kahan").expect("registered");
+    let kahan = kernels::find(kernels::names::REDUCE_KAHAN).expect("registered");
     trials.push(kernel_trial(kahan, "portable::bf16_rounding_is_the_instructions_on_every_f32", move |gpu| {
         use cudarc::driver::{LaunchConfig, PushKernelArg};
         if gpu.info().architecture() < reduction::arch::Arch::SM_80 {
             eprintln!("{}: below sm_80 both paths are the integer one; nothing to compare", gpu.info().arch());
             return Ok(());
         }
-        let function = gpu.function(kahan, "bf16_rounding_mismatches")?;
+        let function = gpu.function(kahan, kernels::entries::BF16_ROUNDING_MISMATCHES)?;
         let mut counts = gpu.stream().alloc_zeros::<u64>(2)?;
         let mut first_wrong = gpu.stream().clone_htod(&[u32::MAX])?;
         let (first, n) = (0u64, 1u64 << 32);

@@ -50,6 +50,15 @@ pub static RUNS: &[Run] = &[
     run("reduce15_neumaier_block_1024", "determinism.md", "reduction sum --kernel reduce15_neumaier --n 2^24 --runs 10 --same-input --block 1024"),
 ];
 
+/// The chapter of a snippet's output file under `book/generated/snippets/`
+/// (`01_interleaved_divergent_2.txt`: the second shown snippet of `01_interleaved_divergent.md`,
+/// as `tests/snippets.rs` names them).
+pub fn snippet_chapter(file: &str) -> String {
+    let stem = file.strip_suffix(".txt").unwrap_or(file);
+    let chapter = stem.rsplit_once('_').filter(|(_, n)| n.chars().all(|c| c.is_ascii_digit())).map_or(stem, |(chapter, _)| chapter);
+    format!("{chapter}.md")
+}
+
 /// Where the outputs are, from the book's folder.
 pub const DIR: &str = "book/generated/runs";
 

@@ -1,6 +1,7 @@
 //! What a check found, as the child reports it (JSON, one line) and as the reader reads it.
 
 use super::catalogue::Exercise;
+use crate::child::Sanitizer;
 use serde::{Deserialize, Serialize};
 
 /// The first case that went wrong.
@@ -53,7 +54,7 @@ pub enum Verdict {
     /// Killed at the deadline, during this case.
     Hung { case: Option<String>, seconds: f64 },
     /// compute-sanitizer found errors; its report.
-    SanitizerFound { tool: String, report: String },
+    SanitizerFound { tool: Sanitizer, report: String },
     /// The child died without a report.
     Crashed { case: Option<String>, status: String, tail: String },
 }

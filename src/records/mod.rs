@@ -8,7 +8,7 @@
 //!
 //! | module | the file it reads and writes |
 //! |---|---|
-//! | [`bench`] | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
+//! | [`bench`](mod@bench) | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
 //! | [`rows`] | the row sums' conventions in those rows (`plots/data/rows/`) |
 //! | [`tile`] | the tile languages' whole-array sums (`plots/data/tile/`) |
 //! | [`accuracy`] | `plots/data/accuracy/<gpu>.csv` and `accuracy/conditioning/<gpu>.csv` |

@@ -1,7 +1,16 @@
 //! Tests of the generated tables and sentences, without a GPU.
 
-use super::*;
-use crate::records::bench::{Status, COPY_KERNEL};
+use super::benchmark::*;
+use super::classic::*;
+use super::common::*;
+use super::harris::*;
+use super::introduction::*;
+use super::modern::*;
+use super::rows::*;
+use super::sanitizers::*;
+use crate::element::Dtype;
+use crate::records::bench::{Cache, Machine, Row, Status, READ_ONLY_KERNEL};
+use crate::records::bench::COPY_KERNEL;
 
 fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
     Row {
@@ -131,7 +140,7 @@ fn the_resident_sum_is_compared_with_the_smallest_one() {
 
 #[test]
 fn few_rows_say_which_strategy_won_at_each_shape() {
-    let row_sum = |kernel: &str, m: usize, n: usize, us: f64| Row { dtype: Dtype::F32.into(), bytes: 4 * m * n, ..row(kernel, n, Cache::Rotated, us) };
+    let row_sum = |kernel: &str, m: usize, n: usize, us: f64| Row { dtype: Dtype::F32, bytes: 4 * m * n, ..row(kernel, n, Cache::Rotated, us) };
     let rows = vec![
         row_sum("rows_block", 128, 1 << 21, 238.0),
         row_sum("rows_split", 128, 1 << 21, 260.0),

@@ -1,14 +1,15 @@
-//! The read-only ceiling's tables: each kernel and library as a share of it, and the fastest
-//! kernel at each size against the peak, the ceiling, the copy and cuBLAS.
+//! "Measuring your GPU" (`book/benchmark.md`): the fastest kernel at each size against the peak,
+//! the read-only ceiling, the copy and cuBLAS (`best.md`), every kernel as a share of the
+//! ceiling (`ceiling.md`), and the copy as a pace, not a ceiling (`pace.md`).
 
+use super::common::{find, has_ceiling, pct, pct_of_ceiling, pct_of_peak, ceiling_for, CEILING_NOT_MEASURED};
 use crate::element::Dtype;
-use crate::records::bench::{COPY_KERNEL, CUBLAS_KERNEL, Cache, Machine, READ_ONLY_KERNEL, Row, Status};
+use crate::records::bench::{Cache, Machine, Row, Status, COPY_KERNEL, CUBLAS_KERNEL, READ_ONLY_KERNEL};
 use std::fmt::Write as _;
-use super::{CEILING_NOT_MEASURED, find, has_ceiling, pct_of_ceiling, pct_of_peak};
 
 /// Every correct kernel from kernel 7 on, and the libraries, as a share of the read-only
 /// ceiling at the sizes where bandwidth rules (f32, rotated); or why there is no such table.
-pub(super) fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
+pub fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
     if !has_ceiling(rows) {
         return format!("*The read-only ceiling is {CEILING_NOT_MEASURED}; this table then shows each kernel as a share of it.*\n");
     }
@@ -53,7 +54,7 @@ pub(super) fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
 
 /// The fastest correct kernel at each size (f32, inputs rotated), against the theoretical peak
 /// and the read-only ceiling, with the copy's pace and the cuBLAS peer beside it.
-pub(super) fn best_table(m: &Machine, rows: &[Row]) -> String {
+pub fn best_table(m: &Machine, rows: &[Row]) -> String {
     let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == Dtype::F32 && r.status == Status::Correct).map(|r| r.n).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -74,8 +75,30 @@ pub(super) fn best_table(m: &Machine, rows: &[Row]) -> String {
 }
 
 /// The fastest correct kernel of the book at one size (inputs rotated).
-pub fn fastest<'a>(rows: &'a [Row], dtype: Dtype, n: usize) -> Option<&'a Row> {
+pub fn fastest(rows: &[Row], dtype: Dtype, n: usize) -> Option<&Row> {
     rows.iter()
         .filter(|r| r.dtype == dtype && r.n == n && r.status == Status::Correct && r.cache == Cache::Rotated)
         .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+}
+
+/// The copy against the fastest reduction and the read-only ceiling, at the largest size.
+pub fn copy_pace(m: &Machine, rows: &[Row]) -> String {
+    let n = 1usize << 30;
+    let (Some(copy), Some(best)) = (find(rows, COPY_KERNEL, Dtype::F32, n, Cache::Rotated), fastest(rows, Dtype::F32, n)) else {
+        return "*The copy and the kernels are not both measured at 2^30 `f32` on this GPU.*\n".into();
+    };
+    let mut s = format!(
+        "At 2^30 `f32` values the copy kernel moves {:.0} GB/s, counting each byte it reads and each it writes; the fastest \
+        reduction (`{}`), which only reads, moves {:.0} GB/s: {} of the copy's rate. So the copy is a pace to compare with, \
+        not a ceiling for a sum.",
+        copy.gbps(), best.kernel, best.gbps(), pct(100.0 * best.gbps() / copy.gbps())
+    );
+    match ceiling_for(rows, best) {
+        Some(c) => write!(s, " The ceiling is the read-only kernel, which reads every byte once and does nothing else: {:.0} GB/s \
+            ({} of the theoretical peak), and the fastest reduction reaches {} of it.", c.gbps(), pct_of_peak(m, c), pct(100.0 * best.gbps() / c.gbps())).unwrap(),
+        None => write!(s, " The ceiling for a sum is the read-only kernel, which reads every byte once and does nothing else; it is \
+            {CEILING_NOT_MEASURED}.").unwrap(),
+    }
+    s.push('\n');
+    s
 }
