@@ -139,6 +139,7 @@ def row_shapes():
 
 def csv_row(kernel, title, dtype, n, median, times, nbytes, working_set, method):
     """One line of the results CSV (COLUMNS) for a peer measured at n with `nbytes` read."""
+    title, method = (text.replace('"', '""') for text in (title, method))  # CSV: a quote inside is doubled
     return (f"{kernel},0,\"{title}\",peer,{dtype},{n},0,rotated,{median:.3f},{times[0]:.3f},{times[-1]:.3f},"
             f"{nbytes / (median * 1e-6) / 1e9:.1f},{nbytes},{working_set},{len(times)},\"{method}\"")
 

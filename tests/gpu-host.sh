@@ -6,6 +6,8 @@
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #                                                   and book (only when named: the chapters' recorded outputs)
+#                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
+#                                                   with .gpu-peers/ from plots/pack_peers.sh)
 #                                                   and reproducible (only when named: kernel 15's
 #                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
 #                                                   and capped held compare (only when named: a small
@@ -22,6 +24,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
+# The Python peers a host without network lacks (TileLang, Liger, Quack: plots/pack_peers.sh), for
+# every stage whose Python children import them (tile-language tests, rows-bench, ops-bench, dl-bench).
+if [ -d .gpu-peers ]; then source plots/peers_env.sh .gpu-peers; fi
 stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
@@ -207,6 +212,20 @@ if has rows; then
   timeout 400 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
   ls -l "$OUT/rows" "$OUT/rows/tile"
+  pack
+fi
+
+if has peers; then
+  # The peers of the operators and of the deep-learning reductions (only when named): torch, CuPy,
+  # Triton, TileLang, Liger and Quack where they can be imported. .gpu-peers/ (plots/pack_peers.sh)
+  # is unpacked into /tmp/peers once; Quack needs both of its parts, which may come in two calls.
+  # Copy back $OUT/operators/* -> plots/data/operators/ and $OUT/dl/* -> plots/data/dl/.
+  echo "=== peers (operators, deep-learning reductions)"
+  source plots/peers_env.sh .gpu-peers
+  timeout ${PEERS_TIMEOUT:-600} python3 plots/op_peers.py --out "$OUT/operators" ${OP_PEERS_ARGS:-} > "$OUT/op-peers.txt" 2> "$OUT/op-peers.log" || status=1
+  tail -3 "$OUT/op-peers.txt"
+  timeout ${PEERS_TIMEOUT:-600} python3 plots/dl_peers.py --out "$OUT/dl" ${DL_PEERS_ARGS:-} > "$OUT/dl-peers.txt" 2> "$OUT/dl-peers.log" || status=1
+  tail -3 "$OUT/dl-peers.txt"
   pack
 fi
 
