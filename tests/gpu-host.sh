@@ -266,8 +266,8 @@ fi
 #   quick (default, about 1.5 minutes a stage): the test binaries that hold the tests which
 #     declare their device memory (test-reliability, test-multigpu), and the commands whose sizes
 #     cross 6 GiB: `sum --n 2^31` (refused), `bench` at 2^29 and 2^30 (2^30 skipped),
-#     plots/peers.py at 2^29 and 2^30, and `rows-bench` with plots/tile_peers.py (its
-#     whole-array sums to 2^30: the OutOfMemoryError of issue 21).
+#     plots/peers.py at 2^29 and 2^30, `rows-bench` on one shape, and plots/tile_peers.py (its
+#     whole-array sums at 2^29 and 2^30: the OutOfMemoryError of issue 21).
 #   full: every bundled test binary (as long as the `tests` stage) and also `accuracy`,
 #     `determinism` and `exercise`, which fit 6 GiB at their default sizes.
 # Every other test allocates well under 1 GiB, so a cap of 6 GiB changes nothing for it but what
@@ -320,7 +320,8 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
   run_command sum-too-large 60 1 $R sum --kernel reduce9 --n 2^31
   run_command bench 90 0 $R bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --out "$d/bench"
   run_command peers 90 0 python3 plots/peers.py --out "$d/peers" --sizes 2^29,2^30
-  run_command rows-bench 120 0 $R rows-bench --dtype f32 --shapes 4096x64 --out "$d/rows"
+  run_command rows-bench 60 0 $R rows-bench --dtype f32 --shapes 4096x64 --no-peers --out "$d/rows"
+  run_command tile-peers 120 0 python3 plots/tile_peers.py --rows-out "$d/rows" --sums-out "$d/tile" --shapes 4096x64 --sizes 2^29,2^30
   if [ "$MEMORY_SUITE" = full ]; then
     run_command accuracy 150 0 $R accuracy --only sizes --seeds 1 --out "$d/accuracy"
     run_command determinism 120 0 $R determinism --runs 3 --out "$d/determinism"

@@ -210,7 +210,7 @@ mod tests {
         // tests/gpu-host.sh's memory stages (capped, held)
         "sum --kernel reduce9 --n 2^31",
         "bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --out /tmp/out/bench",
-        "rows-bench --dtype f32 --shapes 4096x64 --out /tmp/out/rows",
+        "rows-bench --dtype f32 --shapes 4096x64 --no-peers --out /tmp/out/rows",
         "accuracy --only sizes --seeds 1 --out /tmp/out/accuracy",
         "determinism --runs 3 --out /tmp/out/determinism",
         "exercise 9 --solution",
