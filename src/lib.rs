@@ -44,4 +44,4 @@ pub use runtime::{arch, device_memory, element, error, gpu, limits, nvrtc, timin
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
-pub use reducer::Reducer;
+pub use reducer::{sum, Reducer};

@@ -4,6 +4,7 @@
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
+#                                                   and ops (only when named: the operators' tests and benchmark)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #                                                   and book (only when named: the chapters' recorded outputs)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
@@ -163,7 +164,10 @@ fi
 
 if has bench; then
   echo "=== bench"
-  timeout 420 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  # The kernels and the entry point, then the peers after each element type (plots/peers.py,
+  # plots/cub_sum.cu built by nvcc, plots/tile_peers.py): $OUT/<gpu>.csv and $OUT/<gpu>-peers.csv,
+  # both written after each element type. BENCH_ARGS="--no-peers" or "--sizes ..." to shorten it.
+  timeout ${BENCH_TIMEOUT:-590} $B/bin/reduction bench --out "$OUT" ${BENCH_ARGS:-} 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
   pack
 fi
 if has multigpu; then
@@ -212,6 +216,22 @@ if has rows; then
   timeout 400 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
   ls -l "$OUT/rows" "$OUT/rows/tile"
+  pack
+fi
+
+if has ops; then
+  # The operators (chapter 16): their tests (every operator, type, size and row strategy, checked
+  # exactly or within the bounds; the planted bugs, with the mutation score, which must be
+  # 100%), a smoke run, then the benchmark, which runs plots/op_peers.py (torch, CuPy, Triton,
+  # TileLang) on the same sizes and shapes afterwards. OPS_BENCH="--quick" for a short run.
+  # Copy back $OUT/operators/*.csv to plots/data/operators/, then `cargo run -- bench --plot-only`.
+  echo "=== ops (operators: tests with REQUIRE_GPU=1, a smoke run, the benchmark and its peers)"
+  mkdir -p "$OUT/operators"
+  REQUIRE_GPU=1 timeout ${OPS_TESTS_TIMEOUT:-420} $B/tests/test-ops > "$OUT/ops-tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result|mutation score" "$OUT/ops-tests.log" | head -40
+  $B/bin/reduction op --op argmax --n 2^20 --dtype f16 --input ties || status=1
+  timeout ${OPS_BENCH_TIMEOUT:-300} $B/bin/reduction ops-bench ${OPS_BENCH:-} --out "$OUT/operators" > "$OUT/ops-bench.log" 2>&1 || status=1
+  grep -E "measurements in|peers|error" "$OUT/ops-bench.log" | head -20
   pack
 fi
 
@@ -318,7 +338,7 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
   }
   run_command info 60 0 $R info
   run_command sum-too-large 60 1 $R sum --kernel reduce9 --n 2^31
-  run_command bench 90 0 $R bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --out "$d/bench"
+  run_command bench 90 0 $R bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --no-peers --out "$d/bench"
   run_command peers 90 0 python3 plots/peers.py --out "$d/peers" --sizes 2^29,2^30
   run_command rows-bench 60 0 $R rows-bench --dtype f32 --shapes 4096x64 --no-peers --out "$d/rows"
   run_command tile-peers 120 0 python3 plots/tile_peers.py --rows-out "$d/rows" --sums-out "$d/tile" --shapes 4096x64 --sizes 2^29,2^30
