@@ -283,15 +283,17 @@ fi
 # and command, ignored.txt (binary, test, reason: every test reported ignored) and skipped.txt
 # (every "skipped ..." or "will not fit" line the commands printed).
 # What runs (MEMORY_SUITE):
-#   quick (default, about 1.5 minutes a stage): the test binaries that hold the tests which
-#     declare their device memory (test-reliability, test-multigpu), and the commands whose sizes
+#   quick (default, about 2 minutes a stage): the test binaries that hold the tests which
+#     declare their device memory (test-reliability, test-multigpu; test-ops's large:: trials,
+#     4 GiB each), and the commands whose sizes
 #     cross 6 GiB: `sum --n 2^31` (refused), `bench` at 2^29 and 2^30 (2^30 skipped),
 #     plots/peers.py at 2^29 and 2^30, `rows-bench` on one shape, and plots/tile_peers.py (its
 #     whole-array sums at 2^29 and 2^30: the OutOfMemoryError of issue 21).
 #   full: every bundled test binary (as long as the `tests` stage) and also `accuracy`,
 #     `determinism` and `exercise`, which fit 6 GiB at their default sizes.
-# Every other test allocates well under 1 GiB, so a cap of 6 GiB changes nothing for it but what
-# `gpu.memory()` reports. MEMORY_TESTS="test-gpu ..." picks the binaries by hand. Each binary
+# Every other test allocates under 1 GiB, so a cap of 6 GiB changes nothing for it but what
+# `gpu.memory()` reports. MEMORY_TESTS="test-gpu test-ops:large:: ..." picks the binaries (and
+# a name filter for one) by hand. Each binary
 # and command has its own timeout; a stage starts nothing new after MEMORY_STAGE_S seconds
 # (default 200 quick, 900 full).
 CAP=${CAP:-6GiB}
@@ -299,7 +301,7 @@ MEMORY_SUITE=${MEMORY_SUITE:-quick}
 if [ "$MEMORY_SUITE" = full ]; then
   MEMORY_TESTS=${MEMORY_TESTS:-all}; MEMORY_STAGE_S=${MEMORY_STAGE_S:-900}
 else
-  MEMORY_TESTS=${MEMORY_TESTS:-"test-reliability test-multigpu"}; MEMORY_STAGE_S=${MEMORY_STAGE_S:-200}
+  MEMORY_TESTS=${MEMORY_TESTS:-"test-reliability test-multigpu test-ops:large::"}; MEMORY_STAGE_S=${MEMORY_STAGE_S:-200}
 fi
 
 memory_stage() {  # returns 1 if anything failed; run in a subshell with the environment it needs
@@ -309,11 +311,13 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
   local tests=$MEMORY_TESTS
   [ "$tests" = all ] && tests=$(cd $B/tests && ls)
   left() { [ $((SECONDS - started)) -lt "$budget" ] || { echo "  (stage budget of ${budget} s spent: $1 not run)"; echo "$1" >> "$d/not-run.txt"; return 1; }; }
-  for t in $tests; do
+  for entry in $tests; do
+    local t=${entry%%:*} filter=""  # binary, or binary:filter (the test names that contain it)
+    [ "$entry" != "$t" ] && filter=${entry#*:}
     [ -x "$B/tests/$t" ] || { echo "  $t: not in the bundle"; continue; }
     left "$t" || continue
-    REQUIRE_GPU=1 timeout ${MEMORY_TEST_TIMEOUT:-240} "$B/tests/$t" > "$d/$t.log" 2>&1; rc=$?
-    echo "  $t: exit $rc; $(grep -E '^test result' "$d/$t.log" | tail -1)"
+    REQUIRE_GPU=1 timeout ${MEMORY_TEST_TIMEOUT:-240} "$B/tests/$t" $filter > "$d/$t.log" 2>&1; rc=$?
+    echo "  $entry: exit $rc; $(grep -E '^test result' "$d/$t.log" | tail -1)"
     [ $rc = 0 ] || { failed=1; grep -E "^test .* FAILED|^    [^ ]" "$d/$t.log" | head -8; }
   done
   # binary <TAB> test <TAB> reason, for every test reported ignored (libtest-mimic writes

@@ -163,6 +163,18 @@ impl Drop for MemoryHeld<'_> {
     }
 }
 
+/// `bytes` of device memory for a trial that decides for itself whether it runs: `Err` with the
+/// reason where the GPU had less free when the tests began ([`not_on_this_gpu`]); otherwise the
+/// bytes, held in this binary's ledger until the guard is dropped (as [`gpu_trial_with`] holds a
+/// trial's declared memory).
+pub fn hold_device_memory(gpu: &Gpu, bytes: u64) -> Result<MemoryHeld<'static>, String> {
+    let budget = gpu.memory_at_open() as u64;
+    match not_on_this_gpu(&Needs::memory(bytes), gpu.info().architecture(), budget, gpu.memory_cap()) {
+        Some(why) => Err(why),
+        None => Ok(LEDGER.take(bytes, budget)),
+    }
+}
+
 /// The kernels of `kernels` that are on this GPU, for a trial that runs several in one body;
 /// the others are named on stderr with the reason.
 pub fn on_this_gpu<'a>(gpu: &Gpu, kernels: impl IntoIterator<Item = &'a KernelSpec>) -> Vec<&'a KernelSpec> {
