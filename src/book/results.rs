@@ -55,6 +55,9 @@ pub const COPY_KERNEL: &str = "copy";
 /// The kernel name of the read-only kernel's rows: every byte read once, one value written per
 /// block; the ceiling of a sum.
 pub const READ_ONLY_KERNEL: &str = "read_only";
+/// The folder, beside a results file, of the read-only kernel's measurements at every launch
+/// shape (`plots/data/read-only/<gpu>.csv`): the evidence for the shape its rows were taken at.
+pub const READ_ONLY_SHAPES_DIR: &str = "read-only";
 
 /// One measurement: a kernel, a library peer, the copy or the read-only ceiling, on one element
 /// type and size.

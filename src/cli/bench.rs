@@ -64,13 +64,18 @@ pub fn run(args: BenchArgs) -> Outcome {
     let largest = args.sizes.as_ref().map(|_| largest_input(&config)).transpose()?.flatten();
     let gpu = super::open_gpu_for(largest.as_ref())?;
     let started = std::time::Instant::now();
-    let rows = bench::run(&gpu, &config)?;
+    let bench::Measured { rows, read_only_shapes } = bench::run_with_shapes(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());
     let slug = results::slug(&gpu.info().name);
     let path = out_dir.join(format!("{slug}.csv"));
     results::write_csv(&path, &machine, &rows)?;
+    // The evidence for the read-only rows: every shape at every size.
+    let shapes_path = out_dir.join(results::READ_ONLY_SHAPES_DIR).join(format!("{slug}.csv"));
+    std::fs::create_dir_all(shapes_path.parent().expect("a file in a folder"))?;
+    results::write_csv(&shapes_path, &machine, &read_only_shapes)?;
     print_summary(&machine, &rows);
-    println!("\n{} measurements in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
+    println!("\n{} measurements in {:.0} s, written to {} (the read-only kernel's {} shapes to {})", rows.len(),
+        started.elapsed().as_secs_f64(), path.display(), read_only_shapes.len(), shapes_path.display());
     if args.out.is_none() {
         // The book now shows this GPU: its tables and charts are redrawn from the new data.
         std::fs::write(out_dir.join("book-gpu.txt"), format!("{slug}\n"))?;

@@ -3,6 +3,7 @@
 
 pub mod accuracy;
 pub mod bench;
+pub mod read_only;
 pub mod determinism;
 pub mod rows_bench;
 
