@@ -383,7 +383,7 @@ impl KernelSpec {
             return reject("a block needs at least one thread".into());
         }
         if !block.is_power_of_two() {
-            return reject("the halving tree needs a power of two (it would skip elements otherwise)".into());
+            return reject(self.power_of_two_reason().into());
         }
         if block < self.min_block || block > self.max_block {
             return reject(format!("this kernel takes {} to {} threads", self.min_block, self.max_block));
@@ -396,6 +396,27 @@ impl KernelSpec {
             return reject(format!("it needs {shared} bytes of shared memory; this GPU allows {device_max_shared} per block"));
         }
         Ok(())
+    }
+
+    /// Why a block that is not a power of two is refused, for this kernel (traced on the CPU by
+    /// `reduction::diagrams::ragged_block` for the shared-memory trees).
+    pub fn power_of_two_reason(&self) -> &'static str {
+        match (self.shared, self.chapter) {
+            // s = 1, 2, 4, … pairs slot tid with tid + s: every slot still reaches slot 0, but
+            // some adds read past the tile.
+            (Shared::PerThread | Shared::PerThreadPadded, 1 | 2) => {
+                "its tree needs a power of two: with another block size some adds read slots past the end of the tile"
+            }
+            // s = blockDim.x / 2, / 4, … rounds down: some slots are never added into slot 0.
+            (Shared::PerThread | Shared::PerThreadPadded, _) => {
+                "its halving tree needs a power of two: with another block size some slots are never added into slot 0"
+            }
+            // block_sum works for any multiple of 32; the entry points, plans and tests are for
+            // powers of two only.
+            (Shared::Static, _) => {
+                "the book instantiates and tests it for powers of two only (its warp-shuffle block sum would take any multiple of 32)"
+            }
+        }
     }
 
     /// Dynamic shared memory per block, for accumulators of `element_bytes`.
