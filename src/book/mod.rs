@@ -12,6 +12,8 @@ pub mod mistakes;
 pub mod plots;
 pub mod render;
 pub mod results;
+pub mod review;
+pub mod sanitizer;
 pub mod rows;
 pub mod runs;
 pub mod tables;

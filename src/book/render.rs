@@ -77,6 +77,10 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, f32_sums.as_deref());
     std::fs::write(&path, sentence).map_err(|e| io_error(&path, e))?;
     written.push(path);
+    // Claims of the second review (issue 24): a block of 300 traced on the CPU, the profiles and
+    // SASS of plots/data/ncu/ and plots/data/sass/, the read-only ceiling's shapes, the
+    // sanitizer coverage of every kernel, from the logs in plots/data/sanitizer/.
+    written.extend(crate::book::review::render(&data_dir, book, root)?);
     // The tile languages (plots/tile_peers.py): line counts, the generated CUDA, the comparisons.
     written.extend(crate::book::tile::render(&data_dir, &book.0, root)?);
     written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);

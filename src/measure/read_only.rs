@@ -22,15 +22,37 @@ pub fn shape_title(shape: ReadOnlyShape) -> String {
 /// The shape a row of the read-only kernel was measured at, from its title; `None` for rows
 /// written before the kernel had shapes (one shape, 512 × 8, and an atomic result).
 pub fn shape_of(row: &Row) -> Option<ReadOnlyShape> {
-    let rest = row.title.split(", ").last()?;
+    let rest = row.title.rsplit([',', ':']).next()?.trim();
     let (block, loads) = rest.split_once(" threads × ")?;
     let loads = loads.strip_suffix(" loads")?;
     Some(ReadOnlyShape { block: block.parse().ok()?, loads: loads.parse().ok()? })
 }
 
+/// Run the read-only kernel once at `shape` over `input` and return the partial value each block
+/// wrote (the buffer poisoned first): what the tests and compute-sanitizer check.
+pub fn partials<T: Checked>(gpu: &Gpu, shape: ReadOnlyShape, input: &cudarc::driver::CudaView<'_, T>) -> Result<Vec<T::Acc>> {
+    let n = input.len();
+    let grid = shape.grid(n, std::mem::size_of::<T>());
+    if grid == 0 {
+        return Ok(Vec::new());
+    }
+    let function = gpu.function(&READ_ONLY, &shape.entry_name::<T>())?;
+    let mut partials = gpu.alloc::<T::Acc>(grid)?;
+    gpu.fill(&mut partials, <T::Acc as Element>::POISON)?;
+    let n64 = n as u64;
+    let mut launch = gpu.stream().launch_builder(&function);
+    launch.arg(input).arg(&mut partials).arg(&n64);
+    let launch_config = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: read_only_b<B>_l<L>_<T>(const In*, Acc*, u64): `input` holds n values of T; the
+    // caller's view must start on a 16-byte boundary (the kernel's precondition); `partials`
+    // holds `grid` values, one per block; the block is the entry's BLOCK.
+    unsafe { launch.launch(launch_config) }.during("launching the read-only kernel")?;
+    gpu.download(&partials)
+}
+
 /// Whether the partial values the read-only kernel wrote add up to the input's exact sum (the
 /// benchmark's inputs are exact by construction: every partial is an integer).
-fn partials_add_up<A: Element>(partials: &[A], reference: &Reference) -> std::result::Result<(), String> {
+pub fn partials_add_up<A: Element>(partials: &[A], reference: &Reference) -> std::result::Result<(), String> {
     let mut sum = 0i64;
     for (b, p) in partials.iter().enumerate() {
         let v = p.to_f64();

@@ -176,27 +176,6 @@ pub(super) fn resident_fixed_cost(m: &Machine, rows: &[Row]) -> String {
     s
 }
 
-/// What limits kernel 4, as far as the measurements say without a profiler.
-pub(super) fn kernel4_limit(m: &Machine, rows: &[Row]) -> String {
-    let sizes = [1usize << 22, 1 << 30];
-    let pairs: Vec<(usize, &Row, &Row)> = sizes.iter()
-        .filter_map(|&n| Some((n, find(rows, "reduce4", Dtype::I32, n, Cache::Rotated)?, find(rows, "reduce5", Dtype::I32, n, Cache::Rotated)?)))
-        .collect();
-    if pairs.len() < sizes.len() || m.peak_gbps.is_none() {
-        return "*Kernels 4 and 5 are not both measured at 2^22 and 2^30 `i32` on this GPU (or its peak is unknown).*\n".into();
-    }
-    let shares: Vec<String> = pairs.iter().map(|(n, k4, _)| format!("{} of the theoretical peak at 2^{}", pct_of_peak(m, k4), n.trailing_zeros())).collect();
-    let speedups: Vec<String> = pairs.iter().map(|(n, k4, k5)| format!("{:.2}× at 2^{}", k4.median_us / k5.median_us, n.trailing_zeros())).collect();
-    let costs: Vec<f64> = pairs.iter().map(|(_, k4, k5)| 100.0 * (1.0 - k5.median_us / k4.median_us)).collect();
-    let (lo, hi) = costs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &c| (lo.min(c), hi.max(c)));
-    format!(
-        "What the measurements show (no profiler was run on it): kernel 4 reads at {} (`i32`, inputs rotated), so memory \
-        bandwidth is not what holds it back. Kernel 5 removes the loop tests and the barriers of the last warp's steps and \
-        changes nothing else, and it is faster by {}: those steps cost kernel 4 {lo:.0} % to {hi:.0} % of its time.\n",
-        shares.join(" and "), speedups.join(" and ")
-    )
-}
-
 /// Kernel 7 at the largest size, against the peak, the read-only ceiling and the copy.
 pub(super) fn kernel7_large(m: &Machine, rows: &[Row]) -> String {
     let n = 1usize << 30;

@@ -46,7 +46,6 @@ pub fn write_all(book: &(Machine, Vec<Row>), out_dir: &Path) -> Result<Vec<PathB
     files.push(("intro_ratio.md".into(), add_to_fetch_ratio(machine)));
     files.push(("harris_reading.md".into(), harris_reading(machine, rows)));
     files.push(("resident.md".into(), resident_fixed_cost(machine, rows)));
-    files.push(("kernel4_limit.md".into(), kernel4_limit(machine, rows)));
     files.push(("kernel7_large.md".into(), kernel7_large(machine, rows)));
     files.push(("little.md".into(), bytes_in_flight(machine, rows)));
     files.push(("pace.md".into(), copy_pace(machine, rows)));

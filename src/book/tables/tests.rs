@@ -104,19 +104,6 @@ fn little_s_law_uses_the_peak_the_sm_count_and_the_resident_threads() {
     assert!(bytes_in_flight(&Machine { compute_capability: "1.0".into(), ..h200() }, &rows).contains("unknown"));
 }
 
-#[test]
-fn kernel_4_is_judged_by_its_share_of_the_peak_and_kernel_5_s_step() {
-    let rows = vec![
-        named("reduce4", Dtype::I32, 1 << 22, Cache::Rotated, 15.0),
-        named("reduce5", Dtype::I32, 1 << 22, Cache::Rotated, 12.0),
-        named("reduce4", Dtype::I32, 1 << 30, Cache::Rotated, 2700.0),
-        named("reduce5", Dtype::I32, 1 << 30, Cache::Rotated, 2000.0),
-    ];
-    let text = kernel4_limit(&h200(), &rows);
-    // 1 − 12/15 = 20 %; 1 − 2000/2700 = 26 %.
-    assert!(text.contains("faster by 1.25× at 2^22 and 1.35× at 2^30") && text.contains("20 % to 26 %"), "{text}");
-    assert!(kernel4_limit(&h200(), &rows[..2]).contains("not both measured"));
-}
 
 #[test]
 fn the_resident_sum_is_compared_with_the_smallest_one() {
