@@ -13,11 +13,15 @@
 //! - [`cases`]: the hidden inputs and the diagnosis of a wrong result (pure).
 //! - [`launch`]: the grid of each layout, and the launches (the host chooses the grid).
 //! - [`child`]: the child process; [`check`]: the parent; [`report`]: the verdict in words.
+//! - [`fence`]: the source check no single-GPU test can replace (a last block's fence, pure).
+//! - [`pace`]: "too slow" or "hung" for a kernel killed at the deadline, from its times (pure).
 
 pub mod cases;
 pub mod catalogue;
 pub mod check;
 pub mod child;
+pub mod fence;
+pub mod pace;
 pub mod launch;
 pub mod report;
 
