@@ -204,15 +204,35 @@ pub fn parse_ncu_raw(text: &str, kernel: &str) -> Option<Profile> {
     let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(body.as_bytes());
     let headers = reader.headers().ok()?.clone();
     let mut records = reader.records().flatten();
-    let _units = records.next()?;
+    let units = records.next()?;
     let values = records.next()?;
     let mut metrics = BTreeMap::new();
-    for (name, value) in headers.iter().zip(values.iter()) {
+    for ((name, unit), value) in headers.iter().zip(units.iter()).zip(values.iter()) {
         if let Ok(v) = value.replace(',', "").parse::<f64>() {
-            metrics.insert(name.to_string(), v);
+            metrics.insert(name.to_string(), v * unit_factor(unit));
         }
     }
     Some(Profile { kernel: kernel.to_string(), metrics })
+}
+
+/// ncu scales its units to the value (`usecond`, `Mbyte`): back to nanoseconds and bytes.
+fn unit_factor(unit: &str) -> f64 {
+    match unit {
+        "usecond" => return 1e3,
+        "msecond" => return 1e6,
+        "second" => return 1e9,
+        _ => {}
+    }
+    // Kbyte, Mbyte, Ginst, ...: a decimal prefix on a lowercase base unit.
+    let mut chars = unit.chars();
+    let factor = match chars.next() {
+        Some('K') => 1e3,
+        Some('M') => 1e6,
+        Some('G') => 1e9,
+        Some('T') => 1e12,
+        _ => return 1.0,
+    };
+    if chars.next().is_some_and(|c| c.is_ascii_lowercase()) { factor } else { 1.0 }
 }
 
 /// The profiles of kernels 1 to 7 under `dir` (`reduce<k>.csv`, from `tests/gpu-host.sh ncu`).
@@ -592,9 +612,10 @@ mod tests {
 
     #[test]
     fn ncu_raw_csv_is_read_with_its_thousands_separators() {
-        let text = "==PROF== noise\n\"ID\",\"Kernel Name\",\"smsp__inst_executed.sum\",\"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio\",\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\"\n\"\",\"\",\"inst\",\"ratio\",\"ratio\"\n\"0\",\"reduce4_i32\",\"1,048,576\",\"3.5\",\"7.25\"\n";
+        let text = "==PROF== noise\n\"ID\",\"Kernel Name\",\"smsp__inst_executed.sum\",\"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio\",\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\",\"gpu__time_duration.sum\"\n\"\",\"\",\"inst\",\"ratio\",\"ratio\",\"usecond\"\n\"0\",\"reduce4_i32\",\"1,048,576\",\"3.5\",\"7.25\",\"85.5\"\n";
         let p = parse_ncu_raw(text, "reduce4").unwrap();
         assert_eq!(p.get(WARP_INSTRUCTIONS), Some(1048576.0));
+        assert_eq!(p.get(DURATION), Some(85500.0), "microseconds become nanoseconds");
         assert_eq!(p.stalls()[0], ("long scoreboard".to_string(), 7.25));
         let mut profiles = BTreeMap::new();
         profiles.insert("reduce4".to_string(), p);

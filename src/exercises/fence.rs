@@ -21,6 +21,9 @@ pub enum FenceOrder {
     /// The ticket is taken with no fence between the partial's write and it; the line numbers
     /// (1-based) of the write and of the ticket.
     Missing { write_line: usize, ticket_line: usize },
+    /// The ticket is taken before the partial is written: the last block can count a block
+    /// whose partial is not there yet, fence or not.
+    TicketFirst { ticket_line: usize, write_line: usize },
 }
 
 impl FenceOrder {
@@ -30,6 +33,10 @@ impl FenceOrder {
             FenceOrder::Missing { write_line, ticket_line } => Some(format!(
                 "{file}:{ticket_line}: the ticket is taken with no fence after the partial's write at line {write_line}. The hidden \
                 cases cannot show this on one GPU — they passed — but {RULE}."
+            )),
+            FenceOrder::TicketFirst { ticket_line, write_line } => Some(format!(
+                "{file}:{ticket_line}: the ticket is taken before the partial is written (line {write_line}): the block that draws the \
+                last ticket may add a partial that is not written yet. Write the partial, fence, then take the ticket: {RULE}."
             )),
             _ => None,
         }
@@ -109,7 +116,10 @@ pub fn check_fence_order(source: &str) -> FenceOrder {
     let lines: Vec<&str> = text.lines().collect();
     let Some(write) = lines.iter().position(|l| writes_partial(l)) else { return FenceOrder::NotALastBlockKernel };
     let Some(ticket) = lines.iter().enumerate().skip(write).find(|(_, l)| takes_ticket(l)).map(|(i, _)| i) else {
-        return FenceOrder::NotALastBlockKernel;
+        return match lines.iter().position(|l| takes_ticket(l)) {
+            Some(first) => FenceOrder::TicketFirst { ticket_line: first + 1, write_line: write + 1 },
+            None => FenceOrder::NotALastBlockKernel,
+        };
     };
     // A fence on the ticket's own line counts only if it comes before the atomic there, or is
     // the atomic's own ordering.
@@ -154,6 +164,14 @@ mod tests {
         // The fence after the ticket orders nothing the last block relies on.
         let late = "partials[blockIdx.x] = v;\nlast = atomicAdd(ticket, 1u) == gridDim.x - 1;\n__threadfence();\n";
         assert!(matches!(check_fence_order(late), FenceOrder::Missing { write_line: 1, ticket_line: 2 }));
+    }
+
+    #[test]
+    fn a_ticket_taken_before_the_write_is_found() {
+        let first = "unsigned t = atomicAdd(ticket, 1u);\n__threadfence();\npartials[blockIdx.x] = v;\n";
+        let found = check_fence_order(first);
+        assert_eq!(found, FenceOrder::TicketFirst { ticket_line: 1, write_line: 3 });
+        assert!(found.warning("k.cu").unwrap().contains("before the partial is written"));
     }
 
     #[test]
