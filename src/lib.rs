@@ -13,26 +13,33 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
-// The layers, each using only those below it: the command line (src/cli/, run by src/main.rs) uses the
-// experiments (measure, mistakes, multigpu) and the book's output (book), which use the
-// kernels and checks, which use the runtime. The book's output never opens a GPU.
+// The layers, each using only those below it (`tests/layers.rs` checks it from the `use` lines):
+//
+//   cli (src/cli/, run by src/main.rs)
+//   book                                 draws the chapters' tables and charts; never opens a GPU
+//   measure, mistakes, multigpu, exercises   the experiments: run on the GPU, write records
+//   check                                inputs, references, planted bugs
+//   kernels                              the registry, the planner, the reducers
+//   records, child                       results files and their arithmetic; child processes
+//   runtime                              the GPU, NVRTC, errors, timing
+//
+// The book and the experiments meet only in records: neither imports the other.
 pub mod book;
 pub mod check;
+pub mod child;
 pub mod exercises;
 pub mod kernels;
 pub mod measure;
 pub mod mistakes;
 pub mod multigpu;
+pub mod records;
 pub mod runtime;
 
-// Short paths for the modules readers and chapters use most.
-pub use book::{diagrams, plots, render, results, tables};
+// Short paths for the library readers and chapters call most: the runtime, the kernels and the
+// checks.
 pub use check::{data, mutants};
 pub use kernels::{plan, reducer, rows};
-pub use measure::{accuracy, bench};
-pub use mistakes::guard;
-pub use multigpu::{allreduce, nccl};
-pub use runtime::{element, error, gpu, limits, nvrtc};
+pub use runtime::{element, error, gpu, limits, nvrtc, timing};
 
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};

@@ -5,12 +5,12 @@ mod cli;
 
 use clap::Parser;
 use cli::{Cli, Command};
-use reduction::{mistakes, nccl};
+use reduction::multigpu::nccl;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // First, while this process has one thread: NCCL must never turn NVLink multicast on (see
-    // reduction::nccl::keep_multicast_off), and it reads the setting when it starts.
+    // reduction::multigpu::nccl::keep_multicast_off), and it reads the setting when it starts.
     if let nccl::Multicast::AlreadySet(v) = nccl::keep_multicast_off() {
         if v != "0" {
             eprintln!(
@@ -20,13 +20,10 @@ fn main() -> ExitCode {
             );
         }
     }
-    // A child process of `reduction mistakes`: run the mistake its environment names, report,
-    // and exit, before anything else (and without ever returning to the code below).
-    if let Some(code) = mistakes::run_child_if_asked() {
-        std::process::exit(code);
-    }
-    // The same for a child of `reduction exercise`.
-    if let Some(code) = reduction::exercises::run_child_if_asked() {
+    // A child process of `reduction mistakes` or `reduction exercise`: run what its environment
+    // names, report, and exit, before anything else (and without ever returning to the code
+    // below).
+    if let Some(code) = reduction::child::run_if_asked(&[reduction::mistakes::CHILD, reduction::exercises::CHILD]) {
         std::process::exit(code);
     }
     let outcome = match Cli::parse().command {

@@ -35,8 +35,8 @@ const WIDTH: u32 = 1280;
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if manifest.join("book.toml").exists() { manifest } else { PathBuf::from(".") }
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 /// `target/browser/`: the built book, the screenshots and Chromium's log.

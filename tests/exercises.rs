@@ -19,12 +19,13 @@ use std::sync::Mutex;
 static SEEN: Mutex<Vec<(u32, String, &'static str, String)>> = Mutex::new(Vec::new());
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 fn main() {
     // This binary is also the checker's child: run the exercise the environment names, and exit.
-    if let Some(code) = exercises::run_child_if_asked() {
+    if let Some(code) = reduction::child::run_if_asked(&[exercises::CHILD]) {
         std::process::exit(code);
     }
     let mut trials = Vec::new();
@@ -162,12 +163,16 @@ fn closing_note() {
     }
     let count = |what: &str, word: &str| seen.iter().filter(|(_, w, v, _)| w.starts_with(what) && *v == word).count();
     let total = |what: &str| seen.iter().filter(|(_, w, _, _)| w.starts_with(what)).count();
-    let mut text = format!(
-        "{} of {} reference solutions passed; {} of {} untouched stubs failed; {} of {} near misses failed ({} of them found by compute-sanitizer).\n",
-        count("solution", "passed"), total("solution"),
-        total("stub") - count("stub", "passed"), total("stub"),
-        total("near miss") - count("near miss", "passed"), total("near miss"), count("near miss", "sanitizer"),
-    );
+    let tally = reduction::records::exercises::Tally {
+        solutions_passed: count("solution", "passed"),
+        solutions: total("solution"),
+        stubs_failed: total("stub") - count("stub", "passed"),
+        stubs: total("stub"),
+        near_misses_failed: total("near miss") - count("near miss", "passed"),
+        near_misses: total("near miss"),
+        found_by_sanitizer: count("near miss", "sanitizer"),
+    };
+    let mut text = format!("{}\n", tally.sentence());
     text += "\n| exercise | checked | verdict | first failing case |\n|---|---|---|---|\n";
     let mut rows: Vec<_> = seen.iter().collect();
     rows.sort();

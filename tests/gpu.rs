@@ -5,6 +5,7 @@ mod common;
 
 use common::{gpu_trial, trial_seed};
 use libtest_mimic::{Failed, Trial};
+use reduction::check::CheckSum;
 use reduction::data::Checked;
 use reduction::{kernels, Element, Error, Gpu, Reducer};
 

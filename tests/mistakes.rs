@@ -1,4 +1,4 @@
-//! The common mistakes, each run in a child process under a deadline (src/mistakes/supervisor.rs), and the
+//! The common mistakes, each run in a child process under a deadline (src/child/supervisor.rs), and the
 //! guard itself.
 //!
 //! - With no GPU (CI): the guard against children that sleep, lie, crash, fail to report or
@@ -15,7 +15,7 @@
 //! Trials run one at a time, in order, whatever `--test-threads` says: the mistakes must not
 //! share the GPU with each other (a hang holds every SM), and the last check must come last.
 //!
-//! Environment: `MISTAKE_DEADLINE_S` (default 5) and `MISTAKE_STARTUP_S` (default 60) set the
+//! Environment: `CHILD_DEADLINE_S` (default 5) and `CHILD_STARTUP_S` (default 60) set the
 //! deadlines; `MISTAKES_N`, `MISTAKES_RUNS`, `MISTAKES_SEED` the runs; `MISTAKES_RECORD=dir/`
 //! (or `=file.csv`) writes what was observed, for the book (`plots/data/mistakes/<gpu>.csv`).
 
@@ -24,8 +24,8 @@ mod common;
 use common::gpu_trial;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use reduction::data::{self, Checked};
-use reduction::guard::{self, ChildRun, Class, Deadline, Ending, Observation, Outcome, Phase, Report};
-use reduction::mistakes::{self, Mistake, Recorded, Records, RunOptions};
+use reduction::child::{self as guard, ChildRun, Deadline, Ending, Phase};
+use reduction::mistakes::{self, Class, CudaCode, Mistake, Observation, Outcome, Recorded, Records, Report, RunOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,7 +38,7 @@ const SELFTEST_ENV: &str = "REDUCTION_GUARD_SELFTEST";
 fn main() {
     // A child of this binary: a mistake, or one of the guard's self-tests. Before anything else,
     // and before libtest-mimic reads the command line.
-    if let Some(code) = mistakes::run_child_if_asked() {
+    if let Some(code) = guard::run_if_asked(&[mistakes::CHILD]) {
         std::process::exit(code);
     }
     if let Ok(mode) = std::env::var(SELFTEST_ENV) {
@@ -92,7 +92,7 @@ fn selftest_child(mode: &str) -> i32 {
                 std::thread::sleep(Duration::from_millis(700));
                 guard::say_ready();
             }
-            report(Outcome::Correct, 0).print();
+            report(Outcome::Correct, 0).print().expect("stdout takes the report");
             0
         }
         "sleep-before-ready" => {
@@ -101,18 +101,19 @@ fn selftest_child(mode: &str) -> i32 {
         }
         "correct" => {
             guard::say_ready();
-            report(Outcome::Correct, 0).print();
+            report(Outcome::Correct, 0).print().expect("stdout takes the report");
             0
         }
         "wrong" => {
             guard::say_ready();
-            report(Outcome::WrongResult { got: 41.0, expected: 42.0 }, 2).print();
+            report(Outcome::WrongResult { got: 41.0, expected: 42.0 }, 2).print().expect("stdout takes the report");
             0
         }
         "launch-error" => {
             guard::say_ready();
             let error = "pass 1 of 3: DriverError(CUDA_ERROR_ILLEGAL_ADDRESS, \"an illegal memory access was encountered\")";
-            report(Outcome::LaunchError(error.into()), 0).print();
+            let cuda = CudaCode { name: "CUDA_ERROR_ILLEGAL_ADDRESS".into(), description: "an illegal memory access was encountered".into() };
+            report(Outcome::LaunchError { error: error.into(), cuda: Some(cuda) }, 0).print().expect("stdout takes the report");
             0
         }
         "exit-with-message" => {
@@ -134,7 +135,7 @@ fn selftest_child(mode: &str) -> i32 {
                 let _ = writeln!(err, "{line}");
             }
             drop((out, err));
-            report(Outcome::Correct, 0).print();
+            report(Outcome::Correct, 0).print().expect("stdout takes the report");
             0
         }
         other => {
@@ -150,7 +151,7 @@ fn selftest(mode: &str, deadline: Deadline) -> Result<(ChildRun, Observation, Du
     let started = Instant::now();
     let run = guard::run_with_deadline(command, deadline)?;
     let wall = started.elapsed();
-    let observed = guard::classify(&run);
+    let observed = mistakes::classify(&run);
     Ok((run, observed, wall))
 }
 
@@ -228,7 +229,7 @@ fn guard_trials() -> Vec<Trial> {
             let (_, observed, _) = selftest("launch-error", GENEROUS)?;
             expect_class(&observed, Class::LaunchError)?;
             match observed.outcome() {
-                Outcome::LaunchError(e) if e.contains("CUDA_ERROR_ILLEGAL_ADDRESS") => Ok(()),
+                Outcome::LaunchError { cuda: Some(code), .. } if code.name == "CUDA_ERROR_ILLEGAL_ADDRESS" => Ok(()),
                 other => Err(format!("the error did not come through: {other:?}").into()),
             }
         }),
@@ -257,7 +258,7 @@ fn guard_trials() -> Vec<Trial> {
         Trial::test("guard::an_unreadable_report_is_a_crash_that_says_so", || {
             let (_, observed, _) = selftest("garbage", GENEROUS)?;
             match observed.outcome() {
-                Outcome::Crashed { message, .. } if message.contains("unreadable MISTAKE-OUTCOME line") => Ok(()),
+                Outcome::Crashed { message, .. } if message.contains(&format!("unreadable {} line", guard::OUTCOME)) => Ok(()),
                 other => Err(format!("expected an unreadable-report crash, got {other:?}").into()),
             }
         }),
@@ -341,9 +342,8 @@ fn warp_no_volatile_reads_first() -> Result<(), Failed> {
 // ---- the chapter against the files ----
 
 fn root() -> PathBuf {
-    // Under cargo the manifest dir; in the GPU bundle, the directory it is run from.
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if manifest.join("book.toml").exists() { manifest } else { PathBuf::from(".") }
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 /// The mistakes chapters: the overview (`book/mistakes.md`) and the three it links to, as one text.
@@ -362,7 +362,7 @@ fn book_trials() -> Vec<Trial> {
     vec![
         Trial::test("book::the_generated_tables_are_what_the_data_gives", || {
             let fresh = std::env::temp_dir().join(format!("reduction-mistakes-tables-{}", std::process::id()));
-            let written = mistakes::write_mistakes_table(&root().join("plots/data"), &fresh)?;
+            let written = reduction::book::mistakes::write_mistakes_table(&root().join("plots/data"), &fresh)?;
             let mut stale = Vec::new();
             for path in &written {
                 let relative = path.strip_prefix(&fresh).unwrap();
@@ -375,7 +375,7 @@ fn book_trials() -> Vec<Trial> {
             if stale.is_empty() {
                 Ok(())
             } else {
-                Err(format!("out of date with plots/data/mistakes/ (run `{}`): {stale:?}", mistakes::TABLE_COMMAND).into())
+                Err(format!("out of date with plots/data/mistakes/ (run `{}`): {stale:?}", reduction::book::mistakes::TABLE_COMMAND).into())
             }
         }),
         Trial::test("book::every_mistake_has_its_section_its_sentence_and_its_sanitizer_log", || {
@@ -518,7 +518,7 @@ fn mistake_trial(mistake: &'static Mistake) -> Trial {
         let options = RunOptions::from_env_vars("MISTAKES_N", "MISTAKES_RUNS", "MISTAKES_SEED")?;
         let observed = mistakes::run_guarded(&std::env::current_exe()?, mistake, &options, deadline)?;
         MISTAKES_RUN.fetch_add(1, Ordering::SeqCst);
-        let recorded = Recorded::new(mistake, &observed);
+        let recorded = observed.record(mistake);
         eprintln!(
             "observed: {:>2} {:<26} {:<13} {}  [start-up {}, then {:.2} s]",
             mistake.number, mistake.name, recorded.outcome.name(), mistakes::what_it_did(mistake, &recorded),
@@ -541,7 +541,8 @@ fn record(gpu: &reduction::Gpu, recorded: Recorded, options: &RunOptions, deadli
     let Ok(target) = std::env::var(mistakes::RECORD_ENV) else { return Ok(()) };
     let path = mistakes::record_path(Path::new(&target), &gpu.info().name);
     let command = "test-mistakes (tests/mistakes.rs)";
-    let records = Records { header: mistakes::header(gpu, options, deadline, command), rows: observed.clone() };
+    let machine = reduction::records::Machine::of(gpu, command.to_string());
+    let records = Records { header: mistakes::header(&machine, options.n, options.runs, options.seed, deadline.run), rows: observed.clone() };
     mistakes::write_records(&path, &records)?;
     eprintln!("  recorded in {}", path.display());
     Ok(())

@@ -9,8 +9,8 @@ mod common;
 
 use common::{gpu_required, nccl_trial, trial_seed};
 use libtest_mimic::{Completion, Failed, Trial};
-use reduction::allreduce::{self, AllReduceConfig};
-use reduction::book::allreduce::{self as results, AllReduceHeader, AllReduceRow};
+use reduction::multigpu::allreduce::{self, AllReduceConfig};
+use reduction::records::allreduce::{self as results, AllReduceHeader, AllReduceRow};
 use reduction::multigpu::{self, Input, Ranks, SumOptions};
 use reduction::Error;
 use std::path::{Path, PathBuf};
@@ -157,7 +157,7 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
     trials.push(Trial::ignorable_test("allreduce::sweep_8_bytes_to_4_mib", || {
         // Needs two GPUs: with one, nothing crosses a link. Ignored with the reason where there
         // are fewer, unless REQUIRE_GPUS asks for them.
-        match (common::gpu(), reduction::nccl::available()) {
+        match (common::gpu(), reduction::multigpu::nccl::available()) {
             (Err(_), _) | (_, Err(_)) if !gpu_required() => return Ok(Completion::ignored_with("needs GPUs and NCCL (see the other trials)")),
             _ => {}
         }
@@ -185,7 +185,7 @@ fn check_rows(header: &AllReduceHeader, rows: &[AllReduceRow], expected: usize) 
         if !(r.min_us > 0.0 && r.min_us <= r.median_us && r.median_us <= r.max_us && r.max_us.is_finite()) {
             return Err(format!("row {i}: times {} ≤ {} ≤ {} µs do not hold", r.min_us, r.median_us, r.max_us).into());
         }
-        let expected_bus = r.algbw_gbps() * allreduce::bus_factor(header.ranks());
+        let expected_bus = r.algbw_gbps() * results::bus_factor(header.ranks());
         if (r.busbw_gbps(header.ranks()) - expected_bus).abs() > 1e-9 * expected_bus {
             return Err(format!("row {i}: busbw is not algbw × 2(n−1)/n").into());
         }
@@ -247,10 +247,10 @@ fn sharding_trials(trials: &mut Vec<Trial>) {
         Ok(())
     }));
     trials.push(Trial::test("busbw::is_algbw_times_2(n-1)/n", || {
-        let alg = allreduce::algbw_gbps(1 << 30, 4e-3);
+        let alg = results::algbw_gbps(1 << 30, 4e-3);
         let cases = [(1usize, 0.0), (2, 1.0), (4, 1.5), (8, 1.75)];
         for (ranks, factor) in cases {
-            let bus = allreduce::busbw_gbps(alg, ranks);
+            let bus = results::busbw_gbps(alg, ranks);
             if (bus - factor * alg).abs() > 1e-9 * alg {
                 return Err(format!("{ranks} ranks: busbw {bus} for algbw {alg}, expected ×{factor}").into());
             }
@@ -338,7 +338,7 @@ fn results_trials(trials: &mut Vec<Trial>) {
     }));
     trials.push(Trial::test("render::no_results_no_chart_and_a_note", || {
         let scratch = Scratch::new("empty");
-        let written = results::render(&scratch.0, Some("test-gpu"))?;
+        let written = reduction::book::allreduce::render(&scratch.0, Some("test-gpu"))?;
         let note = std::fs::read_to_string(scratch.0.join("book/generated/nccl.md"))?;
         if scratch.0.join("plots/nccl.svg").exists() || written.len() != 1 {
             return Err(format!("drew {written:?} with no data").into());
@@ -353,7 +353,7 @@ fn results_trials(trials: &mut Vec<Trial>) {
         let dir = results::data_dir(&scratch.0);
         results::write_csv(&dir.join("test-gpu-x2.csv"), &sample_header(), &sample_rows())?;
         std::fs::write(dir.join("test-gpu-x2-topo.txt"), "        GPU0    GPU1\nGPU0     X      NV18\n")?;
-        results::render(&scratch.0, Some("test-gpu"))?;
+        reduction::book::allreduce::render(&scratch.0, Some("test-gpu"))?;
         let texts = svg_texts(&scratch.0.join("plots/nccl.svg"))?;
         for wanted in ["2 × Test GPU: busbw", "2 × Test GPU: algbw (= busbw on 2 GPUs)", "8 B", "1 GiB", "message size (bytes)"] {
             if !texts.iter().any(|t| t == wanted) {
@@ -381,7 +381,7 @@ fn results_trials(trials: &mut Vec<Trial>) {
         let dir = results::data_dir(&scratch.0);
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("broken-x2.csv"), "nonsense\n")?;
-        match results::render(&scratch.0, None) {
+        match reduction::book::allreduce::render(&scratch.0, None) {
             Err(Error::Io { path, .. }) if path.contains("broken-x2.csv") => Ok(()),
             other => Err(format!("expected an error naming broken-x2.csv, got {other:?}").into()),
         }
@@ -389,9 +389,8 @@ fn results_trials(trials: &mut Vec<Trial>) {
 }
 
 fn root() -> PathBuf {
-    // Under cargo the manifest dir; in the GPU bundle, the directory it is run from.
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if manifest.join("book.toml").exists() { manifest } else { PathBuf::from(".") }
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 /// The committed table is what the committed results draw (tests/plots.rs checks the chart).
@@ -406,7 +405,7 @@ fn committed_table_is_current() -> Result<(), Failed> {
         }
     }
     let book_gpu = std::fs::read_to_string(root().join("plots/data/book-gpu.txt")).ok().map(|s| s.trim().to_string());
-    results::render(&scratch.0, book_gpu.as_deref())?;
+    reduction::book::allreduce::render(&scratch.0, book_gpu.as_deref())?;
     let relative = "book/generated/nccl.md";
     let (fresh, old) = (std::fs::read_to_string(scratch.0.join(relative)).ok(), std::fs::read_to_string(root().join(relative)).ok());
     if fresh.as_deref().map(str::trim_end) == old.as_deref().map(str::trim_end) {
@@ -419,17 +418,17 @@ fn committed_table_is_current() -> Result<(), Failed> {
 fn nccl_trials(trials: &mut Vec<Trial>) {
     trials.push(Trial::test("render::committed_table_and_chart_are_current", committed_table_is_current));
     trials.push(Trial::test("nccl::multicast_is_off_unless_the_caller_set_it", || {
-        let value = std::env::var(reduction::nccl::NVLS_VAR).map_err(|_| "NCCL_NVLS_ENABLE is not set")?;
-        match reduction::nccl::keep_multicast_off() {
-            reduction::nccl::Multicast::TurnedOff if value == "0" => Ok(()),
-            reduction::nccl::Multicast::AlreadySet(v) if v == value => Ok(()),
+        let value = std::env::var(reduction::multigpu::nccl::NVLS_VAR).map_err(|_| "NCCL_NVLS_ENABLE is not set")?;
+        match reduction::multigpu::nccl::keep_multicast_off() {
+            reduction::multigpu::nccl::Multicast::TurnedOff if value == "0" => Ok(()),
+            reduction::multigpu::nccl::Multicast::AlreadySet(v) if v == value => Ok(()),
             other => Err(format!("NCCL_NVLS_ENABLE={value}, but keep_multicast_off says {other:?}").into()),
         }
     }));
     trials.push(Trial::test("nccl::a_missing_library_is_an_error_not_a_panic", || {
         // Either way is right, as long as it is one of these two: loaded and NCCL 2, or
         // Error::NoNccl naming the library to install.
-        match reduction::nccl::library() {
+        match reduction::multigpu::nccl::library() {
             Ok(nccl) if nccl.version().0 == 2 => {
                 eprintln!("NCCL {} loaded as {}", nccl.version_string(), nccl.name());
                 Ok(())
@@ -444,7 +443,7 @@ fn nccl_trials(trials: &mut Vec<Trial>) {
     }));
     trials.push(Trial::ignorable_test("nccl::a_communicator_id_needs_no_gpu", || {
         // ncclGetUniqueId only opens a socket: where NCCL loads, it works with or without a GPU.
-        match reduction::nccl::library() {
+        match reduction::multigpu::nccl::library() {
             Ok(nccl) => nccl.unique_id().map(|_| Completion::Completed).map_err(|e| e.to_string().into()),
             Err(e) if gpu_required() => Err(e.to_string().into()),
             Err(e) => Ok(Completion::ignored_with(e.to_string())),
@@ -453,8 +452,8 @@ fn nccl_trials(trials: &mut Vec<Trial>) {
 }
 
 fn main() {
-    // Before any thread starts: NCCL must never turn NVLink multicast on (reduction::nccl).
-    reduction::nccl::keep_multicast_off();
+    // Before any thread starts: NCCL must never turn NVLink multicast on (reduction::multigpu::nccl).
+    reduction::multigpu::nccl::keep_multicast_off();
     let mut trials = Vec::new();
     sharding_trials(&mut trials);
     results_trials(&mut trials);

@@ -16,9 +16,10 @@ mod common;
 use common::{gpu_trial, nvrtc_trial, trial_seed};
 use half::{bf16, f16};
 use libtest_mimic::{Arguments, Failed, Trial};
+use reduction::check::CheckSum;
 use reduction::data::{check_float, exact_parallel, Checked, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
 use reduction::mutants::{self, Mutant};
-use reduction::rows::{self, RowLayout, RowReducer};
+use reduction::rows::{RowLayout, RowReducer};
 use reduction::{Dtype, Element, Gpu, Reducer};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -115,7 +116,7 @@ fn rows_trial(mutant: &'static Mutant) -> Trial {
             let layout = RowLayout::dense(3, cols);
             plant(&GPU_SCORE, &what, cols, |draw| {
                 let xs: Vec<f32> = exact_parallel(layout.rows * cols, trial_seed(&format!("{what}/{cols}/{draw}")));
-                let references = rows::exact_row_references(&xs, layout)?;
+                let references = reduction::check::rows::exact_row_references(&xs, layout)?;
                 let input = gpu.upload(&xs)?;
                 let sum = |reducer: &mut RowReducer| -> Result<Result<(), String>, Failed> {
                     let launch = reducer.plan(layout)?.expect("rows of values are launched");
@@ -124,7 +125,7 @@ fn rows_trial(mutant: &'static Mutant) -> Trial {
                     reducer.enqueue(&input.as_view(), layout, &mut out.as_view_mut())?;
                     let got = gpu.download(&out)?;
                     gpu.synchronize()?;
-                    Ok(rows::check_rows(&got, &references, launch.addition_depth(cols)))
+                    Ok(reduction::check::rows::check_rows(&got, &references, launch.addition_depth(cols)))
                 };
                 Ok((sum(&mut unchanged)?, sum(&mut planted)?))
             })?;

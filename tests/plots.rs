@@ -6,8 +6,8 @@
 mod common;
 
 use libtest_mimic::{Failed, Trial};
-use reduction::render::{book_gpu, load_all, render_all};
-use reduction::results::{read_csv, write_csv, Cache, Machine, Row, Status};
+use reduction::book::render::{book_gpu, load_all, render_all};
+use reduction::records::bench::{read_csv, write_csv, Cache, Machine, Row, Status};
 use reduction::Dtype;
 use reduction::Error;
 use std::path::{Path, PathBuf};
@@ -36,9 +36,8 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 fn root() -> PathBuf {
-    // Under cargo the manifest dir; in the GPU bundle, the directory it is run from.
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if manifest.join("book.toml").exists() { manifest } else { PathBuf::from(".") }
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 fn fixture_dir() -> PathBuf {
@@ -129,7 +128,7 @@ fn check_render_with_a_ceiling() -> Result<(), Failed> {
     let path = scratch.data_dir().join("fixture-gpu-alpha.csv");
     let (machine, mut rows) = read_csv(&path)?;
     let ceiling: Vec<Row> = rows.iter().filter(|r| r.is_copy()).map(|copy| Row {
-        kernel: reduction::results::READ_ONLY_KERNEL.into(),
+        kernel: reduction::records::bench::READ_ONLY_KERNEL.into(),
         title: "read-only sum (every byte read once)".into(),
         status: Status::Ceiling,
         median_us: 0.45 * copy.median_us,
@@ -158,7 +157,7 @@ fn check_scratch(scratch: &Scratch, book_override: Option<&str>) -> Result<(), F
     let written = scratch.render()?;
     let data = load_all(&scratch.data_dir())?;
     let (machine, rows) = book_gpu(&scratch.data_dir(), &data).ok_or("no book GPU")?;
-    if book_override.is_some_and(|slug| reduction::results::slug(&machine.gpu) != slug) {
+    if book_override.is_some_and(|slug| reduction::records::slug(&machine.gpu) != slug) {
         return Err(format!("the book shows {}, not {book_override:?}", machine.gpu).into());
     }
     let plots = scratch.0.join("plots");
@@ -226,7 +225,7 @@ fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Fai
 fn check_speedup(path: &Path, rows: &[Row]) -> Result<(), Failed> {
     let at_harris_size = |r: &&Row| r.dtype == Dtype::I32 && r.n == 1 << 22;
     // Harris's seven kernels, and nothing else: no variants, no later kernels.
-    let is_harris = |r: &&Row| reduction::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
+    let is_harris = |r: &&Row| reduction::book::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
     let harris: Vec<&Row> = rows.iter().filter(at_harris_size).filter(|r| r.status == Status::Correct).filter(is_harris).collect();
     let mut labels = distinct(harris.iter().map(|r| r.kernel.as_str()));
     labels.extend(distinct(harris.iter().map(|r| r.cache.name())));

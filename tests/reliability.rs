@@ -9,6 +9,7 @@ use common::{gpu_trial, trial_seed};
 use libtest_mimic::{Failed, Trial};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use reduction::check::CheckSum;
 use reduction::data::Checked;
 use reduction::{kernels, Dtype, Element, Gpu, Reducer};
 

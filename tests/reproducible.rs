@@ -21,9 +21,9 @@ const CHUNKED: [&str; 3] = ["reduce15_reproducible", "reduce15_neumaier", "reduc
 /// orders (condition number 10^6 for the plain sum, 10^12 for Neumaier's, 10^15 for f64's).
 fn input_for(kernel: &str, n: usize, seed: u64) -> Vec<f32> {
     match kernel {
-        "reduce15_neumaier" => reduction::accuracy::conditioned_f32(n, 1e12, seed),
-        "reduce15_f64" => reduction::accuracy::conditioned_f32(n, 1e15, seed),
-        _ => reduction::accuracy::conditioned_f32(n, 1e6, seed),
+        "reduce15_neumaier" => reduction::measure::accuracy::conditioned_f32(n, 1e12, seed),
+        "reduce15_f64" => reduction::measure::accuracy::conditioned_f32(n, 1e15, seed),
+        _ => reduction::measure::accuracy::conditioned_f32(n, 1e6, seed),
     }
 }
 
@@ -154,7 +154,7 @@ fn across_gpus(trials: &mut Vec<Trial>) {
 /// other bits at some launch shape on this input.
 fn the_check_can_fail(trials: &mut Vec<Trial>) {
     trials.push(gpu_trial("planted::a_launch_dependent_order_is_caught", |gpu| {
-        let xs = reduction::accuracy::conditioned_f32((1 << 24) + 12345, 1e6, trial_seed("planted"));
+        let xs = reduction::measure::accuracy::conditioned_f32((1 << 24) + 12345, 1e6, trial_seed("planted"));
         let input = gpu.upload(&xs)?;
         let mut seen = Vec::new();
         for block in [64u32, 256, 1024] {

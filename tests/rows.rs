@@ -77,7 +77,7 @@ fn random_trial(name: String, strategy: Option<Strategy>, layout: RowLayout, shi
         let values = f32::random(layout.rows * layout.cols, seed);
         let host = padded(layout, shift, |i| values[i]);
         let (got, depth) = run(gpu, strategy, &host, shift, layout, grid_limit)?;
-        rows::check_rows(&got, &rows::row_references(&host[shift..], layout), depth).map_err(|e| format!("{layout}: {e}").into())
+        reduction::check::rows::check_rows(&got, &reduction::check::rows::row_references(&host[shift..], layout), depth).map_err(|e| format!("{layout}: {e}").into())
     })
 }
 
@@ -90,8 +90,8 @@ fn exact_trial(name: String, strategy: Option<Strategy>, layout: RowLayout) -> T
         let values: Vec<f32> = reduction::data::exact_parallel(layout.rows * layout.cols, seed);
         let host = padded(layout, 0, |i| values[i]);
         let (got, depth) = run(gpu, strategy, &host, 0, layout, None)?;
-        let references = rows::exact_row_references(&host, layout)?;
-        rows::check_rows(&got, &references, depth).map_err(|e| format!("{layout}: {e}").into())
+        let references = reduction::check::rows::exact_row_references(&host, layout)?;
+        reduction::check::rows::check_rows(&got, &references, depth).map_err(|e| format!("{layout}: {e}").into())
     })
 }
 
@@ -117,8 +117,8 @@ fn half_trial<T: Checked<Acc = f32>>(name: String, strategy: Option<Strategy>, l
                 return Err(format!("{layout}: something wrote past the last row's output").into());
             }
             let rows_host = &host[shift..];
-            let references = if exact { rows::exact_row_references(rows_host, layout)? } else { rows::row_references(rows_host, layout) };
-            rows::check_rows(&got[..layout.rows], &references, launch.addition_depth(layout.cols))
+            let references = if exact { reduction::check::rows::exact_row_references(rows_host, layout)? } else { reduction::check::rows::row_references(rows_host, layout) };
+            reduction::check::rows::check_rows(&got[..layout.rows], &references, launch.addition_depth(layout.cols))
                 .map_err(|e| format!("{layout} of {}, {} inputs: {e}", T::DTYPE, if exact { "exact" } else { "random" }))?;
         }
         Ok(())
@@ -288,11 +288,11 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
         for (i, (m, n)) in [(4, 9000), (64, 70_000), (4, 9000), (3, 1 << 20), (1000, 4100), (2, 10)].into_iter().enumerate() {
             let layout = RowLayout::dense(m, n);
             let xs = f32::random(m * n, trial_seed(&format!("reuse::{i}")));
-            let references = rows::row_references(&xs, layout);
+            let references = reduction::check::rows::row_references(&xs, layout);
             for reducer in [&mut auto, &mut split] {
                 let got = reducer.sum_host(&xs, layout)?;
                 let depth = reducer.plan(layout)?.map_or(0, |l| l.addition_depth(n));
-                rows::check_rows(&got, &references, depth).map_err(|e| format!("shape {i} ({layout}): {e}"))?;
+                reduction::check::rows::check_rows(&got, &references, depth).map_err(|e| format!("shape {i} ({layout}): {e}"))?;
             }
         }
         Ok(())
@@ -445,14 +445,14 @@ fn host_trials(trials: &mut Vec<Trial>) {
     trials.push(Trial::test("book::the_row_tables_are_what_the_data_gives", || {
         let root = root();
         let data_dir = root.join("plots/data");
-        let data = reduction::render::load_all(&data_dir)?;
-        let (machine, _) = reduction::render::book_gpu(&data_dir, &data).ok_or("no book GPU in plots/data")?;
+        let data = reduction::book::render::load_all(&data_dir)?;
+        let (machine, _) = reduction::book::render::book_gpu(&data_dir, &data).ok_or("no book GPU in plots/data")?;
         let scratch = std::env::temp_dir().join(format!("reduction-rows-tables-{}", std::process::id()));
         std::fs::create_dir_all(scratch.join("plots"))?;
         let written = book_rows::render(&data_dir, machine, &scratch);
         let result = (|| -> Result<(), Failed> {
             let written = written?;
-            let measured = book_rows::load(&book_rows::results_dir(&data_dir), &reduction::results::slug(&machine.gpu))?.is_some();
+            let measured = reduction::records::rows::load(&reduction::records::rows::results_dir(&data_dir), &reduction::records::slug(&machine.gpu))?.is_some();
             let svg = scratch.join("plots/rows.svg");
             if written.contains(&svg) != measured {
                 return Err(format!("rows.svg drawn: {}, but row data present: {measured}", written.contains(&svg)).into());
@@ -491,9 +491,8 @@ fn host_trials(trials: &mut Vec<Trial>) {
 }
 
 fn root() -> PathBuf {
-    // Under cargo the manifest dir; in the GPU bundle, the directory it is run from.
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if manifest.join("book.toml").exists() { manifest } else { PathBuf::from(".") }
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 fn main() {

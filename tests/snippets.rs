@@ -51,9 +51,8 @@ const SHOWN_IN: &[&str] = &[
 ];
 
 fn root() -> std::path::PathBuf {
-    // Under cargo the manifest dir; in the GPU bundle, the directory it is run from.
-    let manifest = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if manifest.join("book.toml").exists() { manifest } else { std::path::PathBuf::from(".") }
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 fn chapter_file(s: &Snippet) -> String {
@@ -143,8 +142,8 @@ fn outputs_are_shown_under_their_snippets() -> Result<(), Failed> {
 }
 
 fn main() {
-    // Before any thread starts: NCCL must never turn NVLink multicast on (reduction::nccl).
-    reduction::nccl::keep_multicast_off();
+    // Before any thread starts: NCCL must never turn NVLink multicast on (reduction::multigpu::nccl).
+    reduction::multigpu::nccl::keep_multicast_off();
     if let Ok(name) = std::env::var(CHILD_ENV) {
         let code = match SNIPPETS.iter().find(|s| s.name == name).map(|s| (s.main)()) {
             Some(Ok(())) => 0,

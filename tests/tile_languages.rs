@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 /// The repository: the current directory where it holds the scripts (the GPU bundle runs from
 /// the repository's root), else the crate's own directory.
 fn root() -> PathBuf {
-    let here = PathBuf::from(".");
-    if here.join("tests/tile_languages.py").is_file() { here } else { PathBuf::from(env!("CARGO_MANIFEST_DIR")) }
+    // The manifest dir when it holds the book, else the working directory (the GPU bundle).
+    reduction::records::repo_root()
 }
 
 fn required() -> bool {
@@ -131,7 +131,7 @@ fn main() {
     }));
     // The chapter's paragraph on what TileLang did for us: each claim in the saved source.
     trials.push(Trial::test("generated::the_saved_source_shows_what_the_chapter_says", || {
-        let path = root().join("plots/data/tile").join(reduction::book::tile::GENERATED_SOURCE);
+        let path = root().join("plots/data/tile").join(reduction::records::tile::GENERATED_SOURCE);
         let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let claims = [("16-byte loads", "*(float4*)(A +"), ("loads issued before any add", "#pragma unroll"), ("adds in registers first", "rv < "),
             ("shuffles across threads", "tl::AllReduce"), ("the block size from the program", "__launch_bounds__(128")];

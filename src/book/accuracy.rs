@@ -2,91 +2,11 @@
 //! (`plots/data/accuracy/<gpu>.csv`), the median error of each method, and the table. The
 //! experiment itself is `measure::accuracy`; its chart is drawn by `plots::draw_accuracy`.
 
-use crate::book::csv_file::{self, Header};
-use crate::element::Dtype;
 use crate::error::{io_error, Result};
-use crate::results::Machine;
-use serde::{Deserialize, Serialize, Serializer};
+use crate::records::accuracy::{book_file, conditioning_file, read_conditioning_csv, read_csv, Conditioned, Measurement, METHODS};
+use crate::records::summary::median;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// One sum of one input by one method.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Measurement {
-    pub method: String,
-    /// The input's element type: `f32`, `f16` or `bf16`.
-    pub input: Dtype,
-    pub n: usize,
-    pub seed: u64,
-    pub result: f64,
-    pub exact: f64,
-}
-
-impl Measurement {
-    /// |result − exact| / |exact|.
-    pub fn relative_error(&self) -> f64 {
-        (self.result - self.exact).abs() / self.exact.abs()
-    }
-}
-
-/// The methods, in the order the chapter discusses them, with what each is.
-pub const METHODS: &[(&str, &str)] = &[
-    ("cpu_sequential", "CPU loop, f32: s += x, one after another"),
-    ("cpu_pairwise", "CPU pairwise, f32: halves summed recursively"),
-    ("gpu_tree", "GPU tree, f32 (kernel 3: one element per thread)"),
-    ("gpu_cascaded", "GPU cascaded, f32 (kernel 9: 4 accumulators per thread, then the tree)"),
-    ("gpu_kahan", "GPU compensated, f32 (Kahan-Neumaier per thread)"),
-    ("gpu_reproducible", "GPU reproducible, f32 (kernel 15: order fixed by n)"),
-    ("gpu_reproducible_neumaier", "GPU reproducible and compensated (kernel 15, Neumaier at every level)"),
-    ("gpu_reproducible_f64", "GPU reproducible, f32 inputs summed in f64 (kernel 15)"),
-    ("gpu_f64_accumulator", "GPU, f32 inputs summed in f64"),
-    ("gpu_f16_in_f32", "GPU, f16 inputs summed in f32 (kernel 9)"),
-    ("gpu_f16_in_f16", "GPU, f16 inputs summed in f16"),
-    ("gpu_bf16_in_f32", "GPU, bf16 inputs summed in f32 (kernel 9)"),
-    ("gpu_bf16_in_bf16", "GPU, bf16 inputs summed in bf16"),
-];
-
-/// One line of the results file: a [`Measurement`] and its relative error, each number in
-/// scientific notation (`5.064353942871094e2`) so that it reads back bit for bit.
-#[derive(Serialize, Deserialize)]
-struct Record {
-    method: String,
-    input: Dtype,
-    n: usize,
-    seed: u64,
-    #[serde(serialize_with = "scientific")]
-    result: f64,
-    #[serde(serialize_with = "scientific")]
-    exact: f64,
-    /// Written for a reader of the file; computed again from the two sums when read.
-    #[serde(serialize_with = "scientific")]
-    relative_error: f64,
-}
-
-fn scientific<S: Serializer>(value: &f64, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-    serializer.serialize_str(&format!("{value:e}"))
-}
-
-/// The header of an accuracy file: the GPU, the date and the command.
-fn header(machine: &Machine) -> Header {
-    [("gpu", &machine.gpu), ("date", &machine.date), ("command", &machine.command)].into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
-}
-
-pub fn write_csv(path: &Path, machine: &Machine, rows: &[Measurement]) -> Result<()> {
-    let records: Vec<Record> = rows
-        .iter()
-        .map(|r| Record { method: r.method.clone(), input: r.input, n: r.n, seed: r.seed, result: r.result, exact: r.exact, relative_error: r.relative_error() })
-        .collect();
-    csv_file::write(path, &header(machine), &records)
-}
-
-/// (GPU name, measurements) from a file written by [`write_csv`].
-pub fn read_csv(path: &Path) -> Result<(String, Vec<Measurement>)> {
-    let (header, records) = csv_file::read::<Record>(path)?;
-    let gpu = csv_file::value(&header, "gpu").unwrap_or("unknown GPU").to_string();
-    let rows = records.into_iter().map(|r| Measurement { method: r.method, input: r.input, n: r.n, seed: r.seed, result: r.result, exact: r.exact }).collect();
-    Ok((gpu, rows))
-}
 
 /// The median relative error of each method at each n (over the seeds), in method order.
 pub fn medians(rows: &[Measurement]) -> Vec<(&'static str, &'static str, Vec<(usize, f64)>)> {
@@ -99,9 +19,8 @@ pub fn medians(rows: &[Measurement]) -> Vec<(&'static str, &'static str, Vec<(us
             let points: Vec<(usize, f64)> = sizes
                 .into_iter()
                 .map(|n| {
-                    let mut errors: Vec<f64> = rows.iter().filter(|r| r.method == method && r.n == n).map(|r| r.relative_error()).collect();
-                    errors.sort_by(|a, b| a.total_cmp(b));
-                    (n, errors[errors.len() / 2])
+                    let errors: Vec<f64> = rows.iter().filter(|r| r.method == method && r.n == n).map(|r| r.relative_error()).collect();
+                    (n, median(&errors))
                 })
                 .collect();
             (!points.is_empty()).then_some((method, what, points))
@@ -156,11 +75,11 @@ pub fn render(data_dir: &Path, book_gpu: &str, root: &Path) -> Result<Vec<PathBu
     if file.is_file() {
         let (gpu, rows) = read_csv(&file)?;
         std::fs::write(&path, table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
-        written.push(crate::plots::draw_accuracy(&chart, &gpu, &medians(&rows))?);
+        written.push(crate::book::plots::draw_accuracy(&chart, &gpu, &medians(&rows))?);
     } else {
         let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
         std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
-        written.push(crate::plots::draw_accuracy(&chart, book_gpu, &[])?);
+        written.push(crate::book::plots::draw_accuracy(&chart, book_gpu, &[])?);
     }
     written.push(path);
     // The conditioning sweep (`reduction accuracy --only conditioning`).
@@ -171,79 +90,14 @@ pub fn render(data_dir: &Path, book_gpu: &str, root: &Path) -> Result<Vec<PathBu
         let (gpu, rows) = read_conditioning_csv(&file)?;
         std::fs::write(&path, conditioning_table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
         let n = rows.first().map_or(0, |r| r.n);
-        written.push(crate::plots::draw_conditioning(&chart, &gpu, n, &conditioning_medians(&rows))?);
+        written.push(crate::book::plots::draw_conditioning(&chart, &gpu, n, &conditioning_medians(&rows))?);
     } else {
         let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy --only conditioning` writes the data and redraws this table and its chart.*\n";
         std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
-        written.push(crate::plots::draw_conditioning(&chart, book_gpu, 0, &[])?);
+        written.push(crate::book::plots::draw_conditioning(&chart, book_gpu, 0, &[])?);
     }
     written.push(path);
     Ok(written)
-}
-
-/// The results file of the GPU the book shows, if the experiment has run on it.
-pub fn book_file(data_dir: &Path, gpu: &str) -> PathBuf {
-    data_dir.join("accuracy").join(format!("{}.csv", crate::results::slug(gpu)))
-}
-
-/// One sum of one input of a prescribed condition number by one method.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Conditioned {
-    pub method: String,
-    pub n: usize,
-    /// The condition number asked for, and the one the input has: Σ|x| / |Σx|.
-    pub target: f64,
-    pub seed: u64,
-    pub condition: f64,
-    pub result: f64,
-    pub exact: f64,
-}
-
-impl Conditioned {
-    pub fn relative_error(&self) -> f64 {
-        (self.result - self.exact).abs() / self.exact.abs()
-    }
-}
-
-#[derive(Serialize, Deserialize)]
-struct ConditionedRecord {
-    method: String,
-    n: usize,
-    #[serde(serialize_with = "scientific")]
-    target: f64,
-    seed: u64,
-    #[serde(serialize_with = "scientific")]
-    condition: f64,
-    #[serde(serialize_with = "scientific")]
-    result: f64,
-    #[serde(serialize_with = "scientific")]
-    exact: f64,
-    #[serde(serialize_with = "scientific")]
-    relative_error: f64,
-}
-
-pub fn write_conditioning_csv(path: &Path, machine: &Machine, rows: &[Conditioned]) -> Result<()> {
-    let records: Vec<ConditionedRecord> = rows.iter().map(|r| ConditionedRecord {
-        method: r.method.clone(), n: r.n, target: r.target, seed: r.seed, condition: r.condition, result: r.result, exact: r.exact, relative_error: r.relative_error(),
-    }).collect();
-    csv_file::write(path, &header(machine), &records)
-}
-
-pub fn read_conditioning_csv(path: &Path) -> Result<(String, Vec<Conditioned>)> {
-    let (header, records) = csv_file::read::<ConditionedRecord>(path)?;
-    let gpu = csv_file::value(&header, "gpu").unwrap_or("unknown GPU").to_string();
-    let rows = records.into_iter().map(|r| Conditioned { method: r.method, n: r.n, target: r.target, seed: r.seed, condition: r.condition, result: r.result, exact: r.exact }).collect();
-    Ok((gpu, rows))
-}
-
-/// The conditioning sweep's file of a GPU.
-pub fn conditioning_file(data_dir: &Path, gpu: &str) -> PathBuf {
-    data_dir.join("accuracy").join("conditioning").join(format!("{}.csv", crate::results::slug(gpu)))
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
 }
 
 /// Each method's (median condition, median relative error) at each target, in method order.
@@ -254,7 +108,7 @@ pub fn conditioning_medians(rows: &[Conditioned]) -> Vec<(&'static str, &'static
     METHODS.iter().filter_map(|&(method, what)| {
         let points: Vec<(f64, f64)> = targets.iter().filter_map(|&t| {
             let at: Vec<&Conditioned> = rows.iter().filter(|r| r.method == method && r.target == t).collect();
-            (!at.is_empty()).then(|| (median(at.iter().map(|r| r.condition).collect()), median(at.iter().map(|r| r.relative_error()).collect())))
+            (!at.is_empty()).then(|| (median(&at.iter().map(|r| r.condition).collect::<Vec<_>>()), median(&at.iter().map(|r| r.relative_error()).collect::<Vec<_>>())))
         }).collect();
         (!points.is_empty()).then_some((method, what, points))
     }).collect()
@@ -267,7 +121,7 @@ fn errors_from(rows: &[Conditioned], method: &str, from: f64) -> Vec<(f64, f64)>
     targets.dedup();
     targets.into_iter().filter_map(|t| {
         let errors: Vec<f64> = rows.iter().filter(|r| r.method == method && r.target == t).map(|r| r.relative_error()).collect();
-        (!errors.is_empty()).then(|| (t, median(errors)))
+        (!errors.is_empty()).then(|| (t, median(&errors)))
     }).collect()
 }
 
@@ -300,7 +154,7 @@ pub fn conditioning_table(gpu: &str, rows: &[Conditioned]) -> String {
     for &(method, what) in METHODS {
         let cells: Vec<String> = shown.iter().map(|&t| {
             let errors: Vec<f64> = rows.iter().filter(|r| r.method == method && r.target == t).map(|r| r.relative_error()).collect();
-            if errors.is_empty() { "–".into() } else { format!("{:.1e}", median(errors)) }
+            if errors.is_empty() { "–".into() } else { format!("{:.1e}", median(&errors)) }
         }).collect();
         if cells.iter().all(|c| c == "–") {
             continue;
@@ -342,42 +196,27 @@ pub fn compensated_reach(rows: &[Conditioned]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::Dtype;
 
     #[test]
-    fn csv_round_trips_and_the_table_reads_it() {
+    fn the_table_shows_each_method_at_the_sizes_measured() {
         let rows = vec![
             Measurement { method: "cpu_sequential".into(), input: Dtype::F32, n: 1 << 20, seed: 1, result: 524_300.0, exact: 524_288.0 },
             Measurement { method: "gpu_tree".into(), input: Dtype::F32, n: 1 << 20, seed: 1, result: 524_288.0, exact: 524_288.0 },
         ];
-        let path = std::env::temp_dir().join(format!("reduction-accuracy-{}.csv", std::process::id()));
-        let machine = Machine { gpu: "Test GPU".into(), date: "2026-11-30".into(), command: "reduction accuracy".into(), ..Default::default() };
-        write_csv(&path, &machine, &rows).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let (gpu, back) = read_csv(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        assert!(text.starts_with("# gpu: Test GPU\n# date: 2026-11-30\n# command: reduction accuracy\nmethod,input,n,seed,result,exact,relative_error\n"), "{text}");
-        assert!(text.contains("\ncpu_sequential,f32,1048576,1,5.243e5,5.24288e5,2.288818359375e-5\n"), "{text}");
-        assert_eq!(gpu, "Test GPU");
-        assert_eq!(back, rows);
-        let t = table(&gpu, &back);
+        let t = table("Test GPU", &rows);
         assert!(t.contains("(`cpu_sequential`) | 2.3e-5 |"), "{t}");
         assert!(t.contains("(`gpu_tree`) | 0.0e0 |"), "{t}");
     }
 
     #[test]
-    fn conditioning_csv_round_trips_and_the_advantage_is_the_smallest_ratio() {
+    fn the_advantage_is_the_smallest_ratio() {
         let row = |method: &str, target: f64, result: f64| Conditioned { method: method.into(), n: 1 << 24, target, seed: 1, condition: target * 1.01, result, exact: 1.0 };
         let rows = vec![row("gpu_tree", 1e6, 1.5), row("gpu_reproducible_neumaier", 1e6, 1.0 + 1e-6), row("gpu_tree", 1e9, 3.0), row("gpu_reproducible_neumaier", 1e9, 1.001), row("gpu_tree", 1.0, 1.0)];
-        let path = std::env::temp_dir().join(format!("reduction-conditioning-{}.csv", std::process::id()));
-        let machine = Machine { gpu: "Test GPU".into(), date: "2026-11-30".into(), command: "reduction accuracy".into(), ..Default::default() };
-        write_conditioning_csv(&path, &machine, &rows).unwrap();
-        let (gpu, back) = read_conditioning_csv(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        assert_eq!((gpu.as_str(), &back), ("Test GPU", &rows));
         // 0.5 / 1e-6 at 1e6, 2 / 1e-3 at 1e9: the smaller is 2000.
         let advantage = compensated_advantage(&rows).unwrap();
         assert!((advantage - 2000.0).abs() < 1e-6, "{advantage}");
-        let t = conditioning_table(&gpu, &rows);
+        let t = conditioning_table("Test GPU", &rows);
         assert!(t.contains("at least 2000× smaller"), "{t}");
         assert!(t.contains("(`gpu_tree`) | 0.0e0 | 5.0e-1 | 2.0e0 |"), "{t}");
     }
@@ -396,27 +235,11 @@ mod tests {
     fn the_committed_conditioning_data_meets_the_goal() {
         // From condition number 10^6 on, the compensated sum's error is at least 100 times
         // smaller than the tree's; and the plain tree's error grows with the condition number.
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/accuracy/conditioning/nvidia-h200.csv");
+        let path = conditioning_file(&crate::records::repo_root().join("plots/data"), "NVIDIA H200");
         let (_, rows) = read_conditioning_csv(&path).unwrap();
         let advantage = compensated_advantage(&rows).unwrap();
         assert!(advantage >= 100.0, "{advantage}");
         let tree = errors_from(&rows, "gpu_tree", 1.0);
         assert!(tree.windows(4).all(|w| w[3].1 > w[0].1), "{tree:?}");
-    }
-
-    #[test]
-    fn the_committed_file_writes_back_byte_for_byte() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/accuracy/nvidia-h200.csv");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let (header, records) = csv_file::from_str::<Record>(&text, "accuracy").unwrap();
-        assert_eq!(csv_file::to_string(&header, &records).unwrap(), text);
-        let (gpu, rows) = read_csv(&path).unwrap();
-        let machine = Machine { gpu, date: csv_file::value(&header, "date").unwrap().into(), command: csv_file::value(&header, "command").unwrap().into(), ..Default::default() };
-        let again = std::env::temp_dir().join(format!("reduction-accuracy-again-{}.csv", std::process::id()));
-        write_csv(&again, &machine, &rows).unwrap();
-        let written = std::fs::read_to_string(&again).unwrap();
-        std::fs::remove_file(&again).unwrap();
-        // The relative error is computed again from the two sums: the same bits.
-        assert_eq!(written, text);
     }
 }

@@ -1,170 +1,11 @@
-//! The all-reduce results as data and pictures, with no GPU: `plots/data/nccl/<gpu>-x<count>.csv`
-//! (written by `reduction multigpu allreduce`, [`crate::multigpu::allreduce`]) in the book's one
-//! results format ([`csv_file`]), and the chapter's table and chart drawn from it.
+//! The all-reduce chapter's table and chart, drawn with no GPU from `plots/data/nccl/`
+//! ([`crate::records::allreduce`], written by `reduction multigpu allreduce`).
 
-use super::csv_file;
+use crate::book::plots::{draw_bytes_chart, BytesSeries};
 use crate::error::{io_error, Result};
-use crate::multigpu::allreduce::{algbw_gbps, bus_factor, busbw_gbps};
-use crate::plots::{draw_bytes_chart, BytesSeries};
-use serde::{Deserialize, Serialize};
+use crate::records::allreduce::{bus_factor, data_dir, load_all, AllReduceHeader, AllReduceRow};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// One message size, measured.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AllReduceRow {
-    pub bytes: usize,
-    /// `f32` values per rank.
-    pub count: usize,
-    /// The slowest rank's median time per all-reduce, and the extremes over all ranks.
-    pub median_us: f64,
-    pub min_us: f64,
-    pub max_us: f64,
-    pub repeats: usize,
-    pub ops_per_repeat: usize,
-}
-
-impl AllReduceRow {
-    pub fn algbw_gbps(&self) -> f64 {
-        algbw_gbps(self.bytes, self.median_us * 1e-6)
-    }
-
-    pub fn busbw_gbps(&self, ranks: usize) -> f64 {
-        busbw_gbps(self.algbw_gbps(), ranks)
-    }
-}
-
-/// The header block of a results file: which GPUs, which NCCL, when, how.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct AllReduceHeader {
-    pub gpus: Vec<String>,
-    pub nccl: String,
-    pub driver_cuda: String,
-    pub multicast: String,
-    pub date: String,
-    pub command: String,
-    pub method: String,
-}
-
-impl AllReduceHeader {
-    pub fn ranks(&self) -> usize {
-        self.gpus.len()
-    }
-
-    /// `nvidia-h200-x2.csv`.
-    pub fn file_name(&self) -> String {
-        format!("{}-x{}.csv", crate::results::slug(self.gpus.first().map(String::as_str).unwrap_or("unknown")), self.ranks())
-    }
-
-    /// `2 × NVIDIA H200`.
-    pub fn describe(&self) -> String {
-        if self.gpus.windows(2).all(|w| w[0] == w[1]) {
-            format!("{} × {}", self.gpus.len(), self.gpus.first().map(String::as_str).unwrap_or("?"))
-        } else {
-            self.gpus.join(" + ")
-        }
-    }
-}
-
-const COLUMNS: &str = "bytes,count,dtype,op,median_us,min_us,max_us,algbw_gbps,busbw_gbps,repeats,ops_per_repeat";
-
-/// One line of the file: a row with the bandwidths worked out, times and bandwidths to the
-/// nanosecond and the MB/s.
-#[derive(Serialize, Deserialize)]
-struct Record {
-    bytes: usize,
-    count: usize,
-    dtype: String,
-    op: String,
-    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
-    median_us: f64,
-    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
-    min_us: f64,
-    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
-    max_us: f64,
-    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
-    algbw_gbps: f64,
-    #[serde(serialize_with = "crate::book::csv_file::three_decimals")]
-    busbw_gbps: f64,
-    repeats: usize,
-    ops_per_repeat: usize,
-}
-
-
-pub fn write_csv(path: &Path, header: &AllReduceHeader, rows: &[AllReduceRow]) -> Result<()> {
-    let meta: Vec<(String, String)> = [
-        ("gpus", header.gpus.join("; ")),
-        ("gpu_count", header.ranks().to_string()),
-        ("nccl", header.nccl.clone()),
-        ("driver_cuda", header.driver_cuda.clone()),
-        ("multicast", header.multicast.clone()),
-        ("date", header.date.clone()),
-        ("command", header.command.clone()),
-        ("method", header.method.clone()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let ranks = header.ranks();
-    let records: Vec<Record> = rows
-        .iter()
-        .map(|r| Record {
-            bytes: r.bytes,
-            count: r.count,
-            dtype: "f32".into(),
-            op: "sum".into(),
-            median_us: r.median_us,
-            min_us: r.min_us,
-            max_us: r.max_us,
-            algbw_gbps: r.algbw_gbps(),
-            busbw_gbps: r.busbw_gbps(ranks),
-            repeats: r.repeats,
-            ops_per_repeat: r.ops_per_repeat,
-        })
-        .collect();
-    csv_file::write(path, &meta, &records)
-}
-
-pub fn read_csv(path: &Path) -> Result<(AllReduceHeader, Vec<AllReduceRow>)> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
-    parse_csv(&text).map_err(|why| io_error(path, why))
-}
-
-/// Read a results file from its text; `Err` says which line or record is wrong.
-pub fn parse_csv(text: &str) -> std::result::Result<(AllReduceHeader, Vec<AllReduceRow>), String> {
-    match text.lines().position(|l| !l.starts_with("# ")) {
-        Some(i) if text.lines().nth(i) != Some(COLUMNS) => return Err(format!("line {}: expected the column names {COLUMNS}", i + 1)),
-        None => return Err("no column header".into()),
-        Some(_) => {}
-    }
-    let (meta, records): (_, Vec<Record>) = csv_file::from_str(text, "all-reduce results").map_err(|e| e.to_string())?;
-    let value = |key: &str| csv_file::value(&meta, key).unwrap_or_default().to_string();
-    let header = AllReduceHeader {
-        gpus: value("gpus").split("; ").map(str::to_string).filter(|g| !g.is_empty()).collect(),
-        nccl: value("nccl"),
-        driver_cuda: value("driver_cuda"),
-        multicast: value("multicast"),
-        date: value("date"),
-        command: value("command"),
-        method: value("method"),
-    };
-    let gpu_count = match csv_file::value(&meta, "gpu_count") {
-        None => None,
-        Some(v) => Some(v.parse::<usize>().map_err(|_| format!("gpu_count {v:?} is not a number"))?),
-    };
-    if header.gpus.is_empty() || gpu_count != Some(header.gpus.len()) {
-        return Err(format!("the header names {} GPU(s) but gpu_count says {gpu_count:?}", header.gpus.len()));
-    }
-    let mut rows = Vec::with_capacity(records.len());
-    for (i, r) in records.into_iter().enumerate() {
-        if !(r.median_us > 0.0 && r.median_us.is_finite()) {
-            return Err(format!("record {}: median time {} µs cannot be right", i + 1, r.median_us));
-        }
-        rows.push(AllReduceRow { bytes: r.bytes, count: r.count, median_us: r.median_us, min_us: r.min_us, max_us: r.max_us, repeats: r.repeats, ops_per_repeat: r.ops_per_repeat });
-    }
-    Ok((header, rows))
-}
-
 
 /// The sizes the chapter's table shows: 8 B and every eighth size up from it (2^3, 2^6, …), and
 /// the largest.
@@ -174,19 +15,6 @@ fn table_sizes(rows: &[AllReduceRow]) -> Vec<&AllReduceRow> {
     shown.sort_by_key(|r| r.bytes);
     shown.dedup_by_key(|r| r.bytes);
     shown
-}
-
-/// Where the all-reduce results live, under `plots/data`.
-pub fn data_dir(root: &Path) -> PathBuf {
-    root.join("plots/data/nccl")
-}
-
-/// Every results file under `plots/data/nccl/`, sorted by name.
-pub fn load_all(dir: &Path) -> Result<Vec<(PathBuf, AllReduceHeader, Vec<AllReduceRow>)>> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(Vec::new()) };
-    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "csv")).collect();
-    files.sort();
-    files.into_iter().map(|f| read_csv(&f).map(|(h, r)| (f, h, r))).collect()
 }
 
 /// The note the chapter shows until someone has measured.
@@ -281,7 +109,7 @@ pub fn render(root: &Path, book_slug: Option<&str>) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let Some(shown) = runs
         .iter()
-        .filter(|(_, h, _)| book_slug.is_some_and(|slug| crate::results::slug(&h.gpus[0]) == slug))
+        .filter(|(_, h, _)| book_slug.is_some_and(|slug| crate::records::slug(&h.gpus[0]) == slug))
         .max_by_key(|(_, h, _)| h.ranks())
         .or_else(|| runs.iter().max_by_key(|(_, h, _)| h.ranks()))
     else {
@@ -328,23 +156,5 @@ mod tests {
         assert_eq!(bytes_text(512), "512 B");
         assert_eq!(bytes_text(4096), "4 KiB");
         assert_eq!(bytes_text(1 << 30), "1 GiB");
-    }
-
-    #[test]
-    fn the_committed_runs_are_read_and_written_back_as_they_were() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let runs = load_all(&data_dir(root)).unwrap();
-        for (file, header, rows) in runs {
-            let path = std::env::temp_dir().join(format!("reduction-allreduce-{}-{}", std::process::id(), header.file_name()));
-            write_csv(&path, &header, &rows).unwrap();
-            let (again, original) = (std::fs::read_to_string(&path).unwrap(), std::fs::read_to_string(&file).unwrap());
-            std::fs::remove_file(&path).unwrap();
-            // The bandwidths were worked out from the unrounded times, so they may differ in
-            // the last digit; everything else is written back as it was.
-            let without_bandwidths = |text: &str| -> Vec<String> {
-                text.lines().map(|l| if l.starts_with('#') { l.to_string() } else { l.split(',').enumerate().filter(|(i, _)| !(7..=8).contains(i)).map(|(_, f)| f).collect::<Vec<_>>().join(",") }).collect()
-            };
-            assert_eq!(without_bandwidths(&again), without_bandwidths(&original), "{}", file.display());
-        }
     }
 }

@@ -3,93 +3,12 @@
 //! kernel reaches, and what each level costs in the benchmark's data. The experiment itself is
 //! `measure::determinism`.
 
-use crate::book::csv_file::{self, Header};
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row};
-use serde::{Deserialize, Serialize};
+use crate::records::bench::{Cache, Machine, Row};
+use crate::records::csv::{self, Header};
+use crate::records::determinism::{book_file, level, read_csv, Level, Record};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// One kernel on one GPU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Record {
-    /// The GPU's ordinal among the visible ones.
-    pub gpu: usize,
-    pub kernel: String,
-    pub n: usize,
-    /// The input's condition number Σ|x| / |Σx|.
-    pub condition: f64,
-    /// Sums at the kernel's preferred launch, and how many bit patterns they gave.
-    pub runs: usize,
-    pub distinct_over_runs: usize,
-    /// Launch shapes tried (block sizes, grid caps), and how many bit patterns they gave.
-    pub shapes: usize,
-    pub distinct_over_shapes: usize,
-    /// The first run's result, as hex bits.
-    pub bits: String,
-    /// The CPU transcription's bits, for the kernels that have one; empty otherwise.
-    pub transcription: String,
-}
-
-/// The levels, weakest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    NotDeterministic,
-    RunToRun,
-    LaunchIndependent,
-    GpuToGpu,
-}
-
-impl Level {
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::NotDeterministic => "not deterministic",
-            Level::RunToRun => "run to run",
-            Level::LaunchIndependent => "launch-independent",
-            // What the data can show: the bits of every GPU measured and of the CPU transcription.
-            Level::GpuToGpu => "same on every GPU measured and the CPU",
-        }
-    }
-}
-
-/// The level the rows of one kernel (one per GPU) show: different bits over runs, over launch
-/// shapes, or across GPUs each drop it one level; GPU to GPU needs every GPU's bits equal to the
-/// CPU transcription's (an order the data fixes, proven on a machine with no SMs at all).
-pub fn level(rows: &[&Record]) -> Level {
-    if rows.iter().any(|r| r.distinct_over_runs > 1) {
-        return Level::NotDeterministic;
-    }
-    if rows.iter().any(|r| r.distinct_over_shapes > 1) {
-        return Level::RunToRun;
-    }
-    let same_everywhere = rows.windows(2).all(|w| w[0].bits == w[1].bits);
-    if same_everywhere && rows.iter().all(|r| !r.transcription.is_empty() && r.transcription == r.bits) {
-        Level::GpuToGpu
-    } else {
-        Level::LaunchIndependent
-    }
-}
-
-fn header(machine: &Machine, gpus: usize) -> Header {
-    [("gpu", machine.gpu.clone()), ("gpus", gpus.to_string()), ("sm_count", machine.sm_count.to_string()), ("date", machine.date.clone()), ("command", machine.command.clone())]
-        .into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
-
-pub fn write_csv(path: &Path, machine: &Machine, rows: &[Record]) -> Result<()> {
-    let mut gpus: Vec<usize> = rows.iter().map(|r| r.gpu).collect();
-    gpus.sort_unstable();
-    gpus.dedup();
-    csv_file::write(path, &header(machine, gpus.len()), rows)
-}
-
-pub fn read_csv(path: &Path) -> Result<(Header, Vec<Record>)> {
-    csv_file::read(path)
-}
-
-/// The results file of a GPU model.
-pub fn book_file(data_dir: &Path, gpu: &str) -> PathBuf {
-    data_dir.join("determinism").join(format!("{}.csv", crate::results::slug(gpu)))
-}
 
 /// The kernels in the order of the file, each with its rows.
 fn by_kernel(rows: &[Record]) -> Vec<(&str, Vec<&Record>)> {
@@ -113,7 +32,7 @@ fn cost(machine: &Machine, bench: &[Row], kernel: &str, n: usize) -> Option<(f64
 /// The chapter's tables: every kernel's level with the evidence, then each level's fastest
 /// kernel in the benchmark's data at 2^28 and 2^30.
 pub fn table(header: &Header, rows: &[Record], bench: Option<&(Machine, Vec<Row>)>) -> String {
-    let value = |k: &str| csv_file::value(header, k).unwrap_or("?").to_string();
+    let value = |k: &str| csv::value(header, k).unwrap_or("?").to_string();
     let gpus: usize = value("gpus").parse().unwrap_or(1);
     let n = rows.first().map_or(0, |r| r.n);
     let condition = rows.first().map_or(0.0, |r| r.condition);
@@ -178,9 +97,9 @@ pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
     }
     for n in [1usize << 28, 1 << 30] {
         let plain = bench.iter()
-            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::results::Status::Correct && !r.kernel.starts_with("reduce15"))
+            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::records::bench::Status::Correct && !r.kernel.starts_with("reduce15"))
             .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
-        let ceiling = at(crate::results::READ_ONLY_KERNEL, n);
+        let ceiling = at(crate::records::bench::READ_ONLY_KERNEL, n);
         if let (Some(p), Some(c)) = (plain, ceiling) {
             let slowest = GOALS.iter().filter_map(|(k, _)| at(k, n)).max_by(|a, b| a.median_us.total_cmp(&b.median_us));
             let cost = slowest.map(|k| format!(" The slowest of kernel 15's three, `{}`, takes {:.1}% longer than it.", k.kernel, 100.0 * (k.median_us / p.median_us - 1.0))).unwrap_or_default();
@@ -307,7 +226,7 @@ mod tests {
 
     #[test]
     fn the_committed_profiles_are_read() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/ncu");
+        let dir = crate::records::repo_root().join("plots/data/ncu");
         let table = ncu_table(&dir).unwrap();
         assert!(table.contains("`reduce15_neumaier`") && table.contains("`reduce10_last_block`"), "{table}");
         assert!(table.contains("Kernel 15's launches could hold at most 50% of an SM's threads — their registers allow 2 blocks an SM"), "{table}");
@@ -318,40 +237,11 @@ mod tests {
     }
 
     #[test]
-    fn each_difference_drops_one_level() {
-        let l = |rs: &[Record]| level(&rs.iter().collect::<Vec<_>>());
-        assert_eq!(l(&[record(0, "k", 3, 5, "1", "")]), Level::NotDeterministic);
-        assert_eq!(l(&[record(0, "k", 1, 5, "1", "")]), Level::RunToRun);
-        assert_eq!(l(&[record(0, "k", 1, 1, "1", "")]), Level::LaunchIndependent);
-        assert_eq!(l(&[record(0, "k", 1, 1, "1", "1"), record(1, "k", 1, 1, "1", "1")]), Level::GpuToGpu);
-        // Two GPUs that disagree, or a transcription that disagrees, are not GPU to GPU.
-        assert_eq!(l(&[record(0, "k", 1, 1, "1", "1"), record(1, "k", 1, 1, "2", "1")]), Level::LaunchIndependent);
-        assert_eq!(l(&[record(0, "k", 1, 1, "1", "2")]), Level::LaunchIndependent);
-    }
-
-    #[test]
-    fn the_committed_measurement_supports_the_chapter() {
-        // The chapter says: kernel 10's atomic sum is not deterministic, kernels 1 and 2 are
-        // launch-independent and kernel 3 is not, and kernel 15's three are GPU to GPU.
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/determinism/nvidia-h200.csv");
-        let (_, rows) = read_csv(&path).unwrap();
-        let level_of = |k: &str| level(&rows.iter().filter(|r| r.kernel == k).collect::<Vec<_>>());
-        assert_eq!(level_of("reduce10_atomic"), Level::NotDeterministic);
-        for k in ["reduce1", "reduce2"] {
-            assert_eq!(level_of(k), Level::LaunchIndependent, "{k}");
-        }
-        assert_eq!(level_of("reduce3"), Level::RunToRun);
-        for k in ["reduce15_reproducible", "reduce15_neumaier", "reduce15_f64"] {
-            assert_eq!(level_of(k), Level::GpuToGpu, "{k}");
-        }
-    }
-
-    #[test]
     fn csv_round_trips_and_the_table_names_every_kernel() {
         let rows = vec![record(0, "reduce10_atomic", 7, 9, "3f800000", ""), record(0, "reduce15_neumaier", 1, 1, "3f800001", "3f800001")];
         let machine = Machine { gpu: "Test GPU".into(), sm_count: 4, date: "2026-11-30".into(), command: "reduction determinism".into(), ..Default::default() };
         let path = std::env::temp_dir().join(format!("reduction-determinism-{}.csv", std::process::id()));
-        write_csv(&path, &machine, &rows).unwrap();
+        crate::records::determinism::write_csv(&path, &machine, &rows).unwrap();
         let (header, back) = read_csv(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(back, rows);

@@ -5,7 +5,7 @@
 //! cannot show an addressing that the tests have not summed with.
 //!
 //! ```
-//! use reduction::diagrams::{steps, Scheme};
+//! use reduction::book::diagrams::{steps, Scheme};
 //! // Kernel 2 at its first step: thread 1 adds element 3 into element 2.
 //! let first = &steps(Scheme::InterleavedStrided, 16)?[0];
 //! assert_eq!((first.s, first.adds[1].thread, first.adds[1].dst, first.adds[1].src), (1, 1, 2, 3));
@@ -225,7 +225,7 @@ pub fn draw_all(out_dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|&scheme| {
             let path = out_dir.join(format!("{}.svg", scheme.name()));
             let svg = diagram(scheme, &EXAMPLE, &path)?;
-            std::fs::write(&path, crate::plots::fit_to_page(svg)).map_err(|e| io_error(&path, e))?;
+            std::fs::write(&path, crate::book::plots::fit_to_page(svg)).map_err(|e| io_error(&path, e))?;
             Ok(path)
         })
         .collect::<Result<Vec<_>>>()?;

@@ -4,7 +4,7 @@
 //! checks against the kernel's own lines (or from the host's planner), as the addressing
 //! diagrams are: a figure cannot show an access pattern the kernels do not have.
 
-use crate::diagrams::{steps, Scheme, Step};
+use crate::book::diagrams::{steps, Scheme, Step};
 use crate::error::{io_error, Result};
 use plotters::coord::Shift;
 use plotters::drawing::DrawingAreaErrorKind;
@@ -88,7 +88,7 @@ fn render(path: &Path, size: (u32, u32), draw: impl FnOnce(&Area) -> Drawn) -> R
         root.fill(&WHITE).map_err(|e| io_error(path, e))?;
         draw(&root).and_then(|()| root.present()).map_err(|e| io_error(path, e))?;
     }
-    Ok(crate::plots::fit_to_page(svg))
+    Ok(crate::book::plots::fit_to_page(svg))
 }
 
 fn banks_figure(scheme: Scheme, path: &Path) -> Result<String> {

@@ -1,28 +1,22 @@
 //! The mistakes chapter's tables, drawn from the recorded run (`plots/data/mistakes/<gpu>.csv`,
-//! written by [`crate::mistakes::records`]) with no GPU: the table of every mistake, and one
-//! sentence per mistake for its section.
+//! [`crate::records::mistakes`]) and the catalogue ([`crate::kernels::broken`]) with no GPU: the
+//! table of every mistake, and one sentence per mistake for its section.
 
 use crate::error::{io_error, Result};
-use crate::mistakes::{all, read_records, what_it_did, Mistake, Records};
+use crate::kernels::broken::{all, what_it_did, Mistake};
+use crate::records::mistakes::{read_records, records_dir, Records};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Where the table generator looks for the recorded run: `plots/data/mistakes/`.
-pub fn records_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("mistakes")
-}
-
-/// The recorded run the book shows: `mistakes/<slug>.csv` for the GPU named in
-/// `book-gpu.txt`, else the first file there; `None` when nothing was measured yet.
-pub fn book_records(data_dir: &Path) -> Option<PathBuf> {
+/// The recorded run the book shows: `mistakes/<slug>.csv` for the GPU the book shows (`book_gpu`,
+/// from `book-gpu.txt`), else the first file there; `None` when nothing was measured yet.
+pub fn book_records(data_dir: &Path, book_gpu: Option<&str>) -> Option<PathBuf> {
     let dir = records_dir(data_dir);
-    let chosen = std::fs::read_to_string(data_dir.join("book-gpu.txt")).ok().map(|s| dir.join(format!("{}.csv", s.trim())));
+    let chosen = book_gpu.map(|slug| dir.join(format!("{slug}.csv")));
     if let Some(path) = chosen.filter(|p| p.is_file()) {
         return Some(path);
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).ok()?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "csv")).collect();
-    files.sort();
-    files.into_iter().next()
+    crate::records::csv_files(&dir).into_iter().next()
 }
 
 const NOT_MEASURED: &str = "Not yet measured on a GPU";
@@ -36,7 +30,7 @@ pub const TABLE_COMMAND: &str = "cargo run --release -- mistakes --table-only";
 /// `mistakes/<name>.md`, one sentence per mistake for its section. With nothing recorded yet,
 /// each says so and how to measure. Needs no GPU.
 pub fn write_mistakes_table(data_dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>> {
-    let source = book_records(data_dir);
+    let source = book_records(data_dir, crate::records::book_gpu_slug(data_dir).as_deref());
     let records = match &source {
         Some(path) => Some(read_records(path)?),
         None => None,
@@ -135,12 +129,12 @@ pub fn sentence_markdown(mistake: &Mistake, records: Option<&Records>) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mistakes::find;
-    use crate::mistakes::records::sample_records;
+    use crate::kernels::broken::describe::every_mistake;
+    use crate::kernels::broken::find;
 
     #[test]
     fn tables_and_sentences_say_what_happened() {
-        let records = sample_records();
+        let records = every_mistake();
         let m = |name: &str| find(name).unwrap();
         let table = table_markdown(Some(Path::new("plots/data/mistakes/nvidia-test-gpu.csv")), Some(&records));
         assert!(table.contains("**NVIDIA Test GPU**") && table.contains("\\| piped"), "{table}");

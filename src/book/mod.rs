@@ -1,20 +1,19 @@
-//! The book's output, drawn from measured data with no GPU: results files (`csv_file`, the
-//! benchmark's `results`, `accuracy`'s), Markdown tables (`tables`, and the row sums' in `rows`),
-//! charts (`plots`), addressing diagrams, and the call that redraws them all (`render`).
+//! The book's output, drawn from the records under `plots/data/` with no GPU: Markdown tables
+//! (`tables`, and each experiment's chapter file), charts (`plots`), addressing diagrams and
+//! figures, and the call that redraws them all (`render`). Reads [`crate::records`] and the
+//! kernel registry; never an experiment.
 
 pub mod accuracy;
-pub mod determinism;
 pub mod allreduce;
-pub mod csv_file;
+pub mod determinism;
 pub mod diagrams;
 pub mod figures;
 pub mod mistakes;
 pub mod plots;
 pub mod render;
-pub mod results;
 pub mod review;
-pub mod sanitizer;
 pub mod rows;
 pub mod runs;
+pub mod sanitizer;
 pub mod tables;
 pub mod tile;

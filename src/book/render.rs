@@ -4,37 +4,16 @@
 //! calls it alone.
 
 use crate::error::{io_error, Result};
-use crate::results::{read_csv, Machine, Row};
+use crate::records::bench::{read_csv, Machine, Row};
 use std::path::{Path, PathBuf};
 
-/// Every results file under `plots/data/`, sorted by name; files from the same GPU (the
-/// benchmark's and `plots/peers.py`'s) are merged, the first file's header kept.
-pub fn load_all(data_dir: &Path) -> Result<Vec<(Machine, Vec<Row>)>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir)
-        .map_err(|e| io_error(data_dir, e))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
-        .collect();
-    // The benchmark's own file first, so that its header (with the theoretical peak) is kept.
-    files.sort_by_key(|f| (f.to_string_lossy().ends_with("-peers.csv"), f.clone()));
-    let mut merged: Vec<(Machine, Vec<Row>)> = Vec::new();
-    for file in &files {
-        let (machine, rows) = read_csv(file)?;
-        match merged.iter_mut().find(|(m, _)| m.gpu == machine.gpu) {
-            Some((_, existing)) => existing.extend(rows),
-            None => merged.push((machine, rows)),
-        }
-    }
-    Ok(merged)
-}
+pub use crate::records::bench::load_all;
 
 /// The GPU whose results the book shows: the one named in `plots/data/book-gpu.txt` (the
 /// benchmark writes it), else the first file.
 pub fn book_gpu<'a>(data_dir: &Path, data: &'a [(Machine, Vec<Row>)]) -> Option<&'a (Machine, Vec<Row>)> {
-    let chosen = std::fs::read_to_string(data_dir.join("book-gpu.txt")).ok().map(|s| s.trim().to_string());
-    chosen
-        .and_then(|slug| data.iter().find(|(m, _)| crate::results::slug(&m.gpu) == slug))
+    crate::records::book_gpu_slug(data_dir)
+        .and_then(|slug| data.iter().find(|(m, _)| crate::records::slug(&m.gpu) == slug))
         .or_else(|| data.first())
 }
 
@@ -45,20 +24,20 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     let book = book_gpu(&data_dir, &data)
         .ok_or_else(|| io_error(&data_dir, "no results file (*.csv) to draw from; `reduction bench` writes one"))?;
     let mut written = Vec::new();
-    written.extend(crate::tables::write_all(book, &root.join("book/generated"))?);
-    written.extend(crate::plots::draw_all(&data, book, &root.join("plots"))?);
-    written.extend(crate::diagrams::draw_all(&root.join("plots/diagrams"))?);
+    written.extend(crate::book::tables::write_all(book, &root.join("book/generated"))?);
+    written.extend(crate::book::plots::draw_all(&data, book, &root.join("plots"))?);
+    written.extend(crate::book::diagrams::draw_all(&root.join("plots/diagrams"))?);
     written.extend(crate::book::mistakes::write_mistakes_table(&data_dir, &root.join("book/generated"))?);
     // Other element types, measured separately (`bench --dtype f64,f16,bf16 --out plots/data/types`).
-    let types = data_dir.join("types").join(format!("{}.csv", crate::results::slug(&book.0.gpu)));
+    let types = data_dir.join("types").join(format!("{}.csv", crate::records::slug(&book.0.gpu)));
     if types.is_file() {
         let (machine, rows) = read_csv(&types)?;
         let path = root.join("book/generated/types.md");
-        std::fs::write(&path, crate::tables::types_table(&machine, &rows)).map_err(|e| io_error(&path, e))?;
+        std::fs::write(&path, crate::book::tables::types_table(&machine, &rows)).map_err(|e| io_error(&path, e))?;
         written.push(path);
     }
     // Bank conflicts counted by ncu (`tests/gpu-host.sh ncu`), where they were.
-    let table = crate::tables::bank_conflicts_table(&data_dir.join("bank-conflicts"), &book.1)
+    let table = crate::book::tables::bank_conflicts_table(&data_dir.join("bank-conflicts"), &book.1)
         .unwrap_or_else(|| "*Not yet measured on this GPU: `OUT=results bash tests/gpu-host.sh ncu`, then copy `results/bank-conflicts/` to `plots/data/`.*\n".into());
     let path = root.join("book/generated/bank_conflicts.md");
     std::fs::write(&path, table).map_err(|e| io_error(&path, e))?;
@@ -70,11 +49,11 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     // Row sums (chapter 13), from plots/data/rows/: a note instead where none were measured.
     written.extend(crate::book::rows::render(&data_dir, &book.0, root)?);
     // What the row sums did with fewer rows than SMs, said from the same data.
-    let row_sums = crate::book::rows::load(&crate::book::rows::results_dir(&data_dir), &crate::results::slug(&book.0.gpu))?;
+    let row_sums = crate::records::rows::load(&crate::records::rows::results_dir(&data_dir), &crate::records::slug(&book.0.gpu))?;
     let path = root.join("book/generated/rows_few.md");
     let sm_count = row_sums.as_ref().map_or(book.0.sm_count, |(m, _)| m.sm_count);
     let f32_sums: Option<Vec<Row>> = row_sums.as_ref().map(|(_, rows)| rows.iter().filter(|r| r.dtype == crate::element::Dtype::F32).cloned().collect());
-    let sentence = crate::tables::rows_few_sentence(&book.0.gpu, sm_count, f32_sums.as_deref());
+    let sentence = crate::book::tables::rows_few_sentence(&book.0.gpu, sm_count, f32_sums.as_deref());
     std::fs::write(&path, sentence).map_err(|e| io_error(&path, e))?;
     written.push(path);
     // Claims of the second review (issue 24): a block of 300 traced on the CPU, the profiles and
@@ -83,8 +62,8 @@ pub fn render_all(root: &Path) -> Result<Vec<PathBuf>> {
     written.extend(crate::book::review::render(&data_dir, book, root)?);
     // The tile languages (plots/tile_peers.py): line counts, the generated CUDA, the comparisons.
     written.extend(crate::book::tile::render(&data_dir, &book.0, root)?);
-    written.extend(crate::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
+    written.extend(crate::book::tables::write_sanitizer_summaries(&data_dir.join("sanitizer"), &root.join("book/generated/sanitizer"))?);
     // Across GPUs (`reduction multigpu allreduce`): plots/data/nccl/, or a "not yet measured" note.
-    written.extend(crate::book::allreduce::render(root, Some(&crate::results::slug(&book.0.gpu)))?);
+    written.extend(crate::book::allreduce::render(root, Some(&crate::records::slug(&book.0.gpu)))?);
     Ok(written)
 }

@@ -3,7 +3,7 @@
 //!
 //! | file in `book/generated/` | chapter | from | function |
 //! |---|---|---|---|
-//! | `block_300.md` | 1 | kernel 1's and 3's loops, traced on the CPU | [`crate::diagrams::block_of_300_sentence`] |
+//! | `block_300.md` | 1 | kernel 1's and 3's loops, traced on the CPU | [`crate::book::diagrams::block_of_300_sentence`] |
 //! | `sass_tree.md` | 1, 2, 6 | `plots/data/sass/sm_90/` | [`sass_tree_sentence`] |
 //! | `harris_profile.md` | 1, 4 | `plots/data/ncu/reduce1..7.csv` | [`harris_profile_table`] |
 //! | `kernel4_limit.md` | 4 | the benchmark and the profiles | [`kernel4_limit`] |
@@ -16,7 +16,8 @@
 
 use crate::element::Dtype;
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row, Status};
+use crate::records::bench::{Cache, Row, Status};
+use crate::records::Machine;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -24,14 +25,14 @@ use std::path::{Path, PathBuf};
 /// Write every file of the table above into `root/book/generated/`.
 pub fn render(data_dir: &Path, book: &(Machine, Vec<Row>), root: &Path) -> Result<Vec<PathBuf>> {
     let (machine, rows) = book;
-    let slug = crate::results::slug(&machine.gpu);
+    let slug = crate::records::slug(&machine.gpu);
     let sass = load_sass(&data_dir.join("sass/sm_90"));
     let profiles = load_profiles(&data_dir.join("ncu"));
     let experiments = load_experiments(&data_dir.join("experiments").join(format!("{slug}.csv")));
-    let shapes = crate::results::read_csv(&data_dir.join(crate::results::READ_ONLY_SHAPES_DIR).join(format!("{slug}.csv"))).ok().map(|(_, r)| r);
-    let accuracy = crate::book::accuracy::read_csv(&data_dir.join("accuracy").join(format!("{slug}.csv"))).ok().map(|(_, m)| m);
+    let shapes = crate::records::bench::read_csv(&data_dir.join(crate::records::bench::READ_ONLY_SHAPES_DIR).join(format!("{slug}.csv"))).ok().map(|(_, r)| r);
+    let accuracy = crate::records::accuracy::read_csv(&data_dir.join("accuracy").join(format!("{slug}.csv"))).ok().map(|(_, m)| m);
     let files: Vec<(&str, String)> = vec![
-        ("block_300.md", crate::diagrams::block_of_300_sentence()),
+        ("block_300.md", crate::book::diagrams::block_of_300_sentence()),
         ("sass_tree.md", sass_tree_sentence(&sass)),
         ("harris_profile.md", harris_profile_table(&profiles)),
         ("kernel4_limit.md", kernel4_limit(machine, rows, &profiles)),
@@ -496,7 +497,7 @@ pub fn ceiling_shapes(rows: &[Row], shapes: Option<&[Row]>) -> String {
     }
     let mut s = String::new();
     let shaped: Vec<(&Row, crate::kernels::ReadOnlyShape)> =
-        ceilings.iter().filter_map(|r| Some((*r, crate::measure::read_only::shape_of(r)?))).collect();
+        ceilings.iter().filter_map(|r| Some((*r, crate::kernels::ReadOnlyShape::from_title(&r.title)?))).collect();
     if shaped.is_empty() {
         writeln!(s, "*These results were measured with the read-only kernel at one shape (512 threads × 8 loads, a result zeroed before \
             each launch), before it was measured at every shape: the next `cargo run --release -- bench` measures its 20 shapes.*\n").unwrap();
@@ -541,7 +542,7 @@ pub fn ceiling_shapes(rows: &[Row], shapes: Option<&[Row]>) -> String {
 
 /// The accuracy chapter: where the cascaded kernel's error lies against the tree's and the CPU
 /// loop's, input by input (not only the medians of three).
-pub fn accuracy_cascade(measurements: Option<&[crate::book::accuracy::Measurement]>) -> String {
+pub fn accuracy_cascade(measurements: Option<&[crate::records::accuracy::Measurement]>) -> String {
     let Some(ms) = measurements.filter(|m| !m.is_empty()) else {
         return "*The accuracy experiment has not run on this GPU.*\n".into();
     };
@@ -585,10 +586,10 @@ pub fn accuracy_cascade(measurements: Option<&[crate::book::accuracy::Measuremen
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::READ_ONLY_KERNEL;
+    use crate::records::bench::READ_ONLY_KERNEL;
 
     fn root() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        crate::records::repo_root()
     }
 
     #[test]
@@ -653,8 +654,8 @@ mod tests {
     #[test]
     fn the_committed_data_gives_every_sentence() {
         let data = root().join("plots/data");
-        let all = crate::render::load_all(&data).unwrap();
-        let book = crate::render::book_gpu(&data, &all).unwrap();
+        let all = crate::records::bench::load_all(&data).unwrap();
+        let book = crate::book::render::book_gpu(&data, &all).unwrap();
         assert!(reduce8_vs_reduce7(&book.1).contains("2^30 f32"));
         assert!(single_pass_sentence(&book.1, None).contains("The last-block kernel is faster"));
         let sass = load_sass(&data.join("sass/sm_90"));

@@ -1,56 +1,15 @@
 //! The row-sum chapter's table and chart, drawn from `plots/data/rows/` with no GPU. Row-sum
-//! results are ordinary benchmark rows ([`crate::results`]) with one convention: `n` is the row
+//! results are ordinary benchmark rows ([`crate::records::bench`]) with one convention: `n` is the row
 //! length N, and `bytes` the M·N·size bytes read, so M = bytes / (size·n) ([`rows_of`]).
 
 use crate::error::{io_error, Result};
 use crate::element::Dtype;
-use crate::results::{Cache, Machine, Row};
+use crate::records::bench::{Cache, Row};
+use crate::records::rows::{load, results_dir, rows_of, MEASURE_COMMAND, PEERS, AUTO_KERNEL, TORCH_KERNEL};
+use crate::records::Machine;
 use crate::rows::Strategy;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// The name of the automatic choice's rows, and of the library peer's.
-pub const AUTO_KERNEL: &str = "rows_auto";
-pub const TORCH_KERNEL: &str = "torch_sum_dim1";
-/// The tile-language peers (`plots/tile_peers.py`, kernels/tilelang/ and kernels/triton/).
-pub const TILELANG_KERNEL: &str = "tilelang_row_sum";
-pub const TRITON_KERNEL: &str = "triton_row_sum";
-/// The peers, as (kernel, column heading), in the order the table shows them.
-pub const PEERS: [(&str, &str); 3] = [(TILELANG_KERNEL, "TileLang"), (TRITON_KERNEL, "Triton"), (TORCH_KERNEL, "torch.sum(x, dim=1)")];
-/// The chapter of the kernels, in the results' `chapter` column.
-pub const CHAPTER: u32 = 13;
-
-/// Where the row-sum results of a GPU are: `plots/data/rows/<gpu-slug>.csv`, and
-/// `<gpu-slug>-peers.csv` from `plots/tile_peers.py`.
-pub fn results_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("rows")
-}
-
-/// The command that measures what the table and chart show.
-pub const MEASURE_COMMAND: &str = "cargo run --release -- rows-bench";
-
-/// The rows of one GPU (by slug) under `rows_dir`, both files merged, the benchmark's header
-/// kept; `None` where neither file exists.
-pub fn load(rows_dir: &Path, slug: &str) -> Result<Option<(Machine, Vec<Row>)>> {
-    let mut found: Option<(Machine, Vec<Row>)> = None;
-    for file in [format!("{slug}.csv"), format!("{slug}-peers.csv")] {
-        let path = rows_dir.join(file);
-        if !path.is_file() {
-            continue;
-        }
-        let (machine, rows) = crate::results::read_csv(&path)?;
-        match found.as_mut() {
-            Some((_, existing)) => existing.extend(rows),
-            None => found = Some((machine, rows)),
-        }
-    }
-    Ok(found)
-}
-
-/// M of a row-sum result: bytes / (size · n).
-pub fn rows_of(row: &Row) -> usize {
-    row.bytes / (row.dtype.size_bytes() * row.n.max(1))
-}
 
 /// The f32 rows: the main table and chart; f16 and bf16 have a table of their own.
 fn f32_only(rows: &[Row]) -> Vec<Row> {
@@ -61,7 +20,7 @@ fn f32_only(rows: &[Row]) -> Vec<Row> {
 /// why there is none) and, where there are measurements, `plots/rows.svg`, for the GPU the
 /// book shows. With no row data, the two notes say how to measure, and no chart is drawn.
 pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBuf>> {
-    let slug = crate::results::slug(&book.gpu);
+    let slug = crate::records::slug(&book.gpu);
     let loaded = load(&results_dir(data_dir), &slug)?;
     let generated = root.join("book/generated");
     std::fs::create_dir_all(&generated).map_err(|e| io_error(&generated, e))?;
@@ -71,7 +30,7 @@ pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBu
             let rows = &f32_only(all);
             let svg = root.join("plots/rows.svg");
             let (title, y_desc, series) = chart_series(machine, rows);
-            written.push(crate::plots::draw_line_chart(&svg, title, y_desc, series)?);
+            written.push(crate::book::plots::draw_line_chart(&svg, title, y_desc, series)?);
             (table(machine, rows), "{{#include ../../plots/rows.svg}}\n".to_string())
         }
         _ => {
@@ -96,7 +55,7 @@ pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBu
 
 /// The series the chart draws: time against N at the M·N most shapes share (the fixed product
 /// of the sweep), one line per strategy, the automatic choice and the library peer (dashed).
-fn chart_series(machine: &Machine, rows: &[Row]) -> (String, String, crate::plots::PlainSeries) {
+fn chart_series(machine: &Machine, rows: &[Row]) -> (String, String, crate::book::plots::PlainSeries) {
     let product = common_product(rows);
     let mut series = Vec::new();
     let names: Vec<(&str, String, bool)> = Strategy::ALL.iter().map(|s| (s.kernel(), format!("{}: {}", s.kernel(), s.title()), false))
@@ -270,11 +229,11 @@ pub fn half_table(machine: &Machine, rows: &[Row]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Status;
+    use crate::records::bench::Status;
 
     fn row(kernel: &str, title: &str, m: usize, n: usize, median_us: f64) -> Row {
         Row {
-            kernel: kernel.into(), chapter: CHAPTER, title: title.into(), status: Status::Correct, dtype: Dtype::F32, n, block: 256,
+            kernel: kernel.into(), chapter: crate::records::rows::CHAPTER, title: title.into(), status: Status::Correct, dtype: Dtype::F32, n, block: 256,
             cache: Cache::Rotated, median_us, min_us: median_us, max_us: median_us, bytes: 4 * m * n, working_set_bytes: 4 * m * n,
             repeats: 15, method: "test".into(),
         }

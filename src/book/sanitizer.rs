@@ -3,7 +3,7 @@
 //! launches the book's kernels, under each of the four tools, each test's line kept). A kernel
 //! counts as checked by a tool when a log of that tool holds a passing test that launched it.
 
-use crate::results::{COPY_KERNEL, READ_ONLY_KERNEL};
+use crate::records::bench::{COPY_KERNEL, READ_ONLY_KERNEL};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -189,7 +189,7 @@ test copy::u32::n=3 ... ok\ntest device::info_is_plausible ... ok\ntest reduce3:
     /// those it names are real binaries none of which is where the correct kernels are tested.
     #[test]
     fn the_sanitize_stage_skips_no_binary_that_tests_the_kernels() {
-        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let root = crate::records::repo_root();
         let script = std::fs::read_to_string(root.join("tests/gpu-host.sh")).unwrap();
         let list = script.split("SANITIZE_SKIP:-").nth(1).and_then(|r| r.split('}').next()).expect("a default skip list");
         let skipped: Vec<&str> = list.split_whitespace().collect();
@@ -209,7 +209,7 @@ test copy::u32::n=3 ... ok\ntest device::info_is_plausible ... ok\ntest reduce3:
 
     #[test]
     fn the_row_kernel_groups_are_the_groups_tests_rows_names() {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rows.rs")).unwrap();
+        let text = std::fs::read_to_string(crate::records::repo_root().join("tests/rows.rs")).unwrap();
         for group in ROW_KERNEL_GROUPS {
             assert!(text.contains(&format!("\"{group}::")), "tests/rows.rs has no group {group}");
         }

@@ -4,23 +4,14 @@
 //! TileLang and Triton versions did against the book's kernels and `torch.sum` (from
 //! `plots/data/rows/` and `plots/data/tile/`, written by `plots/tile_peers.py`).
 
-use crate::book::rows::{self as rows_book, AUTO_KERNEL, TILELANG_KERNEL, TORCH_KERNEL, TRITON_KERNEL};
+use crate::records::rows::{self as rows_records, AUTO_KERNEL, TILELANG_KERNEL, TORCH_KERNEL, TRITON_KERNEL};
+use crate::records::tile::{results_dir, GENERATED_SOURCE, TILELANG_SUM, TRITON_SUM};
 use crate::element::Dtype;
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row};
+use crate::records::bench::{Cache, Row};
+use crate::records::Machine;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// Where the whole-array tile-language sums and the generated source are: `plots/data/tile/`.
-pub fn results_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("tile")
-}
-
-/// The CUDA TileLang generated for the row sum, saved by `plots/tile_peers.py`.
-pub const GENERATED_SOURCE: &str = "tilelang_row_sum.cu";
-/// The whole-array sums of the tile languages, by kernel name.
-pub const TILELANG_SUM: &str = "tilelang_sum";
-pub const TRITON_SUM: &str = "triton_sum";
 
 /// A listing the chapter counts: its label, its file, and the anchors whose lines are its code.
 pub struct Listing {
@@ -143,8 +134,8 @@ fn after<'a>(text: &'a str, needle: &str) -> Option<&'a str> {
 /// with the sentences the chapter says about them; `None` where a peer or our rows are missing.
 pub fn rows_comparison(machine: &Machine, rows: &[Row]) -> Option<String> {
     let f32_rows: Vec<&Row> = rows.iter().filter(|r| r.dtype == Dtype::F32 && r.cache == Cache::Rotated).collect();
-    let get = |k: &str, m: usize, n: usize| f32_rows.iter().copied().find(|r| r.kernel == k && r.n == n && rows_book::rows_of(r) == m);
-    let mut shapes: Vec<(usize, usize)> = f32_rows.iter().filter(|r| r.kernel == AUTO_KERNEL).map(|r| (rows_book::rows_of(r), r.n)).collect();
+    let get = |k: &str, m: usize, n: usize| f32_rows.iter().copied().find(|r| r.kernel == k && r.n == n && rows_records::rows_of(r) == m);
+    let mut shapes: Vec<(usize, usize)> = f32_rows.iter().filter(|r| r.kernel == AUTO_KERNEL).map(|r| (rows_records::rows_of(r), r.n)).collect();
     shapes.sort_by_key(|&(m, n)| (n, m));
     shapes.dedup();
     let peers = [TILELANG_KERNEL, TRITON_KERNEL, TORCH_KERNEL];
@@ -225,7 +216,7 @@ pub fn sums_comparison(tile: &(Machine, Vec<Row>), bench: Option<&(Machine, Vec<
     let bench_rows: &[Row] = bench.map_or(&[], |(_, r)| r.as_slice());
     let ours = |n: usize| {
         bench_rows.iter()
-            .filter(|r| r.n == n && r.dtype == Dtype::F32 && r.cache == Cache::Rotated && r.status == crate::results::Status::Correct && r.chapter > 0 && !r.is_copy())
+            .filter(|r| r.n == n && r.dtype == Dtype::F32 && r.cache == Cache::Rotated && r.status == crate::records::bench::Status::Correct && r.chapter > 0 && !r.is_copy())
             .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
     };
     let torch = |n: usize| bench_rows.iter().find(|r| r.n == n && r.kernel == "torch_sum" && r.cache == Cache::Rotated);
@@ -253,7 +244,7 @@ pub fn sums_comparison(tile: &(Machine, Vec<Row>), bench: Option<&(Machine, Vec<
 
 /// Write `book/generated/tile_lines.md`, `tile_generated.md`, `tile_rows.md` and `tile_sums.md`.
 pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBuf>> {
-    let slug = crate::results::slug(&book.gpu);
+    let slug = crate::records::slug(&book.gpu);
     let generated = root.join("book/generated");
     std::fs::create_dir_all(&generated).map_err(|e| io_error(&generated, e))?;
     let not_yet = |what: &str| format!("*{what} not yet measured on the {}: `cargo run --release -- rows-bench` (it runs `python3 plots/tile_peers.py` after its own measurement; on a GPU host without Rust, `bash tests/gpu-host.sh rows`).*\n", book.gpu);
@@ -270,13 +261,13 @@ pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBu
         Err(_) => not_yet("The generated source"),
     };
 
-    let row_data = rows_book::load(&rows_book::results_dir(data_dir), &slug)?;
+    let row_data = rows_records::load(&rows_records::results_dir(data_dir), &slug)?;
     let rows_md = row_data.as_ref().and_then(|(m, r)| rows_comparison(m, r)).unwrap_or_else(|| not_yet("The tile-language row sums"));
 
     let tile_file = results_dir(data_dir).join(format!("{slug}.csv"));
-    let bench = crate::render::load_all(data_dir)?.into_iter().find(|(m, _)| m.gpu == book.gpu);
+    let bench = crate::book::render::load_all(data_dir)?.into_iter().find(|(m, _)| m.gpu == book.gpu);
     let sums_md = if tile_file.is_file() {
-        let tile = crate::results::read_csv(&tile_file)?;
+        let tile = crate::records::bench::read_csv(&tile_file)?;
         sums_comparison(&tile, bench.as_ref()).unwrap_or_else(|| not_yet("The tile-language sums"))
     } else {
         not_yet("The tile-language sums")

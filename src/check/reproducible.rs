@@ -198,7 +198,7 @@ mod tests {
         // Cancellation: the plain order loses bits that Neumaier and f64 keep, and the plain
         // transcription differs from a loop's sum (it is a different order, not a copy of one).
         let xs = crate::data::random_f32(1 << 20, 5);
-        let exact = crate::accuracy::exact_sum(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        let exact = crate::data::compensated_sum(&xs).0;
         let plain = transcribe::<PlainF32>(&xs, 4) as f64;
         let compensated = transcribe::<Neumaier>(&xs, 4) as f64;
         let wide = transcribe::<WideF64>(&xs, 4) as f64;

@@ -52,16 +52,16 @@ pub fn run(args: AccuracyArgs) -> Outcome {
     let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
     let machine = machine_of(&gpu, command_line());
     if sweep(Sweep::Sizes) {
-        let rows = reduction::accuracy::run(&gpu, &sizes, args.seeds as u64)?;
-        let path = reduction::book::accuracy::book_file(&data_dir, &gpu.info().name);
-        reduction::book::accuracy::write_csv(&path, &machine, &rows)?;
+        let rows = reduction::measure::accuracy::run(&gpu, &sizes, args.seeds as u64)?;
+        let path = reduction::records::accuracy::book_file(&data_dir, &gpu.info().name);
+        reduction::records::accuracy::write_csv(&path, &machine, &rows)?;
         println!("{}", reduction::book::accuracy::table(&machine.gpu, &rows));
         println!("{} measurements written to {}", rows.len(), path.display());
     }
     if sweep(Sweep::Conditioning) {
-        let rows = reduction::accuracy::run_conditioning(&gpu, args.n, 12, args.seeds as u64)?;
-        let path = reduction::book::accuracy::conditioning_file(&data_dir, &gpu.info().name);
-        reduction::book::accuracy::write_conditioning_csv(&path, &machine, &rows)?;
+        let rows = reduction::measure::accuracy::run_conditioning(&gpu, args.n, 12, args.seeds as u64)?;
+        let path = reduction::records::accuracy::conditioning_file(&data_dir, &gpu.info().name);
+        reduction::records::accuracy::write_conditioning_csv(&path, &machine, &rows)?;
         println!("{}", reduction::book::accuracy::conditioning_table(&machine.gpu, &rows));
         println!("{} measurements written to {}", rows.len(), path.display());
     }

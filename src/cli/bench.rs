@@ -3,9 +3,9 @@
 
 use super::{command_line, machine_of, parse_seed, parse_size, render, Outcome};
 use clap::Args;
-use reduction::bench::{self, BenchConfig};
 use reduction::limits::Need;
-use reduction::results::{self, Machine, Row};
+use reduction::measure::bench::{self, BenchConfig};
+use reduction::records::bench::{self as results, Machine, Row};
 use reduction::{kernels, Dtype};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,9 +64,9 @@ pub fn run(args: BenchArgs) -> Outcome {
     let largest = args.sizes.as_ref().map(|_| largest_input(&config)).transpose()?.flatten();
     let gpu = super::open_gpu_for(largest.as_ref())?;
     let started = std::time::Instant::now();
-    let bench::Measured { rows, read_only_shapes } = bench::run_with_shapes(&gpu, &config)?;
+    let bench::BenchResults { rows, read_only_shapes } = bench::run_with_shapes(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());
-    let slug = results::slug(&gpu.info().name);
+    let slug = reduction::records::slug(&gpu.info().name);
     let path = out_dir.join(format!("{slug}.csv"));
     results::write_csv(&path, &machine, &rows)?;
     // The evidence for the read-only rows: every shape at every size.
@@ -78,7 +78,7 @@ pub fn run(args: BenchArgs) -> Outcome {
         started.elapsed().as_secs_f64(), path.display(), read_only_shapes.len(), shapes_path.display());
     if args.out.is_none() {
         // The book now shows this GPU: its tables and charts are redrawn from the new data.
-        std::fs::write(out_dir.join("book-gpu.txt"), format!("{slug}\n"))?;
+        std::fs::write(out_dir.join(reduction::records::BOOK_GPU_FILE), format!("{slug}\n"))?;
         return render();
     }
     Ok(ExitCode::SUCCESS)
@@ -106,11 +106,11 @@ fn print_summary(machine: &Machine, rows: &[Row]) {
             machine.peak_gbps.map(|p| format!("{p:.0} GB/s")).unwrap_or("unknown".into()));
         println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time");
         for n in sizes {
-            let Some(best) = reduction::tables::fastest(rows, dtype, n) else { continue };
-            let copy = rows.iter().find(|r| r.kernel == "copy" && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
+            let Some(best) = reduction::book::tables::fastest(rows, dtype, n) else { continue };
+            let copy = rows.iter().find(|r| r.kernel == results::COPY_KERNEL && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
             let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
             // The best kernel's time as a fraction of the library peer's (below 1: faster).
-            let peer = rows.iter().find(|r| r.kernel == "cublas_sasum" && r.dtype == dtype && r.n == n).map(|r| format!("{:.2}", best.median_us / r.median_us)).unwrap_or_default();
+            let peer = rows.iter().find(|r| r.kernel == results::CUBLAS_KERNEL && r.dtype == dtype && r.n == n).map(|r| format!("{:.2}", best.median_us / r.median_us)).unwrap_or_default();
             println!("{n:>12}  {:<20} {:>11.2} {:>9.1} {pct:>7} {copy:>11} {peer:>13}", best.kernel, best.median_us, best.gbps());
         }
     }

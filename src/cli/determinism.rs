@@ -43,9 +43,9 @@ pub fn run(args: DeterminismArgs) -> Outcome {
     }
     let machine = first.ok_or("no GPU measured")?;
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data/determinism"));
-    let path = dir.join(format!("{}.csv", reduction::results::slug(&machine.gpu)));
-    reduction::book::determinism::write_csv(&path, &machine, &rows)?;
-    let (header, back) = reduction::book::determinism::read_csv(&path)?;
+    let path = dir.join(format!("{}.csv", reduction::records::slug(&machine.gpu)));
+    reduction::records::determinism::write_csv(&path, &machine, &rows)?;
+    let (header, back) = reduction::records::determinism::read_csv(&path)?;
     println!("{}", reduction::book::determinism::table(&header, &back, None));
     println!("{} rows written to {}", rows.len(), path.display());
     if args.out.is_none() {

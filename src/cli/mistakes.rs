@@ -3,9 +3,10 @@
 
 use super::{command_line, parse_seconds, parse_seed, parse_size, Outcome};
 use clap::Args;
-use reduction::guard::{Class, Deadline, Observation, DEADLINE_ENV, STARTUP_ENV};
+use reduction::child::{Deadline, DEADLINE_ENV, STARTUP_ENV};
 use reduction::limits::{count_in_words as words, Need};
-use reduction::mistakes::{self, Recorded, Records, RunOptions};
+use reduction::mistakes::{self, Class, Observation, Records, RunOptions};
+use reduction::records::Machine;
 use reduction::Gpu;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -70,7 +71,7 @@ pub fn one(args: MistakeArgs) -> Outcome {
     let started = std::time::Instant::now();
     let report = mistakes::run_in_process(&gpu, m, &options, || {})?;
     let observed = Observation { report, startup: None, run_time: started.elapsed(), stderr_tail: String::new() };
-    println!("mistake {} ({}): {}", m.number, m.name, mistakes::what_it_did(m, &Recorded::new(m, &observed)));
+    println!("mistake {} ({}): {}", m.number, m.name, mistakes::what_it_did(m, &observed.record(m)));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -113,7 +114,7 @@ pub fn all(args: MistakesArgs) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
     if args.table_only {
-        for path in mistakes::write_mistakes_table(Path::new("plots/data"), Path::new("book/generated"))? {
+        for path in reduction::book::mistakes::write_mistakes_table(Path::new("plots/data"), Path::new("book/generated"))? {
             println!("drew {}", path.display());
         }
         return Ok(ExitCode::SUCCESS);
@@ -145,7 +146,7 @@ pub fn all(args: MistakesArgs) -> Outcome {
     let (mut rows, mut unexpected) = (Vec::new(), Vec::new());
     for m in selected {
         let observed = mistakes::run_guarded(&exe, m, &options, deadline)?;
-        let recorded = Recorded::new(m, &observed);
+        let recorded = observed.record(m);
         println!("{:>2}  {:<26} {:<13} {}", m.number, m.name, recorded.outcome.name(), mistakes::what_it_did(m, &recorded));
         if let Err(why) = m.verdict(&observed, deadline) {
             println!("    UNEXPECTED: {why}");
@@ -156,7 +157,8 @@ pub fn all(args: MistakesArgs) -> Outcome {
     rows.sort_by_key(|r| r.number);
     if let Some(target) = record {
         let path = mistakes::record_path(&target, &gpu.info().name);
-        mistakes::write_records(&path, &Records { header: mistakes::header(&gpu, &options, deadline, &command_line()), rows })?;
+        let header = mistakes::header(&Machine::of(&gpu, command_line()), options.n, options.runs, options.seed, deadline.run);
+        mistakes::write_records(&path, &Records { header, rows })?;
         println!("\nrecorded in {}", path.display());
     }
 

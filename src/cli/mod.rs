@@ -14,7 +14,7 @@ pub mod rows;
 pub mod sum;
 
 use clap::{Parser, Subcommand};
-use reduction::results::Machine;
+use reduction::records::Machine;
 use reduction::Gpu;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -94,7 +94,7 @@ pub fn parse_bytes(s: &str) -> Result<usize, String> {
 
 /// Seconds, more than 0 and at most a day: `5`, `0.5`.
 pub fn parse_seconds(s: &str) -> Result<Duration, String> {
-    reduction::guard::parse_seconds(s)
+    reduction::child::parse_seconds(s)
 }
 
 /// `--block`, if given: a size that also fits in a `u32` (the kernel checks the rest).
@@ -105,7 +105,6 @@ pub fn block(block: Option<usize>) -> Result<Option<u32>, String> {
 
 // ---- what several subcommands share ----
 
-/// The header of a results file: this GPU, today, and the command that measured.
 /// Open the GPU for a measurement whose largest input is `largest` (if the reader chose the
 /// sizes): the input must fit on the host before the GPU is opened and on the GPU before
 /// anything is allocated. Prints what the GPU is.
@@ -121,8 +120,9 @@ pub fn open_gpu_for(largest: Option<&reduction::limits::Need>) -> Result<Gpu, Bo
     Ok(gpu)
 }
 
+/// The header of a results file: this GPU, today, and the command that measured.
 pub fn machine_of(gpu: &Gpu, command: String) -> Machine {
-    reduction::measure::machine(gpu, command)
+    Machine::of(gpu, command)
 }
 
 /// This command line as a reader would retype it, for a results file's header: where the
@@ -142,7 +142,7 @@ pub fn command_line() -> String {
 
 /// Redraw every chart and table from plots/data (no GPU needed).
 pub fn render() -> Outcome {
-    let written = reduction::render::render_all(std::path::Path::new("."))?;
+    let written = reduction::book::render::render_all(std::path::Path::new("."))?;
     for path in &written {
         println!("drew {}", path.display());
     }

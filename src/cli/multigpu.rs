@@ -3,7 +3,7 @@
 use super::{command_line, parse_bytes, parse_seconds, parse_seed, parse_size, render, Outcome};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand, ValueEnum};
-use reduction::allreduce::{self, AllReduceConfig};
+use reduction::multigpu::allreduce::{self, AllReduceConfig};
 use reduction::error::human_bytes;
 use reduction::limits::{count_in_words as words, Need};
 use reduction::multigpu::{self, Input, Ranks, SumOptions};
@@ -31,8 +31,8 @@ pub fn run(command: Multigpu) -> Outcome {
 }
 
 fn info() -> Outcome {
-    println!("{}", reduction::nccl::multicast_setting());
-    match reduction::nccl::library() {
+    println!("{}", reduction::multigpu::nccl::multicast_setting());
+    match reduction::multigpu::nccl::library() {
         Ok(nccl) => println!("NCCL {} (loaded as {})", nccl.version_string(), nccl.name()),
         Err(e) => println!("{e}"),
     }
@@ -173,7 +173,7 @@ fn all_reduce(args: AllreduceArgs) -> Outcome {
     header.command = command_line();
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data/nccl"));
     let path = out_dir.join(header.file_name());
-    allreduce::write_csv(&path, &header, &rows)?;
+    reduction::records::allreduce::write_csv(&path, &header, &rows)?;
     println!("{} sizes in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
     // How the GPUs are connected, for the chapter's table (the link decides the bandwidth).
     match std::process::Command::new("nvidia-smi").args(["topo", "-m"]).output() {

@@ -5,7 +5,7 @@ use super::{command_line, machine_of, parse_seed, parse_size, render, Outcome};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use reduction::limits::{count_in_words as words, Need};
-use reduction::results;
+use reduction::records::bench as results;
 use reduction::measure::rows_bench::{self, RowsBenchConfig};
 use reduction::rows::{self, RowLayout, RowReducer, Strategy};
 use reduction::Gpu;
@@ -64,7 +64,7 @@ pub fn one(args: RowsArgs) -> Outcome {
     let xs: Vec<f32> = reduction::data::random_parallel(len, seed);
     let sums = reducer.sum_host(&xs, layout)?;
     let depth = launch.map_or(0, |l| l.addition_depth(n));
-    rows::check_rows(&sums, &rows::row_references(&xs, layout), depth)?;
+    reduction::check::rows::check_rows(&sums, &reduction::check::rows::row_references(&xs, layout), depth)?;
     println!("all {m} row sums are within the f32 error bound of their f64 reference; the first: {:?}", &sums[..m.min(4)]);
     Ok(ExitCode::SUCCESS)
 }
@@ -110,7 +110,7 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
     }
     config.seed = args.seed;
     config.dtypes = args.dtypes.clone();
-    let out_dir = args.out.clone().unwrap_or_else(|| reduction::book::rows::results_dir(Path::new("plots/data")));
+    let out_dir = args.out.clone().unwrap_or_else(|| reduction::records::rows::results_dir(Path::new("plots/data")));
     // The largest matrix must fit on the host (the pool's copy) and on the GPU.
     let mut largest: Option<(usize, usize, usize)> = None;
     for &(m, n) in &config.shapes {
@@ -124,7 +124,7 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
     let started = std::time::Instant::now();
     let measured = rows_bench::bench(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());
-    let path = out_dir.join(format!("{}.csv", results::slug(&gpu.info().name)));
+    let path = out_dir.join(format!("{}.csv", reduction::records::slug(&gpu.info().name)));
     results::write_csv(&path, &machine, &measured)?;
     println!("{}: row sums of M × N f32 matrices (µs per M sums; the fastest in bold)\n", machine.gpu);
     println!("{}", reduction::book::rows::table(&machine, &measured));
@@ -145,7 +145,7 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
         // whole-array sums beside the benchmark's (with --out DIR: DIR and DIR/tile).
         let sums_dir = match &args.out {
             Some(dir) => dir.join("tile"),
-            None => reduction::book::tile::results_dir(Path::new("plots/data")),
+            None => reduction::records::tile::results_dir(Path::new("plots/data")),
         };
         let shapes: Vec<String> = config.shapes.iter().map(|(m, n)| format!("{m}x{n}")).collect();
         run_peers(&out_dir, &sums_dir, &shapes.join(","));

@@ -2,6 +2,7 @@
 
 use super::{parse_seed, parse_size, Outcome};
 use clap::Args;
+use reduction::check::CheckSum;
 use reduction::data::Checked;
 use reduction::limits::Need;
 use reduction::{kernels, with_dtype, Dtype, Gpu, Reducer};

@@ -287,4 +287,18 @@ mod tests {
         let e = find(99).unwrap_err().to_string();
         assert!(e.contains("exercise 99") && e.contains("1 to 10"), "{e}");
     }
+
+    /// The exercises chapter closes with the counts `tests/exercises.rs` wrote on the GPU
+    /// (`EXERCISES_RECORD=book/generated/exercises.md`): every solution passed, every stub and
+    /// near miss failed, and as many of each as this catalogue has.
+    #[test]
+    fn the_exercise_counts_are_from_a_run_where_every_check_held() {
+        use crate::records::exercises::{Tally, NOTE};
+        let path = crate::records::repo_root().join(NOTE);
+        let note = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let tally = Tally::parse(note.lines().next().unwrap_or_default()).unwrap();
+        assert!(tally.all_held(), "{tally:?}");
+        let near_misses: usize = all().iter().map(|e| e.near_misses.len()).sum();
+        assert_eq!((tally.solutions, tally.stubs, tally.near_misses), (all().len(), all().len(), near_misses), "{tally:?}");
+    }
 }

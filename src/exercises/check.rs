@@ -6,7 +6,7 @@ use super::catalogue::{Exercise, NearMiss};
 use super::report::{ChildReport, Verdict};
 use super::{CASE_LINE, CHILD_ENV, FILE_ENV, QUICK_ENV, SEED_ENV, SOURCE_ENV, TIME_ENV};
 use crate::error::{Error, Result};
-use crate::mistakes::guard::{run_with_deadline, tail_lines, Deadline, Ending};
+use crate::child::{run_with_deadline, tail_lines, Deadline, Ending};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -91,8 +91,7 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
         .env(SOURCE_ENV, &scratch)
         .env(SEED_ENV, options.seed.to_string())
         .env(QUICK_ENV, if options.sanitize.is_some() { "1" } else { "0" })
-        .env(TIME_ENV, if options.time && options.sanitize.is_none() { "1" } else { "0" })
-        .env_remove(crate::mistakes::CHILD_ENV);
+        .env(TIME_ENV, if options.time && options.sanitize.is_none() { "1" } else { "0" });
     let deadline = match options.sanitize {
         // Every access is checked: far slower.
         Some(_) => Deadline { startup: options.deadline.startup * 2, run: options.deadline.run * 6 },

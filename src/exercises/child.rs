@@ -6,41 +6,32 @@ use super::catalogue::{self, Exercise};
 use super::launch::{Launcher, Op};
 use super::report::{ChildReport, Failure, Speed};
 use super::{CASE_LINE, CHILD_ENV, FILE_ENV, QUICK_ENV, SEED_ENV, SOURCE_ENV, TIME_ENV};
+use crate::child::{print_outcome, say_ready, Role};
 use crate::element::Dtype;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::KernelSpec;
-use crate::mistakes::guard::{say_ready, OUTCOME};
-use cudarc::driver::sys::CUevent_flags;
+use crate::records::summary::median;
+use crate::runtime::timing::EventTimer;
 
-/// Call first thing in `main` of a binary that checks exercises: when the environment says this
-/// process is an exercise's child, run it, print the report and return the exit code.
-pub fn run_child_if_asked() -> Option<i32> {
-    let number = std::env::var(CHILD_ENV).ok()?;
-    let result = (|| -> std::result::Result<ChildReport, String> {
-        let number: u32 = number.parse().map_err(|_| format!("{CHILD_ENV}={number:?} is not a number"))?;
-        let exercise = catalogue::find(number).map_err(|e| e.to_string())?;
-        let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
-        let file = var(FILE_ENV)?;
-        let text = std::fs::read_to_string(var(SOURCE_ENV)?).map_err(|e| e.to_string())?;
-        let seed: u64 = var(SEED_ENV)?.parse().map_err(|_| format!("{SEED_ENV} is not a number"))?;
-        let quick = std::env::var(QUICK_ENV).is_ok_and(|v| v == "1");
-        let time = std::env::var(TIME_ENV).is_ok_and(|v| v == "1");
-        let gpu = Gpu::open().map_err(|e| e.to_string())?;
-        let report = run(&gpu, exercise, &file, &text, seed, quick, time).map_err(|e| e.to_string());
-        std::mem::forget(gpu); // a faulted context is torn down by the exit, after the report
-        report
-    })();
-    Some(match result {
-        Ok(report) => {
-            println!("{OUTCOME} {}", serde_json::to_string(&report).unwrap_or_default());
-            0
-        }
-        Err(why) => {
-            eprintln!("error: exercise {number}: {why}");
-            1
-        }
-    })
+/// An exercise's child: [`CHILD_ENV`] names the exercise, [`crate::child::run_if_asked`] runs it.
+pub const CHILD: Role = Role { what: "exercise", env: CHILD_ENV, run: run_child };
+
+/// Check the reader's file for exercise `number` in this process, as its child, and print the
+/// report.
+fn run_child(number: &str) -> std::result::Result<(), String> {
+    let number: u32 = number.parse().map_err(|_| format!("{CHILD_ENV}={number:?} is not a number"))?;
+    let exercise = catalogue::find(number).map_err(|e| e.to_string())?;
+    let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
+    let file = var(FILE_ENV)?;
+    let text = std::fs::read_to_string(var(SOURCE_ENV)?).map_err(|e| e.to_string())?;
+    let seed: u64 = var(SEED_ENV)?.parse().map_err(|_| format!("{SEED_ENV} is not a number"))?;
+    let quick = std::env::var(QUICK_ENV).is_ok_and(|v| v == "1");
+    let time = std::env::var(TIME_ENV).is_ok_and(|v| v == "1");
+    let gpu = Gpu::open().map_err(|e| e.to_string())?;
+    let report = run(&gpu, exercise, &file, &text, seed, quick, time).map_err(|e| e.to_string());
+    std::mem::forget(gpu); // a faulted context is torn down by the exit, after the report
+    print_outcome(&report?)
 }
 
 /// The registry entry a reader's file is compiled as (its name and text; the rest is unused).
@@ -139,31 +130,16 @@ fn speed(gpu: &Gpu, exercise: &Exercise, launcher: &mut Launcher<f32>, seed: u64
 }
 
 /// Median of 15 CUDA-event timings of `work`, after 3 warm-up runs.
-fn median_us(gpu: &Gpu, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
-    let cuda = |e: cudarc::driver::DriverError| Error::Cuda { during: "timing with CUDA events".into(), message: e.to_string() };
-    let start = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
-    let end = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
-    for _ in 0..3 {
-        work()?;
-    }
-    gpu.synchronize()?;
-    let mut times = Vec::new();
-    for _ in 0..15 {
-        start.record(gpu.stream()).map_err(cuda)?;
-        work()?;
-        end.record(gpu.stream()).map_err(cuda)?;
-        end.synchronize().map_err(cuda)?;
-        times.push(start.elapsed_ms(&end).map_err(cuda)? as f64 * 1e3);
-    }
-    Ok(crate::measure::median(&mut times))
+fn median_us(gpu: &Gpu, work: impl FnMut() -> Result<()>) -> Result<f64> {
+    Ok(median(&EventTimer::new(gpu)?.repeat_us(3, 15, work)?))
 }
 
 /// Exercise 2's target: the speed-up of the book's padded kernel over kernel 2, as the
 /// benchmark measured it on this GPU (plots/data/<gpu>.csv, f32, block 256, largest n).
 fn padded_target(gpu: &Gpu, yours_us: f64, book_us: f64) -> Option<String> {
-    let path = std::path::Path::new("plots/data").join(format!("{}.csv", crate::results::slug(&gpu.info().name)));
+    let path = std::path::Path::new("plots/data").join(format!("{}.csv", crate::records::slug(&gpu.info().name)));
     let yours = format!("yours runs at {:.2}x kernel 2", book_us / yours_us);
-    let Ok((_, rows)) = crate::results::read_csv(&path) else {
+    let Ok((_, rows)) = crate::records::bench::read_csv(&path) else {
         return Some(format!("{yours}; run `reduction bench` from the book's folder to measure the book's padded kernel on this GPU"));
     };
     let pick = |kernel: &str| rows.iter().filter(|r| r.kernel == kernel && r.dtype == Dtype::F32 && r.block == 256).max_by_key(|r| r.n);

@@ -80,7 +80,7 @@ impl<T: Element> Launcher<T> {
         let shared_bytes = shared.bytes(block, std::mem::size_of::<T>());
         let per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(block, shared_bytes, None)
-            .map_err(|e| Error::Cuda { during: "asking the occupancy calculator".into(), message: e.to_string() })?;
+            .map_err(|source| Error::Cuda { during: "asking the occupancy calculator".into(), source })?;
         if per_sm == 0 {
             return Err(Error::InvalidBlockSize { kernel: "the exercise".into(), block, reason: "not one block of this size fits on an SM".into() });
         }
@@ -88,7 +88,7 @@ impl<T: Element> Launcher<T> {
         // The largest first-pass grid any layout makes for the inputs the checker uses is at
         // most n / block; the scratch grows on demand in `ensure`.
         let scratch = [gpu.alloc::<T>(1)?, gpu.alloc::<T>(1)?];
-        let ticket = gpu.stream().alloc_zeros::<u32>(1).map_err(|e| Error::Cuda { during: "allocating the ticket".into(), message: e.to_string() })?;
+        let ticket = gpu.stream().alloc_zeros::<u32>(1).map_err(|source| Error::Cuda { during: "allocating the ticket".into(), source })?;
         Ok(Launcher { gpu: gpu.clone(), function, layout, shared, block, resident_blocks, scratch, ticket })
     }
 
@@ -146,9 +146,9 @@ impl<T: Element> Launcher<T> {
             // grid), the ticket is one counter; the dynamic shared memory is what the
             // exercise's preconditions say. A kernel that breaks its side faults in the child
             // process that runs it, never in the reader's.
-            unsafe { launch.launch(config) }.map_err(|e| Error::Cuda {
+            unsafe { launch.launch(config) }.map_err(|source| Error::Cuda {
                 during: format!("launching pass {} of {} (grid {grid}, block {})", pass + 1, grids.len(), self.block),
-                message: e.to_string(),
+                source,
             })?;
             n = grid as u64;
         }
@@ -160,7 +160,7 @@ impl<T: Element> Launcher<T> {
         let slot = self.enqueue(input)?;
         let mut value = [T::default()];
         self.gpu.stream().memcpy_dtoh(&self.scratch[slot].slice(0..1), &mut value)
-            .map_err(|e| Error::Cuda { during: "copying the result back".into(), message: e.to_string() })?;
+            .map_err(|source| Error::Cuda { during: "copying the result back".into(), source })?;
         self.gpu.synchronize()?;
         Ok(value[0])
     }

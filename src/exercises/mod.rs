@@ -12,7 +12,8 @@
 //! - [`catalogue`]: the exercises and their near misses.
 //! - [`cases`]: the hidden inputs and the diagnosis of a wrong result (pure).
 //! - [`launch`]: the grid of each layout, and the launches (the host chooses the grid).
-//! - [`child`]: the child process; [`check`]: the parent; [`report`]: the verdict in words.
+//! - [`child`]: the child process (its [`crate::child::Role`] is [`CHILD`]); [`check`]: the
+//!   parent; [`report`]: what the child reports, and the verdict in words.
 //! - [`fence`]: the source check no single-GPU test can replace (a last block's fence, pure).
 //! - [`pace`]: "too slow" or "hung" for a kernel killed at the deadline, from its times (pure).
 
@@ -27,7 +28,7 @@ pub mod report;
 
 pub use catalogue::{all, find, CaughtBy, Exercise, NearMiss, TODO_MARKER};
 pub use check::{check, compile, Options, Which};
-pub use child::run_child_if_asked;
+pub use child::CHILD;
 pub use report::Verdict;
 
 /// Environment variables that make a binary an exercise's child, and what it runs.

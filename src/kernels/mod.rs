@@ -1,7 +1,8 @@
 //! The kernels: the registry of every kernel file, the host's launch plans, and the reducers
-//! that launch them (whole arrays and rows). Uses the runtime; knows nothing of benchmarks or
-//! the book.
+//! that launch them (whole arrays and rows); and the catalogue of the broken ones ([`broken`]).
+//! Uses the runtime and the records' types; knows nothing of benchmarks or the book.
 
+pub mod broken;
 mod registry;
 pub mod plan;
 pub mod reducer;

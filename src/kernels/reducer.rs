@@ -6,7 +6,6 @@ use crate::element::Element;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{GridRule, KernelSpec, Shape};
-use crate::data::{Checked, Reference};
 use crate::plan::{addition_depth, plan_passes, Pass};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PushKernelArg};
 
@@ -97,17 +96,6 @@ impl<T: Element> Reducer<T> {
     /// ([`crate::plan::addition_depth`]): what the error bound of a float sum is computed from.
     pub fn addition_depth(&self, n: usize) -> Result<u64> {
         Ok(addition_depth(self.kernel, &self.plan(n)?))
-    }
-
-    /// Check a sum this reducer computed against the reference of its input: exactly for
-    /// integers and exact-by-construction inputs, within the bound of this launch's addition
-    /// depth for random reals.
-    pub fn check(&self, got: Acc<T>, reference: &Reference) -> std::result::Result<(), String>
-    where
-        T: Checked,
-    {
-        let depth = self.addition_depth(reference.n).map_err(|e| e.to_string())?;
-        T::check_with(got, reference, depth)
     }
 
     /// Sum a device buffer (or a view of one) and read the one value back.
@@ -236,16 +224,16 @@ impl<T: Element> Reducer<T> {
                 launch.launch(config)
             }
         }
-        .map_err(|e| Error::Cuda { during: during(), message: e.to_string() })?;
+        .map_err(|source| Error::Cuda { during: during(), source })?;
         Ok(())
     }
 
     /// Read element 0 of a scratch buffer that [`Reducer::enqueue`] named. Waits for the GPU,
     /// so a kernel fault surfaces here as an error.
     pub fn read_result(&self, slot: usize) -> Result<Acc<T>> {
-        let buffer = self.scratch[slot].as_ref().ok_or_else(|| Error::Cuda {
-            during: "reading a result".into(),
-            message: format!("scratch buffer {slot} was never written"),
+        let buffer = self.scratch[slot].as_ref().ok_or_else(|| Error::Config {
+            setting: format!("reading the result from scratch buffer {slot}"),
+            reason: "no sum was enqueued into it (call Reducer::enqueue first)".into(),
         })?;
         let mut value = [Acc::<T>::default()];
         self.gpu.stream().memcpy_dtoh(&buffer.slice(0..1), &mut value).during("copying the sum back")?;

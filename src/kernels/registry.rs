@@ -272,6 +272,20 @@ impl ReadOnlyShape {
     pub fn label(&self) -> String {
         format!("{} × {}", self.block, self.loads)
     }
+
+    /// The title of a benchmark row measured at this shape: `read-only sum, 512 threads × 8 loads`.
+    pub fn title(&self) -> String {
+        format!("read-only sum, {} threads × {} loads", self.block, self.loads)
+    }
+
+    /// The shape a row's title names (the part after its last comma or colon); `None` for rows
+    /// written before the kernel had shapes (one shape, 512 × 8, and an atomic result).
+    pub fn from_title(title: &str) -> Option<ReadOnlyShape> {
+        let rest = title.rsplit([',', ':']).next()?.trim();
+        let (block, loads) = rest.split_once(" threads × ")?;
+        let loads = loads.strip_suffix(" loads")?;
+        Some(ReadOnlyShape { block: block.parse().ok()?, loads: loads.parse().ok()? })
+    }
 }
 
 /// The row sums of chapter 13 (`f32` sums of each row of an f32, f16 or bf16 matrix): entry points with a
@@ -542,6 +556,16 @@ mod tests {
     fn unknown_kernel_error_lists_the_known_ones() {
         let e = find("reduce99").unwrap_err().to_string();
         assert!(e.contains("reduce99") && e.contains("reduce1") && e.contains("reduce7"), "{e}");
+    }
+}
+
+/// The `status` column of a kernel's benchmark rows.
+impl From<Status> for crate::records::bench::Status {
+    fn from(status: Status) -> crate::records::bench::Status {
+        match status {
+            Status::Correct => crate::records::bench::Status::Correct,
+            Status::Historical => crate::records::bench::Status::Historical,
+        }
     }
 }
 

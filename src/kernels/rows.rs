@@ -4,10 +4,9 @@
 //!
 //! Three kernels (`kernels/13_rows.cu`), and a host that picks one by the shape and says why
 //! ([`choose`], tested without a GPU); [`RowReducer`] plans, checks and launches; the references
-//! check its sums. The benchmark of the row sums is `measure::rows_bench`, and the chapter's table
+//! that check its sums are `check::rows`'. The benchmark of the row sums is `measure::rows_bench`, and the chapter's table
 //! and chart are drawn by `book::rows`.
 
-use crate::data::{compensated_sum, Checked, Reference};
 use crate::element::{Dtype, Element};
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
@@ -414,7 +413,7 @@ impl RowReducer {
                 unsafe { args.launch(config) }
             }
         };
-        fired.map_err(|e| Error::Cuda { during: format!("launching {} on {layout}", launch), message: e.to_string() })?;
+        fired.map_err(|source| Error::Cuda { during: format!("launching {} on {layout}", launch), source })?;
         Ok(Some(launch))
     }
 
@@ -439,60 +438,6 @@ impl RowReducer {
         }
         let device = self.gpu.upload(&host[..layout.required_len()?])?;
         self.sum(&device.as_view(), layout)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The reference: one compensated f64 sum per row, and the f32 error bound of data.rs.
-
-/// The reference of every row of `host`, computed on every core.
-pub fn row_references<T: Element>(host: &[T], layout: RowLayout) -> Vec<Reference> {
-    let row = |r: usize| -> Reference {
-        let start = r * layout.stride;
-        let (sum_f64, abs_sum) = compensated_sum(&host[start..start + layout.cols]);
-        Reference { n: layout.cols, sum_f64, sum_i64: 0, abs_sum, exact: false }
-    };
-    let mut out = vec![Reference { n: layout.cols, ..Reference::EMPTY }; layout.rows];
-    if layout.cols == 0 {
-        return out;
-    }
-    let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let per = layout.rows.div_ceil(workers).max(1);
-    std::thread::scope(|scope| {
-        for (w, chunk) in out.chunks_mut(per).enumerate() {
-            let row = &row;
-            scope.spawn(move || chunk.iter_mut().enumerate().for_each(|(i, r)| *r = row(w * per + i)));
-        }
-    });
-    out
-}
-
-/// The exact reference of every row of an exact-by-construction `host` ([`Checked::fill_exact`],
-/// drawn for rows of `layout.cols` values): each row's sum must come back bit for bit. `Err` if
-/// a row is not such an input.
-pub fn exact_row_references<T: Checked>(host: &[T], layout: RowLayout) -> std::result::Result<Vec<Reference>, String> {
-    (0..layout.rows)
-        .map(|r| {
-            let start = r * layout.stride;
-            T::exact_reference(&host[start..start + layout.cols]).map_err(|why| format!("row {r}: {why}"))
-        })
-        .collect()
-}
-
-/// `Ok` if there is one sum per reference and each is right: bit for bit for an exact reference,
-/// within the f32 error bound at addition depth `depth` ([`Launch::addition_depth`]) otherwise
-/// (NaN never is); otherwise how many rows are wrong, and the first few.
-pub fn check_rows(got: &[f32], references: &[Reference], depth: u64) -> std::result::Result<(), String> {
-    if got.len() != references.len() {
-        return Err(format!("{} sums for {} rows", got.len(), references.len()));
-    }
-    let wrong: Vec<String> = got.iter().zip(references).enumerate()
-        .filter_map(|(r, (&g, reference))| f32::check_with(g, reference, depth).err().map(|why| format!("row {r}: {why}")))
-        .collect();
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{} of {} rows wrong; {}", wrong.len(), got.len(), wrong.iter().take(3).cloned().collect::<Vec<_>>().join("; ")))
     }
 }
 

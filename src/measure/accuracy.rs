@@ -1,14 +1,14 @@
 //! How wrong does a float sum get? The accuracy experiment: the same positive random inputs
 //! summed by the CPU's loop, a pairwise loop, the book's tree and cascaded kernels, a
 //! compensated kernel and an f64 accumulator, and half-precision inputs summed in f32 and in
-//! their own type — each against an exact reference, as N grows. The results file, the
-//! chapter's table and its chart are `book::accuracy`'s.
+//! their own type — each against an exact reference, as N grows. The results file is
+//! [`crate::records::accuracy`]; the chapter's table and chart are drawn from it by the book.
 
 use crate::data::compensated_sum;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels;
-use crate::book::accuracy::{Conditioned, Measurement};
+use crate::records::accuracy::{Conditioned, Measurement};
 use crate::element::Dtype;
 use crate::{Element, Reducer};
 use cudarc::driver::{LaunchConfig, PushKernelArg};

@@ -3,14 +3,16 @@
 //! inputs rotated through a pool larger than L2, and in the same run the two yardsticks: the
 //! read-only kernel (the ceiling of a sum) and the copy kernel (a pace).
 
+use super::{row, Input, Measured};
+use crate::check::CheckSum;
 use crate::data::{exact_parallel_for, Checked, Reference};
 use crate::element::Dtype;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::KernelSpec;
-use crate::results::{Cache, Row, Status};
+use crate::records::bench::{Cache, Row, Status, COPY_KERNEL, CUBLAS_KERNEL};
+use crate::runtime::timing::time_graph;
 use crate::Reducer;
-use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
@@ -59,11 +61,6 @@ impl Default for BenchConfig {
     }
 }
 
-/// Sums captured per graph at most, and repeats of the graph at least and at most.
-const MAX_SUMS_PER_GRAPH: usize = 1000;
-const MIN_REPEATS: usize = 15;
-const MAX_REPEATS: usize = 51;
-
 /// Measure everything in `config`, with a progress bar; rows come back in measuring order.
 pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
     Ok(run_with_shapes(gpu, config)?.rows)
@@ -72,14 +69,14 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
 /// What one benchmark run measured: the rows of the results file (the kernels, the peers, the
 /// copy and, at each size, the read-only kernel at its fastest shape), and the read-only kernel
 /// at every shape it was measured at (`plots/data/read-only/`), the evidence for that choice.
-pub struct Measured {
+pub struct BenchResults {
     pub rows: Vec<Row>,
     pub read_only_shapes: Vec<Row>,
 }
 
 /// [`run`], keeping the read-only kernel's every shape too.
-pub fn run_with_shapes(gpu: &Gpu, config: &BenchConfig) -> Result<Measured> {
-    let mut measured = Measured { rows: Vec::new(), read_only_shapes: Vec::new() };
+pub fn run_with_shapes(gpu: &Gpu, config: &BenchConfig) -> Result<BenchResults> {
+    let mut measured = BenchResults { rows: Vec::new(), read_only_shapes: Vec::new() };
     let kernel_runs: usize = config.dtypes.iter().map(|d| config.kernels.iter().filter(|k| k.supports(*d)).count()).sum();
     let measured_sizes = config.sizes.len() + config.resident_sizes.len();
     // Each kernel at every size; the copy at the rotated sizes; the read-only kernel at all.
@@ -200,7 +197,9 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
                     unsafe { launch.launch(launch_config) }.during("launching the copy kernel").map(|_| ())
                 })?;
                 let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
-                rows.push(timing.row(crate::results::COPY_KERNEL, 0, crate::kernels::COPY.title, Status::Pace, T::DTYPE, n, 256, Cache::Rotated, 2 * n * std::mem::size_of::<T>(), working_set));
+                let what = Measured { kernel: COPY_KERNEL, chapter: 0, title: crate::kernels::COPY.title, status: Status::Pace };
+                let input = Input { dtype: T::DTYPE, n, block: 256, cache: Cache::Rotated, bytes: 2 * n * std::mem::size_of::<T>(), working_set_bytes: working_set };
+                rows.push(row(what, input, &timing));
             }
             bar.inc(1);
         }
@@ -255,7 +254,9 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             }
             let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, cache)).map(|_| ()))?;
             let working_set = pool.working_set(n, timing.ops_per_graph, cache);
-            rows.push(timing.row(kernel.name, kernel.chapter, kernel.title, kernel.status.into(), T::DTYPE, n, block, cache, n * std::mem::size_of::<T>(), working_set));
+            let what = Measured { kernel: kernel.name, chapter: kernel.chapter, title: kernel.title, status: kernel.status.into() };
+            let input = Input { dtype: T::DTYPE, n, block, cache, bytes: n * std::mem::size_of::<T>(), working_set_bytes: working_set };
+            rows.push(row(what, input, &timing));
         }
         note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
     }
@@ -282,14 +283,14 @@ fn cublas_peer<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
     };
     // The result stays on the GPU, so that a sum can be captured into a graph.
     let pointer_mode = blas.set_pointer_mode(cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE);
-    let cublas_error = |e: cudarc::cublas::result::CublasError| Error::Cuda { during: "calling cublasSasum".into(), message: format!("{e:?}") };
+    let cublas_error = |source: cudarc::cublas::result::CublasError| Error::Cublas { during: "calling cublasSasum".into(), source };
     pointer_mode.map_err(cublas_error)?;
     let mut result = gpu.alloc::<f32>(1)?;
     let stream = gpu.stream().clone();
     // The address only: every use is ordered on the one stream, so no guard needs to live.
     let out = result.device_ptr_mut(&stream).0;
     for &n in config.sizes.iter().filter(|&&n| n <= pool.len() && n <= i32::MAX as usize) {
-        bar.set_message(format!("cublas_sasum f32 n={n}"));
+        bar.set_message(format!("{CUBLAS_KERNEL} f32 n={n}"));
         let mut enqueue = |j: usize| -> Result<()> {
             let view = pool.view(n, j, Cache::Rotated);
             let (x, _x_guard) = view.device_ptr(&stream);
@@ -315,91 +316,8 @@ fn cublas_peer<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
             }
         };
         let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
-        rows.push(timing.row("cublas_sasum", 0, "cuBLAS Sasum (library peer)", Status::Peer, Dtype::F32, n, 0, Cache::Rotated, n * 4, working_set));
+        let what = Measured { kernel: CUBLAS_KERNEL, chapter: 0, title: "cuBLAS Sasum (library peer)", status: Status::Peer };
+        rows.push(row(what, Input { dtype: Dtype::F32, n, block: 0, cache: Cache::Rotated, bytes: n * 4, working_set_bytes: working_set }, &timing));
     }
     Ok(rows)
-}
-
-/// Per-operation GPU times of one measurement.
-pub(crate) struct Timing {
-    per_op_us: Vec<f64>,
-    pub(crate) ops_per_graph: usize,
-}
-
-impl Timing {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn row(&self, kernel: &str, chapter: u32, title: &str, status: Status, dtype: Dtype, n: usize, block: u32, cache: Cache, bytes: usize, working_set_bytes: usize) -> Row {
-        let mut sorted = self.per_op_us.clone();
-        let median = crate::measure::median(&mut sorted); // sorts too
-        Row {
-            kernel: kernel.to_string(),
-            chapter,
-            title: title.to_string(),
-            status,
-            dtype,
-            n,
-            block,
-            cache,
-            median_us: median,
-            min_us: sorted[0],
-            max_us: *sorted.last().unwrap(),
-            bytes,
-            working_set_bytes,
-            repeats: sorted.len(),
-            method: format!("graph of {} back-to-back, CUDA events", self.ops_per_graph),
-        }
-    }
-}
-
-/// Capture `ops` back-to-back operations (operation j enqueued by `enqueue(j)`) into a CUDA
-/// graph and time replays of it with CUDA events: GPU time per operation, free of the host's
-/// launch overhead. One untimed replay first warms up; the graph size and the repeat count
-/// are chosen so that the measurement takes about `target_ms` of GPU time.
-pub(crate) fn time_graph(gpu: &Gpu, target_ms: f64, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<Timing> {
-    let stream = gpu.stream();
-    let start = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
-    let end = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
-
-    // Estimate one operation's time from a small graph, then size the real one.
-    let mut ops = 4;
-    let mut graph = capture(gpu, ops, &mut enqueue)?;
-    graph.launch().during("replaying a graph")?;
-    start.record(stream).during("recording an event")?;
-    graph.launch().during("replaying a graph")?;
-    end.record(stream).during("recording an event")?;
-    end.synchronize().during("waiting for an event")?;
-    let estimate_ms = (start.elapsed_ms(&end).during("reading an event")? as f64 / ops as f64).max(1e-4);
-    let wanted = ((target_ms / 4.0) / estimate_ms).ceil() as usize;
-    if wanted > ops {
-        ops = wanted.min(MAX_SUMS_PER_GRAPH);
-        graph = capture(gpu, ops, &mut enqueue)?;
-        graph.launch().during("replaying a graph")?;
-    }
-    let graph_ms = estimate_ms * ops as f64;
-    let repeats = ((target_ms / graph_ms).ceil() as usize).clamp(MIN_REPEATS, MAX_REPEATS);
-    let mut per_op_us = Vec::with_capacity(repeats);
-    for _ in 0..repeats {
-        start.record(stream).during("recording an event")?;
-        graph.launch().during("replaying a graph")?;
-        end.record(stream).during("recording an event")?;
-        end.synchronize().during("waiting for an event")?;
-        per_op_us.push(start.elapsed_ms(&end).during("reading an event")? as f64 * 1e3 / ops as f64);
-    }
-    Ok(Timing { per_op_us, ops_per_graph: ops })
-}
-
-fn capture(gpu: &Gpu, ops: usize, enqueue: &mut impl FnMut(usize) -> Result<()>) -> Result<cudarc::driver::CudaGraph> {
-    let stream = gpu.stream();
-    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).during("starting a graph capture")?;
-    let mut queued = Ok(());
-    for j in 0..ops {
-        queued = enqueue(j);
-        if queued.is_err() {
-            break;
-        }
-    }
-    // End the capture whatever happened, so that the stream is usable again.
-    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).during("finishing a graph capture");
-    queued?;
-    graph?.ok_or_else(|| Error::Cuda { during: "capturing a graph".into(), message: "the capture recorded nothing".into() })
 }

@@ -3,9 +3,9 @@
 //! shows in the bits; an accurate sum of random values rounds the same in most orders) summed many times at one launch shape (run to run), at every block size and, for
 //! the chunked kernels, at grid caps from one block to no cap (launch-independent), on every
 //! visible GPU (GPU to GPU), and, where the order has a CPU transcription, against it. The
-//! results file and the chapter's table are `book::determinism`'s.
+//! results file is [`crate::records::determinism`]; the chapter's table is drawn from it.
 
-use crate::book::determinism::Record;
+use crate::records::determinism::Record;
 use crate::check::reproducible::transcribe_kernel;
 use crate::error::Result;
 use crate::gpu::Gpu;
@@ -18,7 +18,7 @@ pub struct DeterminismConfig {
     pub n: usize,
     pub runs: usize,
     pub seed: u64,
-    /// The condition number Σ|x| / |Σx| of the input ([`crate::accuracy::conditioned_f32`]).
+    /// The condition number Σ|x| / |Σx| of the input ([`crate::measure::accuracy::conditioned_f32`]).
     pub condition: f64,
 }
 
@@ -50,9 +50,9 @@ fn distinct(bits: &[u32]) -> usize {
 /// Every correct f32 kernel on one GPU (`ordinal` names it in the rows); kernels whose CUDA
 /// headers cannot be found are left out with a note.
 pub fn measure(gpu: &Gpu, ordinal: usize, config: &DeterminismConfig) -> Result<Vec<Record>> {
-    let xs = crate::accuracy::conditioned_f32(config.n, config.condition, config.seed);
+    let xs = crate::measure::accuracy::conditioned_f32(config.n, config.condition, config.seed);
     let wide: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
-    let condition = crate::accuracy::exact_sum(&wide.iter().map(|x| x.abs()).collect::<Vec<_>>()) / crate::accuracy::exact_sum(&wide).abs();
+    let condition = crate::measure::accuracy::exact_sum(&wide.iter().map(|x| x.abs()).collect::<Vec<_>>()) / crate::measure::accuracy::exact_sum(&wide).abs();
     let input = gpu.upload(&xs)?;
     let view = input.as_view();
     let mut rows = Vec::new();

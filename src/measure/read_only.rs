@@ -4,28 +4,27 @@
 //! left in L2 at the resident sizes). The fastest shape at each size is the ceiling there, as
 //! each sum is measured at the block size that suits the size: the benchmark's `read_only` rows.
 
-use super::bench::{note, time_graph, BenchConfig, Pool};
+use super::bench::{note, BenchConfig, Pool};
+use super::{row, Input, Measured};
+use crate::runtime::timing::time_graph;
 use crate::data::{Checked, Reference};
 use crate::element::Element;
 use crate::error::{During, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{ReadOnlyShape, READ_ONLY, READ_ONLY_SHAPES};
-use crate::results::{Cache, Row, Status, READ_ONLY_KERNEL};
+use crate::records::bench::{Cache, Row, Status, READ_ONLY_KERNEL};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use indicatif::ProgressBar;
 
 /// The title of a shape's row: `read-only sum, 512 threads × 8 loads`.
 pub fn shape_title(shape: ReadOnlyShape) -> String {
-    format!("read-only sum, {} threads × {} loads", shape.block, shape.loads)
+    shape.title()
 }
 
-/// The shape a row of the read-only kernel was measured at, from its title; `None` for rows
-/// written before the kernel had shapes (one shape, 512 × 8, and an atomic result).
+/// The shape a row of the read-only kernel was measured at, from its title (see
+/// [`ReadOnlyShape::from_title`]).
 pub fn shape_of(row: &Row) -> Option<ReadOnlyShape> {
-    let rest = row.title.rsplit([',', ':']).next()?.trim();
-    let (block, loads) = rest.split_once(" threads × ")?;
-    let loads = loads.strip_suffix(" loads")?;
-    Some(ReadOnlyShape { block: block.parse().ok()?, loads: loads.parse().ok()? })
+    ReadOnlyShape::from_title(&row.title)
 }
 
 /// Run the read-only kernel once at `shape` over `input` and return the partial value each block
@@ -121,7 +120,10 @@ pub(crate) fn ceiling<T: Checked>(
             }
             let timing = time_graph(gpu, config.target_ms, |j| sum_once(j, &mut partials))?;
             let working_set = pool.working_set(n, timing.ops_per_graph, cache);
-            at_this_size.push(timing.row(READ_ONLY_KERNEL, 0, &shape_title(*shape), Status::Ceiling, T::DTYPE, n, shape.block, cache, n * elem, working_set));
+            let title = shape_title(*shape);
+            let what = Measured { kernel: READ_ONLY_KERNEL, chapter: 0, title: &title, status: Status::Ceiling };
+            let input = Input { dtype: T::DTYPE, n, block: shape.block, cache, bytes: n * elem, working_set_bytes: working_set };
+            at_this_size.push(row(what, input, &timing));
         }
         if let Some(best) = at_this_size.iter().min_by(|a, b| a.median_us.total_cmp(&b.median_us)) {
             let shape = shape_of(best).expect("a title written by shape_title");

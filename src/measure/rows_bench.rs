@@ -1,17 +1,20 @@
 //! The row sums' benchmark (chapter 13): each strategy of [`crate::rows`] where it could win, and
 //! the automatic choice, at a fixed M·N, each checked row by row before it is timed. Results are
-//! ordinary benchmark rows ([`crate::results`]) under `plots/data/rows/`, with the convention of
-//! [`crate::book::rows`]: `n` is the row length N, and `bytes` the M·N·size bytes read. f32 rows
-//! are measured with every strategy where it could win; f16 and bf16 rows with the automatic
-//! choice.
+//! ordinary benchmark rows ([`crate::records::bench`]) under `plots/data/rows/`, with the
+//! convention of [`crate::records::rows`]: `n` is the row length N, and `bytes` the M·N·size
+//! bytes read. f32 rows are measured with every strategy where it could win; f16 and bf16 rows
+//! with the automatic choice.
 
-use crate::book::rows::{AUTO_KERNEL, CHAPTER};
+use super::{row, Input, Measured};
+use crate::records::rows::{AUTO_KERNEL, CHAPTER};
+use crate::runtime::timing::time_graph;
 use crate::data::Checked;
 use crate::element::{Dtype, Element};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::results::{Cache, Row, Status};
-use crate::rows::{check_rows, exact_row_references, RowLayout, RowReducer, Strategy, SPLIT_TILE_PACKS, WARP_MAX_PACKS};
+use crate::records::bench::{Cache, Row, Status};
+use crate::check::rows::{check_rows, exact_row_references};
+use crate::rows::{RowLayout, RowReducer, Strategy, SPLIT_TILE_PACKS, WARP_MAX_PACKS};
 
 /// M·N of the sweep: 2^28 values, 1 GiB of f32, many times any L2.
 pub const SWEEP_VALUES: usize = 1 << 28;
@@ -129,7 +132,7 @@ fn bench_typed<T: Checked + Element<Acc = f32>>(gpu: &Gpu, config: &RowsBenchCon
             gpu.synchronize()?;
             let name = strategy.map_or(AUTO_KERNEL, |s| s.kernel());
             check_rows(&got, &references, launch.addition_depth(n)).map_err(|why| Error::WrongSum { what: format!("{name} on {layout} of {}", T::DTYPE), why })?;
-            let timing = crate::bench::time_graph(gpu, config.target_ms, |j| {
+            let timing = time_graph(gpu, config.target_ms, |j| {
                 let start = (j % slots) * step;
                 reducer.enqueue(&pool.slice(start..start + total), layout, &mut out.as_view_mut()).map(|_| ())
             })?;
@@ -138,9 +141,10 @@ fn bench_typed<T: Checked + Element<Acc = f32>>(gpu: &Gpu, config: &RowsBenchCon
                 None => format!("automatic ({})", launch.strategy.name()),
             };
             let working_set = timing.ops_per_graph.min(slots) * total * elem;
-            let row = timing.row(name, CHAPTER, &title, Status::Correct, T::DTYPE, n, launch.block, Cache::Rotated, total * elem, working_set);
-            eprintln!("{:>4} {:>8} × {:<9} {:<11} {:>10.2} µs {:>8.1} GB/s   {launch}", T::DTYPE, m, n, name, row.median_us, row.gbps());
-            rows.push(row);
+            let what = Measured { kernel: name, chapter: CHAPTER, title: &title, status: Status::Correct };
+            let measured = row(what, Input { dtype: T::DTYPE, n, block: launch.block, cache: Cache::Rotated, bytes: total * elem, working_set_bytes: working_set }, &timing);
+            eprintln!("{:>4} {:>8} × {:<9} {:<11} {:>10.2} µs {:>8.1} GB/s   {launch}", T::DTYPE, m, n, name, measured.median_us, measured.gbps());
+            rows.push(measured);
         }
     }
     Ok(rows)

@@ -1,44 +1,35 @@
 //! The child's side: a process that runs one mistake on its own GPU context, says READY when
 //! the deadline should start, and prints its [`Report`] as the last line.
 
-use super::catalogue::{find, unknown, Kind, Mistake, RunOptions};
 use super::experiments::{run_float_equality, run_grid_barrier, run_host_round_trips, run_passes};
-use super::protocol::{say_ready, Report};
+use super::options::RunOptions;
+use super::report::Report;
 use super::{CHILD_ENV, CHILD_N_ENV, CHILD_RUNS_ENV, CHILD_SEED_ENV};
+use crate::child::{say_ready, Role};
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::kernels::broken::{find, unknown, Kind, Mistake};
 
-/// Call first thing in `main` of a binary that spawns mistake children: when this process is
-/// one (the environment names a mistake), run it, print its report, and return the exit code
-/// for `std::process::exit`. `None` for an ordinary run.
-pub fn run_child_if_asked() -> Option<i32> {
-    let name = std::env::var(CHILD_ENV).ok()?;
-    let result = (|| -> std::result::Result<Report, String> {
-        let mistake = find(&name).ok_or_else(|| unknown(&name))?;
-        let options = RunOptions::from_env_vars(CHILD_N_ENV, CHILD_RUNS_ENV, CHILD_SEED_ENV)?;
-        let gpu = Gpu::open().map_err(|e| e.to_string())?;
-        let report = run_in_process(&gpu, mistake, &options, say_ready).map_err(|e| e.to_string());
-        // The context may be broken (mistake 7): leave its teardown to the process's exit,
-        // after the report is out.
-        std::mem::forget(gpu);
-        report
-    })();
-    Some(match result {
-        Ok(report) => {
-            report.print();
-            0
-        }
-        Err(why) => {
-            eprintln!("error: mistake {name}: {why}");
-            1
-        }
-    })
+/// A mistake's child: [`CHILD_ENV`] names the mistake, [`crate::child::run_if_asked`] runs it.
+pub const CHILD: Role = Role { what: "mistake", env: CHILD_ENV, run: run_child };
+
+/// Run the mistake `name` in this process, as its child, and print its report.
+fn run_child(name: &str) -> std::result::Result<(), String> {
+    let mistake = find(name).ok_or_else(|| unknown(name))?;
+    let options = RunOptions::from_env_vars(CHILD_N_ENV, CHILD_RUNS_ENV, CHILD_SEED_ENV)?;
+    let gpu = Gpu::open().map_err(|e| e.to_string())?;
+    let report = run_in_process(&gpu, mistake, &options, say_ready).map_err(|e| e.to_string());
+    // The context may be broken (mistake 7): leave its teardown to the process's exit, after
+    // the report is out.
+    std::mem::forget(gpu);
+    report?.print()
 }
 
 /// Run one mistake in this process, on `gpu`, and say what happened. `ready` is called once
 /// the kernel is compiled and loaded, and again before each run once its input is made (a
-/// child says [`READY`](super::protocol::READY): the deadline covers the GPU's work, not the
-/// host's). Never call this in a process whose GPU context matters: a mistake can hang it or leave it unusable. `Err` means the mistake
+/// child says [`READY`](crate::child::READY): the deadline covers the GPU's work, not the
+/// host's). Never call this in a process whose GPU context matters: a mistake can hang it or
+/// leave it unusable. `Err` means the mistake
 /// could not be run (no GPU, a failed allocation, …); what the mistake itself does — a wrong
 /// sum, a CUDA error — is in the report.
 pub fn run_in_process(gpu: &Gpu, mistake: &Mistake, options: &RunOptions, ready: impl FnMut()) -> Result<Report> {

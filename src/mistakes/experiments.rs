@@ -1,17 +1,18 @@
-//! The four kinds of run a mistake's child can do ([`Kind`](super::Kind)): kernel passes with a
+//! The four kinds of run a mistake's child can do ([`Kind`](crate::kernels::broken::Kind)): kernel passes with a
 //! broken kernel or a broken launch, one launch with a grid barrier, a float sum compared with
 //! `==`, and partial sums copied through the host. Each returns a [`Report`] of what the
 //! mistake did; `Err` only when the run could not be set up.
 
-use super::catalogue::{kernel_spec, RunOptions, SharedMemory};
-use super::describe::cuda_error_name;
-use super::protocol::{Outcome, Report};
+use super::options::RunOptions;
+use super::report::{Outcome, Report};
 use crate::data::Checked;
 use crate::element::Element;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
+use crate::kernels::broken::{kernel_spec, SharedMemory};
 use crate::kernels::KernelSpec;
-use crate::measure::median;
+use crate::records::mistakes::CudaCode;
+use crate::records::summary::median;
 use crate::plan::{plan_passes, Pass, MAX_GRID};
 use crate::Reducer;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
@@ -37,9 +38,9 @@ pub(super) fn run_passes(gpu: &Gpu, kernel: &str, block: u32, shared: SharedMemo
         ready();
         report.runs += 1;
         match sum_by_passes(gpu, &function, spec, block, shared, &input, &passes)? {
-            Err(error) => {
-                eprintln!("  run {run}: {error}");
-                report.outcome = Outcome::LaunchError(error);
+            Err((step, error)) => {
+                eprintln!("  run {run}: {step}: {error}");
+                report.outcome = launch_error(&format!("{step}: {error}"), &error);
                 report.detail = after_an_error(gpu);
                 eprintln!("  {}", report.detail);
                 return Ok(report);
@@ -59,10 +60,16 @@ pub(super) fn run_passes(gpu: &Gpu, kernel: &str, block: u32, shared: SharedMemo
     Ok(report)
 }
 
-/// Launch every pass, waiting after each. `Ok(Err(message))` is a CUDA error raised by a launch
-/// or by the wait after it (the mistake showing); `Err` is a failure to set the run up.
+/// A launch error as the report keeps it: the message in full, and the driver's code.
+fn launch_error(message: &str, error: &Error) -> Outcome {
+    Outcome::LaunchError { error: message.to_string(), cuda: error.driver_error().map(CudaCode::of) }
+}
+
+/// Launch every pass, waiting after each. `Ok(Err((step, error)))` is an error raised by a
+/// launch or by the wait after it (the mistake showing), in the pass `step` names; `Err` is a
+/// failure to set the run up.
 fn sum_by_passes<T: Element>(gpu: &Gpu, function: &CudaFunction, spec: &KernelSpec, block: u32, shared: SharedMemory,
-    input: &CudaSlice<T>, passes: &[Pass]) -> Result<std::result::Result<T, String>> {
+    input: &CudaSlice<T>, passes: &[Pass]) -> Result<std::result::Result<T, (String, Error)>> {
     let mut previous: Option<CudaSlice<T>> = None;
     for (i, pass) in passes.iter().enumerate() {
         let mut output = gpu.alloc::<T>(pass.grid as usize)?;
@@ -72,11 +79,8 @@ fn sum_by_passes<T: Element>(gpu: &Gpu, function: &CudaFunction, spec: &KernelSp
             Some(p) => p.slice(..),
         };
         let step = format!("pass {} of {} (grid {}, block {block})", i + 1, passes.len(), pass.grid);
-        if let Err(e) = launch_pass(gpu, function, spec, block, shared, &from, &mut output, *pass) {
-            return Ok(Err(format!("{step}: {e}")));
-        }
-        if let Err(e) = gpu.synchronize() {
-            return Ok(Err(format!("{step}: {e}")));
+        if let Err(e) = launch_pass(gpu, function, spec, block, shared, &from, &mut output, *pass).and_then(|()| gpu.synchronize()) {
+            return Ok(Err((step, e)));
         }
         previous = Some(output);
     }
@@ -85,7 +89,7 @@ fn sum_by_passes<T: Element>(gpu: &Gpu, function: &CudaFunction, spec: &KernelSp
     let read = gpu.stream().memcpy_dtoh(&last.slice(0..1), &mut value).during("copying the sum back");
     match read.and_then(|()| gpu.synchronize()) {
         Ok(()) => Ok(Ok(value[0])),
-        Err(e) => Ok(Err(e.to_string())),
+        Err(e) => Ok(Err(("reading the sum".into(), e))),
     }
 }
 
@@ -121,7 +125,10 @@ fn after_an_error(gpu: &Gpu) -> String {
     match attempt {
         Ok(Ok(Ok(()))) => "afterwards, kernel 3 in the same process still summed correctly".into(),
         Ok(Ok(Err(why))) => format!("afterwards, kernel 3 in the same process gave a wrong sum: {why}"),
-        Ok(Err(e)) => format!("afterwards, kernel 3 in the same process failed too: {}", cuda_error_name(&e.to_string())),
+        Ok(Err(e)) => match e.driver_error() {
+            Some(code) => format!("afterwards, kernel 3 in the same process failed too: {}", CudaCode::of(code).words()),
+            None => format!("afterwards, kernel 3 in the same process failed too: {e}"),
+        },
         Err(_) => "afterwards, kernel 3 in the same process panicked".into(),
     }
 }
@@ -173,7 +180,7 @@ pub(super) fn run_grid_barrier(gpu: &Gpu, kernel: &str, block: u32, options: &Ru
             .and_then(|()| gpu.stream().memcpy_dtoh(&output.slice(0..1), &mut value).during("copying the sum back"))
             .and_then(|()| gpu.synchronize());
         if let Err(e) = finished {
-            report.outcome = Outcome::LaunchError(e.to_string());
+            report.outcome = launch_error(&e.to_string(), &e);
             report.detail = detail;
             return Ok(report);
         }
@@ -265,8 +272,8 @@ pub(super) fn run_host_round_trips(gpu: &Gpu, kernel: &str, block: u32, options:
         fast_us.push(timed[1].1);
     }
     report.fix_wrong_runs = Some(fast_wrong);
-    report.mistake_us = Some(median(&mut slow_us));
-    report.fix_us = Some(median(&mut fast_us));
+    report.mistake_us = Some(median(&slow_us));
+    report.fix_us = Some(median(&fast_us));
     report.detail = format!(
         "{} passes of {kernel}, block {block}, input already on the GPU; median host wall-clock time of {} runs",
         passes.len(), options.runs

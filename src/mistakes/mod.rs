@@ -1,42 +1,31 @@
-//! The common mistakes of the last part of the book: broken kernels (under `kernels/broken/`)
-//! and broken host code, each run on the GPU in a child process under a deadline, so that a
-//! hang, a fault or a dead CUDA context never reaches the process that asked.
+//! The common mistakes of the last part of the book, run: each broken kernel or broken host code
+//! of the catalogue ([`crate::kernels::broken`]) on the GPU in a child process under a deadline
+//! ([`crate::child`]), so that a hang, a fault or a dead CUDA context never reaches the process
+//! that asked.
 //!
-//! - [`catalogue`]: the mistakes, by number ([`all`]), and the broken kernels ([`kernel_files`]:
-//!   a registry of their own, never in [`crate::kernels::all`], so never tested for correctness
-//!   nor benchmarked).
 //! - [`child`]: what a child does ([`run_in_process`], and `reduction mistake NAME`, which
-//!   compute-sanitizer wraps); [`run_child_if_asked`] is the hook at the top of `main` of every
-//!   binary that spawns children. [`experiments`]: the four kinds of run a child can do.
-//! - [`supervisor`]: a child process under a deadline; [`protocol`]: the lines a child prints
-//!   and how the parent reads them (together: [`guard`]).
+//!   compute-sanitizer wraps); [`CHILD`] is its [`crate::child::Role`]. [`experiments`]: the four
+//!   kinds of run a child can do, with [`options`] for one run.
+//! - [`report`]: what the child reports, what the parent observed ([`Observation`]), and the row
+//!   of the results file it becomes ([`crate::records::mistakes`]).
 //! - [`verdict`]: the parent's side, [`run_guarded`], and [`Mistake::verdict`], what the tests
 //!   and `reduction mistakes` expect of each.
-//! - [`records`]: what was observed, as `plots/data/mistakes/<gpu>.csv`; [`describe`]: in words.
-//!   The chapter's tables are drawn from that file by [`crate::book::mistakes`].
+//!
+//! The chapter's tables are drawn from the recorded run by `book::mistakes`, which reads the
+//! catalogue and the records, not this module.
 
-pub mod catalogue;
 pub mod child;
-pub mod describe;
 pub mod experiments;
-pub mod protocol;
-pub mod records;
-pub mod supervisor;
+pub mod options;
+pub mod report;
 pub mod verdict;
 
-/// The child-process machinery under one name: the [`supervisor`] and the [`protocol`].
-pub mod guard {
-    pub use super::protocol::*;
-    pub use super::supervisor::*;
-}
-
-pub use catalogue::{all, find, kernel_files, kernel_spec, run_order, sanitizer_command, sanitizer_log, unknown, Kind, Mistake, RunOptions, SharedMemory};
-pub use child::{run_child_if_asked, run_in_process};
-pub use describe::what_it_did;
-pub use records::{header, parse_records, read_records, record_path, write_records, Recorded, Records};
+pub use crate::kernels::broken::{all, find, kernel_files, kernel_spec, run_order, sanitizer_command, sanitizer_log, unknown, what_it_did, Kind, Mistake, SharedMemory};
+pub use crate::records::mistakes::{header, parse_records, read_records, record_path, write_records, Class, CudaCode, Recorded, Records};
+pub use child::{run_in_process, CHILD};
+pub use options::RunOptions;
+pub use report::{classify, Observation, Outcome, Report};
 pub use verdict::{parent_still_sums, run_guarded};
-// The chapter's tables, drawn by the book layer; here too for the command line.
-pub use crate::book::mistakes::{book_records, records_dir, sentence_markdown, table_markdown, write_mistakes_table, MEASURE_COMMAND, TABLE_COMMAND};
 
 /// Environment variable that makes a binary a mistake's child: the mistake's name.
 pub const CHILD_ENV: &str = "REDUCTION_MISTAKE";

@@ -1,19 +1,19 @@
 //! The parent's side: run a mistake in a child process under a deadline ([`run_guarded`]), and
 //! judge what it did against what the book says it does ([`Mistake::verdict`]).
 
-use super::catalogue::{Kind, Mistake, RunOptions};
-use super::describe::what_it_did;
-use super::protocol::{classify, Class, Observation, Outcome};
-use super::records::Recorded;
-use super::supervisor::{run_with_deadline, Deadline, Phase};
+use super::options::RunOptions;
+use super::report::{classify, Observation, Outcome};
 use super::{CHILD_ENV, CHILD_N_ENV, CHILD_RUNS_ENV, CHILD_SEED_ENV, RECORD_ENV};
+use crate::child::{run_with_deadline, Deadline, Phase};
+use crate::kernels::broken::{what_it_did, Kind, Mistake};
+use crate::records::mistakes::Class;
 use crate::error::{io_error, Result};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// Run `mistake` in a child process (`exe`, which must call [`run_child_if_asked`](super::run_child_if_asked) first thing
-/// in `main`) under `deadline`, and classify what it did. This process's GPU context is never
+/// Run `mistake` in a child process (`exe`, which must call [`crate::child::run_if_asked`] with
+/// [`super::CHILD`] first thing in `main`) under `deadline`, and classify what it did. This process's GPU context is never
 /// involved. `Err` only when no child could be started.
 pub fn run_guarded(exe: &Path, mistake: &Mistake, options: &RunOptions, deadline: Deadline) -> Result<Observation> {
     options.validate()?;
@@ -49,13 +49,13 @@ impl Mistake {
         }
         if let Some(expected) = self.asserted {
             if outcome.class() != expected {
-                return Err(format!("expected {}, observed {}: {}", expected.name(), outcome.class().name(), what_it_did(self, &Recorded::new(self, observed))));
+                return Err(format!("expected {}, observed {}: {}", expected.name(), outcome.class().name(), what_it_did(self, &observed.record(self))));
             }
         }
         match self.kind {
             Kind::FloatEquality { .. } | Kind::HostRoundTrips { .. } => {
                 if !matches!(outcome.class(), Class::Correct | Class::WrongResult) {
-                    return Err(format!("a correct kernel did not finish its runs: {}", what_it_did(self, &Recorded::new(self, observed))));
+                    return Err(format!("a correct kernel did not finish its runs: {}", what_it_did(self, &observed.record(self))));
                 }
                 match observed.report.fix_wrong_runs {
                     Some(0) => {}
@@ -64,7 +64,7 @@ impl Mistake {
                 }
                 if matches!(self.kind, Kind::HostRoundTrips { .. }) {
                     if outcome.class() != Class::Correct {
-                        return Err(format!("copying partial sums through the host gave wrong sums: {}", what_it_did(self, &Recorded::new(self, observed))));
+                        return Err(format!("copying partial sums through the host gave wrong sums: {}", what_it_did(self, &observed.record(self))));
                     }
                     if observed.report.mistake_us.is_none() || observed.report.fix_us.is_none() {
                         return Err("the child reported no times".into());
@@ -80,7 +80,7 @@ impl Mistake {
 /// An observation of a child that reported `outcome` after 20 runs, for tests.
 #[cfg(test)]
 pub(super) fn sample_observation(outcome: Outcome) -> Observation {
-    let mut report = super::protocol::Report::new(outcome);
+    let mut report = super::report::Report::new(outcome);
     report.runs = 20;
     report.wrong_runs = 20;
     Observation { report, startup: Some(Duration::from_millis(900)), run_time: Duration::from_millis(5010), stderr_tail: String::new() }
@@ -117,6 +117,7 @@ mod tests {
 /// After the mistakes ran in child processes, this (the parent) process must still sum right:
 /// kernel 3 on `i32` and kernel 7 on `f32`, each checked. `Err` says which sum was wrong.
 pub fn parent_still_sums(gpu: &crate::Gpu) -> std::result::Result<(), String> {
+    use crate::check::CheckSum;
     use crate::data::{random_f32, random_i32, Checked};
     let xs = random_i32((1 << 20) + 37, 11);
     let mut reducer = crate::Reducer::<i32>::new(gpu, "reduce3", 256).map_err(|e| e.to_string())?;

@@ -2,40 +2,18 @@
 //! every message size from 8 B up, one rank per GPU, each size checked before it is timed, CUDA
 //! events around back-to-back calls, the median of the repeats; reported as algorithm bandwidth
 //! (bytes / time) and bus bandwidth (the same, scaled to what each link carried). Results are
-//! data (`plots/data/nccl/<gpu>-x<count>.csv`); the chart and the chapter's table are drawn
-//! from them by [`crate::book::allreduce`].
+//! data ([`crate::records::allreduce`], `plots/data/nccl/<gpu>-x<count>.csv`), and the chart and
+//! the chapter's table are drawn from them by the book.
 
 use crate::error::{During, Error, Result};
-use crate::gpu::Gpu;
+use crate::multigpu::nccl::{self, Comm};
 use crate::multigpu::ranks::{run_ranks, Ranks};
 use crate::multigpu::rendezvous::Stop;
-use crate::nccl::{self, Comm};
-use cudarc::driver::sys::CUevent_flags;
+use crate::records::allreduce::{AllReduceHeader, AllReduceRow};
+use crate::records::Summary;
+use crate::runtime::timing::EventTimer;
 use cudarc::driver::CudaSlice;
 use std::time::Duration;
-
-// The results file and its rows, kept by the book layer; here too for the command line.
-pub use crate::book::allreduce::{read_csv, write_csv, AllReduceHeader, AllReduceRow};
-
-// ANCHOR: busbw
-/// Algorithm bandwidth: the message size over the time of one all-reduce, in GB/s.
-pub fn algbw_gbps(bytes: usize, seconds: f64) -> f64 {
-    bytes as f64 / seconds / 1e9
-}
-
-/// How much more than the message each rank's links carry in a bandwidth-optimal all-reduce:
-/// every rank sends and receives `(n − 1)/n` of the message twice, once while reducing its
-/// share (reduce-scatter) and once while passing the sums on (all-gather). 0 for one rank.
-pub fn bus_factor(ranks: usize) -> f64 {
-    if ranks == 0 { 0.0 } else { 2.0 * (ranks - 1) as f64 / ranks as f64 }
-}
-
-/// Bus bandwidth: the algorithm bandwidth scaled by [`bus_factor`], which makes it comparable
-/// with the bandwidth of one link, whatever the number of GPUs.
-pub fn busbw_gbps(algbw_gbps: f64, ranks: usize) -> f64 {
-    algbw_gbps * bus_factor(ranks)
-}
-// ANCHOR_END: busbw
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -127,12 +105,13 @@ pub fn run(ranks: &Ranks, config: &AllReduceConfig) -> Result<(AllReduceHeader, 
         let ready = (|| -> Result<_> {
             let mut send = gpu.alloc::<f32>(max_count)?;
             let recv = gpu.alloc::<f32>(max_count)?;
-            fill_send(gpu, &mut send, rank)?;
-            let start = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
-            let end = gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
-            Ok((send, recv, start, end))
+            gpu.upload_made(&mut send, "filling the send buffer", |start, chunk| {
+                chunk.iter_mut().enumerate().for_each(|(j, x)| *x = send_value(rank, start + j));
+                Ok(())
+            })?;
+            Ok((send, recv, EventTimer::new(gpu)?))
         })();
-        let (send, mut recv, start, end) = rendezvous.vote(rank, ready)?;
+        let (send, mut recv, timer) = rendezvous.vote(rank, ready)?;
         let mut comm = Comm::init(gpu, id, rank, count)?;
         let peer = Stop::Peer;
         let mut rows = Vec::new();
@@ -159,7 +138,7 @@ pub fn run(ranks: &Ranks, config: &AllReduceConfig) -> Result<(AllReduceHeader, 
             }
             comm.wait(config.nccl_timeout)?;
             // Calls per repeat: from the slowest rank's estimate, so every rank queues as many.
-            let estimate_ms = time_calls(gpu, &mut comm, &send, &mut recv, n, WARMUP, &start, &end, config.nccl_timeout)? / WARMUP as f64;
+            let estimate_ms = time_calls(&timer, &mut comm, &send, &mut recv, n, WARMUP, config.nccl_timeout)? / WARMUP as f64;
             let slowest_ms = rendezvous.max(rank, estimate_ms).map_err(peer)?;
             let ops = ((config.target_ms / slowest_ms.max(1e-4)).ceil() as usize).clamp(1, MAX_OPS_PER_REPEAT);
             let mut per_op_us = Vec::with_capacity(config.repeats);
@@ -167,17 +146,17 @@ pub fn run(ranks: &Ranks, config: &AllReduceConfig) -> Result<(AllReduceHeader, 
                 // Every rank starts its repeat together, so no rank's time includes waiting for
                 // another's host thread to queue its calls.
                 rendezvous.max(rank, 0.0).map_err(peer)?;
-                let ms = time_calls(gpu, &mut comm, &send, &mut recv, n, ops, &start, &end, config.nccl_timeout)?;
+                let ms = time_calls(&timer, &mut comm, &send, &mut recv, n, ops, config.nccl_timeout)?;
                 per_op_us.push(ms * 1e3 / ops as f64);
             }
-            let median = crate::measure::median(&mut per_op_us);
+            let times = Summary::of(&per_op_us).ok_or_else(|| Error::Config { setting: "--repeats".into(), reason: "no repeat was timed".into() })?;
             let row = AllReduceRow {
                 bytes,
                 count: n,
-                median_us: rendezvous.max(rank, median).map_err(peer)?,
-                min_us: -rendezvous.max(rank, -per_op_us[0]).map_err(peer)?,
-                max_us: rendezvous.max(rank, *per_op_us.last().unwrap_or(&median)).map_err(peer)?,
-                repeats: per_op_us.len(),
+                median_us: rendezvous.max(rank, times.median).map_err(peer)?,
+                min_us: -rendezvous.max(rank, -times.min).map_err(peer)?,
+                max_us: rendezvous.max(rank, times.max).map_err(peer)?,
+                repeats: times.count,
                 ops_per_repeat: ops,
             };
             if rank == 0 && config.progress {
@@ -195,68 +174,30 @@ pub fn run(ranks: &Ranks, config: &AllReduceConfig) -> Result<(AllReduceHeader, 
     let header = AllReduceHeader {
         gpus: ranks.gpus().iter().map(|g| g.info().name.clone()).collect(),
         nccl: nccl.version_string(),
-        driver_cuda: format!("{}.{}", info.driver_cuda_version.0, info.driver_cuda_version.1),
+        driver_cuda: info.driver_cuda_text(),
         multicast: nccl::multicast_setting(),
-        date: crate::results::today(),
+        date: crate::records::today(),
         command: String::new(),
         method: METHOD.into(),
     };
     Ok((header, per_rank.into_iter().next().unwrap_or_default()))
 }
 
-/// Queue `ops` all-reduces between two events and return the GPU time they took, in ms.
-#[allow(clippy::too_many_arguments)]
-fn time_calls(
-    gpu: &Gpu,
-    comm: &mut Comm,
-    send: &CudaSlice<f32>,
-    recv: &mut CudaSlice<f32>,
-    n: usize,
-    ops: usize,
-    start: &cudarc::driver::CudaEvent,
-    end: &cudarc::driver::CudaEvent,
-    timeout: Duration,
-) -> Result<f64> {
-    start.record(gpu.stream()).during("recording an event")?;
+/// Queue `ops` all-reduces between the timer's two events and return the GPU time they took,
+/// in ms (waiting for them no longer than `timeout`).
+fn time_calls(timer: &EventTimer, comm: &mut Comm, send: &CudaSlice<f32>, recv: &mut CudaSlice<f32>, n: usize, ops: usize, timeout: Duration) -> Result<f64> {
+    timer.start()?;
     for _ in 0..ops {
         comm.all_reduce_sum(send, recv, n)?;
     }
-    end.record(gpu.stream()).during("recording an event")?;
+    timer.stop()?;
     comm.wait(timeout)?;
-    Ok(start.elapsed_ms(end).during("reading an event")? as f64)
-}
-
-/// Fill rank `rank`'s send buffer with its values, a chunk at a time.
-fn fill_send(gpu: &Gpu, send: &mut CudaSlice<f32>, rank: usize) -> Result<()> {
-    const CHUNK: usize = 1 << 24;
-    let mut host = vec![0f32; CHUNK.min(send.len())];
-    let mut start = 0;
-    while start < send.len() {
-        let len = CHUNK.min(send.len() - start);
-        host[..len].iter_mut().enumerate().for_each(|(j, x)| *x = send_value(rank, start + j));
-        let mut view = send.slice_mut(start..start + len);
-        gpu.stream().memcpy_htod(&host[..len], &mut view).during("filling the send buffer")?;
-        gpu.synchronize()?; // the host buffer is refilled next
-        start += len;
-    }
-    Ok(())
+    timer.elapsed_ms()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bus_bandwidth_is_what_each_link_carries() {
-        assert_eq!(bus_factor(1), 0.0);
-        assert_eq!(bus_factor(2), 1.0);
-        assert_eq!(bus_factor(4), 1.5);
-        assert_eq!(bus_factor(8), 1.75);
-        // 1 GiB in 5 ms: 214.7 GB/s of algorithm bandwidth; on 8 GPUs each link carried 1.75×.
-        let alg = algbw_gbps(1 << 30, 5e-3);
-        assert!((alg - 214.748).abs() < 1e-3, "{alg}");
-        assert!((busbw_gbps(alg, 8) - 1.75 * alg).abs() < 1e-9);
-    }
 
     #[test]
     fn sizes_double_from_8_bytes_to_1_gib() {

@@ -8,6 +8,7 @@ use super::nccl::{self, Comm};
 use super::ranks::{run_ranks, Ranks};
 use super::shard::shard;
 use super::summable::Summable;
+use crate::check::CheckSum;
 use crate::data::{error_bound, Reference, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
 use crate::error::{human_bytes, During, Error, Result};
 use crate::gpu::Gpu;
@@ -141,9 +142,6 @@ struct RankOutcome<W> {
     total: W,
 }
 
-/// Values the host fills and uploads at a time, per rank (64 MiB of i32).
-const UPLOAD_CHUNK: usize = 1 << 24;
-
 /// Sum `n` values of `input`, sharded across `ranks`: each GPU sums its shard with
 /// `options.kernel`, and NCCL adds the widened partial sums. Every result is checked: each
 /// partial against its shard, the total (on every rank) against the whole input.
@@ -240,32 +238,25 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
     })
 }
 
-/// Fill this rank's shard on the host, a chunk at a time on `helpers` threads, and upload it;
-/// return the shard's reference (closed form for the pattern, computed for random values).
+/// Fill this rank's shard on the host, a chunk at a time on `helpers` threads, and upload it
+/// ([`Gpu::upload_made`]); return the shard's reference (closed form for the pattern, computed
+/// for random values).
 fn upload_shard<T: Summable>(gpu: &Gpu, device: &mut CudaSlice<T>, shard: Range<usize>, total: usize, input: Input, helpers: usize) -> Result<Reference> {
     let mut reference = match input {
         Input::Pattern => pattern_reference(shard.start as u64..shard.end as u64),
         Input::Random { .. } | Input::Exact { .. } => Reference::EMPTY,
     };
-    let mut host = vec![T::default(); UPLOAD_CHUNK.min(shard.len())];
-    let mut start = shard.start;
-    while start < shard.end {
-        let len = UPLOAD_CHUNK.min(shard.end - start);
-        let chunk = &mut host[..len];
-        fill(chunk, start, total, input, helpers);
+    let what = format!("uploading the shard ({})", human_bytes(shard.len() * std::mem::size_of::<T>()));
+    gpu.upload_made(device, &what, |offset, chunk| {
+        fill(chunk, shard.start + offset, total, input, helpers);
         if let Input::Exact { .. } = input {
             let exact = T::exact_reference(chunk).map_err(|reason| Error::Config { setting: format!("an exact input of {total} values"), reason })?;
             reference = combine(reference, exact);
         } else if let Input::Random { .. } = input {
             reference = combine(reference, T::reference(chunk));
         }
-        let offset = start - shard.start;
-        let mut view = device.slice_mut(offset..offset + len);
-        gpu.stream().memcpy_htod(&*chunk, &mut view).during(&format!("uploading {} of the shard", human_bytes(len * std::mem::size_of::<T>())))?;
-        // The next chunk reuses the host buffer: this copy must have read it first.
-        gpu.synchronize()?;
-        start += len;
-    }
+        Ok(())
+    })?;
     Ok(reference)
 }
 

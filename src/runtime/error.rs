@@ -3,6 +3,8 @@
 
 use crate::element::Dtype;
 use crate::limits::Memory;
+use cudarc::cublas::result::CublasError;
+use cudarc::driver::DriverError;
 use std::fmt;
 
 /// Everything that can go wrong between a request and a sum: one variant per kind of failure,
@@ -40,9 +42,19 @@ pub enum Error {
     /// NVRTC rejected a kernel source; `log` is the compiler's own output.
     #[error("NVRTC could not compile {file}:\n{log}")]
     Compile { file: String, log: String },
-    /// A CUDA driver call failed; `during` names the step.
-    #[error("CUDA error while {during}: {message}")]
-    Cuda { during: String, message: String },
+    /// A CUDA driver call failed: `during` names the step, `source` is the driver's error, kept
+    /// as it came (its code, [`Error::driver_error`], is never read back out of a message).
+    #[error("CUDA error while {during}: {source}")]
+    Cuda { during: String, source: DriverError },
+    /// A CUDA driver call failed, with no step named (`?` on a cudarc call).
+    #[error("CUDA error: {0}")]
+    Driver(#[from] DriverError),
+    /// A cuBLAS call failed: `during` names it, `source` is cuBLAS's status.
+    #[error("cuBLAS error while {during}: {source:?}")]
+    Cublas { during: String, source: CublasError },
+    /// A CUDA graph capture recorded no operation.
+    #[error("capturing a graph recorded nothing")]
+    EmptyGraph,
     /// A kernel ran and returned a sum that its check rejected: `what` names the sum, `why`
     /// says by how much it is wrong.
     #[error("wrong sum from {what}: {why}")]
@@ -82,9 +94,20 @@ pub(crate) trait During<T> {
     fn during(self, what: &str) -> Result<T>;
 }
 
-impl<T> During<T> for std::result::Result<T, cudarc::driver::DriverError> {
+impl<T> During<T> for std::result::Result<T, DriverError> {
     fn during(self, what: &str) -> Result<T> {
-        self.map_err(|e| Error::Cuda { during: what.to_string(), message: e.to_string() })
+        self.map_err(|source| Error::Cuda { during: what.to_string(), source })
+    }
+}
+
+impl Error {
+    /// The driver's error, where a CUDA call failed: its code (`e.0`, a `CUresult` such as
+    /// `CUDA_ERROR_ILLEGAL_ADDRESS`) as the driver returned it.
+    pub fn driver_error(&self) -> Option<DriverError> {
+        match self {
+            Error::Cuda { source, .. } | Error::Driver(source) => Some(*source),
+            _ => None,
+        }
     }
 }
 
@@ -132,6 +155,21 @@ mod tests {
         assert!(Error::NoGpu("no device".into()).to_string().starts_with("no CUDA GPU found: "));
         let oom = Error::OutOfMemory { requested_bytes: 2 << 30, free_bytes: 1 << 30 };
         assert_eq!(oom.to_string(), "device allocation of 2.0 GiB does not fit: 1.0 GiB free on the GPU");
+    }
+
+    #[test]
+    fn a_driver_error_keeps_its_code_and_its_message() {
+        use cudarc::driver::sys::CUresult;
+        let e: Result<()> = Err(DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)).during("waiting for the GPU");
+        let e = e.unwrap_err();
+        assert_eq!(e.driver_error(), Some(DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)));
+        assert!(matches!(&e, Error::Cuda { during, .. } if during == "waiting for the GPU"));
+        assert!(std::error::Error::source(&e).is_some());
+        // (Its message asks the driver for the error's sentence, so it is not printed here,
+        // where there may be no driver.)
+        let bare: Error = DriverError(CUresult::CUDA_ERROR_NOT_FOUND).into();
+        assert_eq!(bare.driver_error().map(|d| d.0), Some(CUresult::CUDA_ERROR_NOT_FOUND));
+        assert_eq!(Error::NoGpu("none".into()).driver_error(), None);
     }
 
     #[test]

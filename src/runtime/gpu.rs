@@ -35,6 +35,16 @@ impl DeviceInfo {
         format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
     }
 
+    /// `9.0`: the compute capability as results files write it.
+    pub fn compute_capability_text(&self) -> String {
+        format!("{}.{}", self.compute_capability.0, self.compute_capability.1)
+    }
+
+    /// `13.0`: the driver's CUDA version as results files write it.
+    pub fn driver_cuda_text(&self) -> String {
+        format!("{}.{}", self.driver_cuda_version.0, self.driver_cuda_version.1)
+    }
+
     /// Theoretical DRAM bandwidth in bytes per second: two transfers per memory clock (double
     /// data rate) times the bus width. `None` when the driver reports no clock or bus width.
     pub fn peak_bandwidth_bytes_per_s(&self) -> Option<f64> {
@@ -166,10 +176,7 @@ impl Gpu {
         // context current on the calling thread, which may be a new one.
         self.bind_to_thread()?;
         let module = self.module(kernel)?;
-        module.load_function(entry).map_err(|e| Error::Cuda {
-            during: format!("loading entry point {entry} from {}", kernel.file()),
-            message: e.to_string(),
-        })
+        module.load_function(entry).during(&format!("loading entry point {entry} from {}", kernel.file()))
     }
 
     fn module(&self, kernel: &dyn KernelSource) -> Result<Arc<CudaModule>> {
@@ -203,7 +210,7 @@ impl Gpu {
             Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
                 Err(Error::OutOfMemory { requested_bytes: bytes, free_bytes: free })
             }
-            Err(e) => Err(Error::Cuda { during: format!("allocating {len} elements"), message: e.to_string() }),
+            Err(source) => Err(Error::Cuda { during: format!("allocating {len} elements"), source }),
         }
     }
 
@@ -221,12 +228,33 @@ impl Gpu {
     /// a copy of gigabytes never waits on one transfer. `what` names the upload in errors.
     pub fn upload_chunked<T: Element>(&self, host: &[T], device: &mut CudaSlice<T>, offset: usize, what: &str) -> Result<()> {
         for (i, chunk) in host.chunks(UPLOAD_CHUNK).enumerate() {
-            let start = offset + i * UPLOAD_CHUNK;
-            let mut view = device.slice_mut(start..start + chunk.len());
-            self.inner.stream.memcpy_htod(chunk, &mut view).during(what)?;
-            self.synchronize()?;
+            self.copy_chunk(chunk, device, offset + i * UPLOAD_CHUNK, what)?;
         }
         Ok(())
+    }
+
+    /// Fill `device` with values made on the host, [`UPLOAD_CHUNK`] at a time: `make(start,
+    /// chunk)` writes the values of elements `start..start + chunk.len()` into one host buffer of
+    /// a chunk, which is copied and waited for before it is refilled. A buffer of any size is
+    /// filled with one chunk of host memory.
+    pub fn upload_made<T: Element>(&self, device: &mut CudaSlice<T>, what: &str, mut make: impl FnMut(usize, &mut [T]) -> Result<()>) -> Result<()> {
+        let mut host = vec![T::default(); UPLOAD_CHUNK.min(device.len())];
+        let mut start = 0;
+        while start < device.len() {
+            let chunk = &mut host[..UPLOAD_CHUNK.min(device.len() - start)];
+            make(start, chunk)?;
+            self.copy_chunk(chunk, device, start, what)?;
+            start += chunk.len();
+        }
+        Ok(())
+    }
+
+    /// One chunk of [`Gpu::upload_chunked`] and [`Gpu::upload_made`]: copied, and waited for,
+    /// since the host buffer is reused next.
+    fn copy_chunk<T: Element>(&self, chunk: &[T], device: &mut CudaSlice<T>, start: usize, what: &str) -> Result<()> {
+        let mut view = device.slice_mut(start..start + chunk.len());
+        self.inner.stream.memcpy_htod(chunk, &mut view).during(what)?;
+        self.synchronize()
     }
 
     /// Overwrite a device buffer with `value` (used to poison outputs before a run).

@@ -1,8 +1,9 @@
-//! The runtime: the GPU in hand, NVRTC, the element types, errors, and what fits in memory.
-//! Nothing here knows a kernel of the book.
+//! The runtime: the GPU in hand, NVRTC, the element types, errors, what fits in memory, and how
+//! GPU time is measured. Nothing here knows a kernel of the book.
 
 pub mod element;
 pub mod error;
 pub mod gpu;
 pub mod limits;
 pub mod nvrtc;
+pub mod timing;

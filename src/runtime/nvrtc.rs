@@ -71,6 +71,11 @@ pub fn version() -> Result<(i32, i32)> {
     Ok((major, minor))
 }
 
+/// NVRTC's version as results files write it (`13.0`), or `unknown` where it cannot be loaded.
+pub fn version_text() -> String {
+    version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into())
+}
+
 /// What NVRTC produced for one source file.
 pub struct Compiled {
     pub cubin: Vec<u8>,

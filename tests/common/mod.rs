@@ -41,7 +41,7 @@ pub fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Res
 /// host is expected to have NCCL).
 pub fn nccl_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
     let _ = gpu();
-    Trial::ignorable_test(name, move || match (gpu(), reduction::nccl::available()) {
+    Trial::ignorable_test(name, move || match (gpu(), reduction::multigpu::nccl::available()) {
         (Err(why), _) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
         (Err(_), _) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
         (Ok(_), Err(why)) if gpu_required() => Err(format!("REQUIRE_GPU=1 and there is a GPU, but {why}").into()),

@@ -1,7 +1,7 @@
 //! Line charts against N (log x), built as data from the rows: time, bandwidth, and the GPUs side
 //! by side.
 
-use crate::results::{Cache, Machine, Row, Status};
+use crate::records::bench::{Cache, Machine, Row, Status};
 use super::SWEEP_DTYPE;
 use super::draw::{bytes_label, power_of_two};
 use super::looks::{COPY_LOOK, Look, PEAK_LOOK, READ_ONLY_LOOK, kernels_in_order, nth_look};

@@ -1,7 +1,7 @@
 //! Looks: a colour and a marker per series, so lines stay apart in print and for colour-blind
 //! eyes; the legend, in its own column, and the markers.
 
-use crate::results::Row;
+use crate::records::bench::Row;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;

@@ -10,7 +10,7 @@
 
 use crate::element::Dtype;
 use crate::error::{io_error, Result};
-use crate::results::{Machine, Row};
+use crate::records::bench::{Machine, Row};
 use plotters::drawing::DrawingAreaErrorKind;
 use std::path::{Path, PathBuf};
 

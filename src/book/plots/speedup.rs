@@ -1,6 +1,6 @@
 //! Harris's table as a chart: step and cumulative speed-up at 2^22 ints.
 
-use crate::results::{Cache, Machine, Row, Status};
+use crate::records::bench::{Cache, Machine, Row, Status};
 use plotters::prelude::*;
 use super::{HARRIS_DTYPE, HARRIS_N};
 use super::looks::{Look, Marker, kernels_in_order};
@@ -35,7 +35,7 @@ pub(super) const CACHE_LOOKS: [(Cache, Look, &str); 2] = [
 
 pub(super) fn speedup_chart((machine, rows): &(Machine, Vec<Row>)) -> BarChart {
     // Harris's seven kernels only (the corrected kernel 5; no variants, no later kernels).
-    let is_harris = |r: &Row| crate::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
+    let is_harris = |r: &Row| crate::book::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
     let harris: Vec<&Row> =
         rows.iter().filter(|r| r.status == Status::Correct && r.dtype == HARRIS_DTYPE && r.n == HARRIS_N && is_harris(r)).collect();
     let kernels = kernels_in_order(harris.iter().copied());

@@ -5,7 +5,7 @@ use super::lines::*;
 use super::looks::*;
 use super::speedup::*;
 use super::*;
-use crate::results::{Cache, Status};
+use crate::records::bench::{Cache, Status};
 use plotters::prelude::*;
 
 fn row(kernel: &str, chapter: u32, status: Status, n: usize, cache: Cache, median_us: f64) -> Row {

@@ -2,7 +2,7 @@
 //! kernel at each size against the peak, the ceiling, the copy and cuBLAS.
 
 use crate::element::Dtype;
-use crate::results::{COPY_KERNEL, Cache, Machine, READ_ONLY_KERNEL, Row, Status};
+use crate::records::bench::{COPY_KERNEL, CUBLAS_KERNEL, Cache, Machine, READ_ONLY_KERNEL, Row, Status};
 use std::fmt::Write as _;
 use super::{CEILING_NOT_MEASURED, find, has_ceiling, pct_of_ceiling, pct_of_peak};
 
@@ -63,7 +63,7 @@ pub(super) fn best_table(m: &Machine, rows: &[Row]) -> String {
     for n in sizes.into_iter().filter(|n| n.is_power_of_two() && n.trailing_zeros() % 2 == 0) {
         let Some(best) = fastest(rows, Dtype::F32, n) else { continue };
         let gbps = |kernel: &str| find(rows, kernel, Dtype::F32, n, Cache::Rotated).map(|r| format!("{:.0}", r.gbps())).unwrap_or_else(|| "–".into());
-        let peer = find(rows, "cublas_sasum", Dtype::F32, n, Cache::Rotated).map(|r| format!("{:.2}", r.median_us)).unwrap_or_default();
+        let peer = find(rows, CUBLAS_KERNEL, Dtype::F32, n, Cache::Rotated).map(|r| format!("{:.2}", r.median_us)).unwrap_or_default();
         writeln!(s, "| 2^{} | {} | {:.2} | {:.1} | {} | {} | {} | {} | {peer} |", n.trailing_zeros(), best.kernel, best.median_us, best.gbps(),
             pct_of_peak(m, best), pct_of_ceiling(rows, best), gbps(READ_ONLY_KERNEL), gbps(COPY_KERNEL)).unwrap();
     }

@@ -3,7 +3,7 @@
 //! yet).
 
 use crate::element::Dtype;
-use crate::results::{COPY_KERNEL, Cache, Machine, READ_ONLY_KERNEL, Row, Status};
+use crate::records::bench::{COPY_KERNEL, Cache, Machine, READ_ONLY_KERNEL, Row, Status};
 use std::fmt::Write as _;
 use super::{CEILING_NOT_MEASURED, ceiling_for, find, pct_of_peak};
 use super::ceiling::fastest;
@@ -272,10 +272,10 @@ pub fn rows_few_sentence(gpu: &str, sm_count: u32, rows: Option<&[Row]>) -> Stri
         return format!("*Not yet measured on the {gpu}: `cargo run --release -- rows-bench`.*\n");
     };
     let time = |kernel: &str, m: usize, n: usize| {
-        rows.iter().find(|r| r.kernel == kernel && crate::book::rows::rows_of(r) == m && r.n == n).map(|r| r.median_us)
+        rows.iter().find(|r| r.kernel == kernel && crate::records::rows::rows_of(r) == m && r.n == n).map(|r| r.median_us)
     };
     let (block, split) = (crate::rows::Strategy::Block.kernel(), crate::rows::Strategy::Split.kernel());
-    let mut shapes: Vec<(usize, usize)> = rows.iter().map(|r| (crate::book::rows::rows_of(r), r.n)).filter(|&(m, _)| m < sm_count as usize).collect();
+    let mut shapes: Vec<(usize, usize)> = rows.iter().map(|r| (crate::records::rows::rows_of(r), r.n)).filter(|&(m, _)| m < sm_count as usize).collect();
     shapes.sort_by(|a, b| b.cmp(a));
     shapes.dedup();
     let (mut block_won, mut split_won, mut torch_won) = (Vec::new(), Vec::new(), Vec::new());
@@ -286,8 +286,8 @@ pub fn rows_few_sentence(gpu: &str, sm_count: u32, rows: Option<&[Row]>) -> Stri
         } else {
             split_won.push(format!("{} ({sp:.2} µs against {b:.2})", shape(m, n)));
         }
-        let ours = rows.iter().filter(|r| crate::book::rows::rows_of(r) == m && r.n == n && r.status != Status::Peer).map(|r| r.median_us).fold(f64::MAX, f64::min);
-        if let Some(t) = time(crate::book::rows::TORCH_KERNEL, m, n).filter(|&t| t < ours) {
+        let ours = rows.iter().filter(|r| crate::records::rows::rows_of(r) == m && r.n == n && r.status != Status::Peer).map(|r| r.median_us).fold(f64::MAX, f64::min);
+        if let Some(t) = time(crate::records::rows::TORCH_KERNEL, m, n).filter(|&t| t < ours) {
             torch_won.push(format!("{} ({t:.2} µs)", shape(m, n)));
         }
     }

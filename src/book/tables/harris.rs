@@ -2,7 +2,7 @@
 //! here, each chapter's before-and-after, his split of the speed-up, and his kernel 5 as written.
 
 use crate::element::Dtype;
-use crate::results::{Cache, Machine, Row};
+use crate::records::bench::{Cache, Machine, Row};
 use std::fmt::Write as _;
 use super::{find, pct_of_ceiling, pct_of_peak};
 

@@ -6,7 +6,7 @@
 
 use crate::element::Dtype;
 use crate::error::{io_error, Result};
-use crate::results::{Cache, Machine, Row, READ_ONLY_KERNEL};
+use crate::records::bench::{Cache, Machine, Row, READ_ONLY_KERNEL};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! of them at the sizes that matter, and the element types through the 16-byte kernels.
 
 use crate::element::Dtype;
-use crate::results::{Cache, Machine, Row, Status};
+use crate::records::bench::{Cache, Machine, Row, Status};
 use std::fmt::Write as _;
 use super::{CEILING_NOT_MEASURED, find, has_ceiling, pct_of_ceiling, pct_of_peak};
 

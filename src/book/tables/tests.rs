@@ -1,7 +1,7 @@
 //! Tests of the generated tables and sentences, without a GPU.
 
 use super::*;
-use crate::results::{Status, COPY_KERNEL};
+use crate::records::bench::{Status, COPY_KERNEL};
 
 fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
     Row {
@@ -124,7 +124,7 @@ fn few_rows_say_which_strategy_won_at_each_shape() {
         row_sum("rows_split", 128, 1 << 21, 260.0),
         row_sum("rows_block", 32, 1 << 23, 330.0),
         row_sum("rows_split", 32, 1 << 23, 253.0),
-        Row { status: Status::Peer, ..row_sum(crate::book::rows::TORCH_KERNEL, 32, 1 << 23, 252.0) },
+        Row { status: Status::Peer, ..row_sum(crate::records::rows::TORCH_KERNEL, 32, 1 << 23, 252.0) },
         row_sum("rows_block", 4096, 1 << 16, 236.0), // as many rows as SMs and more: not a few
     ];
     let text = rows_few_sentence("Test GPU", 132, Some(&rows));

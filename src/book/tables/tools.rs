@@ -3,7 +3,7 @@
 
 use crate::element::Dtype;
 use crate::error::{Result, io_error};
-use crate::results::{Cache, Row};
+use crate::records::bench::{Cache, Row};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use super::find;

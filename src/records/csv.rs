@@ -1,6 +1,8 @@
 //! The one format every results file under `plots/data/` shares: `# key: value` lines that say
 //! where the numbers came from (the GPU, the driver, the date, the command), then CSV records
-//! read and written by serde. One `#[derive(Serialize, Deserialize)]` struct per kind of file.
+//! read and written by serde. One `Serialize`/`Deserialize` struct per kind of file, the record
+//! itself (a column written for a reader and computed again when read, such as a bandwidth, is
+//! written by the record's own `Serialize` and skipped when read).
 
 use crate::error::{io_error, Error, Result};
 use serde::de::DeserializeOwned;
@@ -25,8 +27,9 @@ pub fn to_string<R: Serialize>(header: &[(String, String)], records: &[R]) -> Re
     Ok(text)
 }
 
-/// Parse the text of a results file; `origin` names it in errors (with the line that is wrong).
-pub fn from_str<R: DeserializeOwned>(text: &str, origin: &str) -> Result<(Header, Vec<R>)> {
+/// The header lines of a results file's text and where its CSV starts; `origin` names it in
+/// errors.
+pub fn split_header<'t>(text: &'t str, origin: &str) -> Result<(Header, &'t str)> {
     let mut header = Vec::new();
     let mut body_start = 0;
     for line in text.lines() {
@@ -38,7 +41,13 @@ pub fn from_str<R: DeserializeOwned>(text: &str, origin: &str) -> Result<(Header
         header.push((key.trim().to_string(), value.trim().to_string()));
         body_start += line.len() + 1;
     }
-    let mut reader = csv::Reader::from_reader(text[body_start.min(text.len())..].as_bytes());
+    Ok((header, &text[body_start.min(text.len())..]))
+}
+
+/// Parse the text of a results file; `origin` names it in errors (with the line that is wrong).
+pub fn from_str<R: DeserializeOwned>(text: &str, origin: &str) -> Result<(Header, Vec<R>)> {
+    let (header, body) = split_header(text, origin)?;
+    let mut reader = csv::Reader::from_reader(body.as_bytes());
     let records = reader
         .deserialize()
         .enumerate()
@@ -47,6 +56,15 @@ pub fn from_str<R: DeserializeOwned>(text: &str, origin: &str) -> Result<(Header
         })
         .collect::<Result<Vec<R>>>()?;
     Ok((header, records))
+}
+
+/// Refuse a results file whose column line is not `expected`: `Err` names the line.
+pub fn expect_columns(text: &str, expected: &str) -> std::result::Result<(), String> {
+    match text.lines().position(|l| !l.starts_with("# ")) {
+        Some(i) if text.lines().nth(i) != Some(expected) => Err(format!("line {}: expected the column names {expected}", i + 1)),
+        None => Err("no column header".into()),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Write a results file.

@@ -1,24 +1,15 @@
-//! The protocol between a mistake's child and its parent: two kinds of line on the child's
-//! stdout.
-//!
-//! - `MISTAKE-READY` once its set-up is done (GPU opened, kernel compiled), and again before
-//!   each run (after the run's input was made on the host): the [`supervisor`](super::supervisor)
-//!   counts the run deadline from the last one.
-//! - `MISTAKE-OUTCOME {json}` with what happened: a [`Report`], through serde_json.
-//!
-//! [`classify`] turns what came back into an [`Observation`]: the child's report when it gave
-//! one, `Hang` when it was killed, `Crashed` when it died without a report or with a line that
-//! cannot be read.
+//! What a mistake's child reports (a [`Report`], the JSON of its `CHILD-OUTCOME` line,
+//! [`crate::child::protocol`]), and what the parent concludes from the child's life
+//! ([`classify`] into an [`Observation`], then [`Observation::record`] for the results file).
+//! [`classify`] gives the child's report when it gave one, `Hang` when it was killed, `Crashed`
+//! when it died without a report or with a line that cannot be read.
 
-use super::supervisor::{ChildRun, Ending, Phase, REAP_GRACE};
+use crate::child::{outcome_line, ChildRun, Ending, Phase, OUTCOME, REAP_GRACE};
+use crate::kernels::broken::Mistake;
+use crate::records::mistakes::{one_line, Class, CudaCode, Recorded};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::time::Duration;
-
-/// The line a child prints when its set-up is done and the run deadline should start.
-pub const READY: &str = "MISTAKE-READY";
-/// The prefix of the line that carries a child's [`Report`].
-pub const OUTCOME: &str = "MISTAKE-OUTCOME";
 
 /// What happened when something that may be broken ran.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,8 +18,9 @@ pub enum Outcome {
     Correct,
     /// At least one run's check failed; the first failing run's value and the expected one.
     WrongResult { got: f64, expected: f64 },
-    /// The CUDA driver reported an error at a launch or at the wait after it.
-    LaunchError(String),
+    /// An error at a launch or at the wait after it: `error` in full, and `cuda`, the driver's
+    /// error code, where the driver raised it.
+    LaunchError { error: String, cuda: Option<CudaCode> },
     /// No result before the deadline: the child was killed `after` that long in `phase`.
     Hang { phase: Phase, after: Duration },
     /// The child died without a report (a panic, a signal, an error before the run), or its
@@ -36,42 +28,12 @@ pub enum Outcome {
     Crashed { status: String, message: String },
 }
 
-/// The kind of an [`Outcome`], without its data: what tests assert and tables print (and the
-/// `outcome` column of the records).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Class {
-    Correct,
-    WrongResult,
-    LaunchError,
-    Hang,
-    Crashed,
-}
-
-impl Class {
-    pub const ALL: [Class; 5] = [Class::Correct, Class::WrongResult, Class::LaunchError, Class::Hang, Class::Crashed];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Correct => "correct",
-            Class::WrongResult => "wrong-result",
-            Class::LaunchError => "launch-error",
-            Class::Hang => "hang",
-            Class::Crashed => "crashed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Class> {
-        Class::ALL.into_iter().find(|c| c.name() == s)
-    }
-}
-
 impl Outcome {
     pub fn class(&self) -> Class {
         match self {
             Outcome::Correct => Class::Correct,
             Outcome::WrongResult { .. } => Class::WrongResult,
-            Outcome::LaunchError(_) => Class::LaunchError,
+            Outcome::LaunchError { .. } => Class::LaunchError,
             Outcome::Hang { .. } => Class::Hang,
             Outcome::Crashed { .. } => Class::Crashed,
         }
@@ -100,18 +62,14 @@ impl Report {
         Report { outcome, runs: 0, wrong_runs: 0, fix_wrong_runs: None, mistake_us: None, fix_us: None, detail: String::new() }
     }
 
-    /// The report as one line: `MISTAKE-OUTCOME {"outcome":"wrong-result","got":...}`.
+    /// The report as one line: `CHILD-OUTCOME {"outcome":"wrong-result","got":...}`.
     pub fn to_line(&self) -> String {
-        let json = serde_json::to_string(&Wire::from(self)).expect("a report always serializes");
-        format!("{OUTCOME} {json}")
+        outcome_line(&Wire::from(self)).expect("a report always serializes")
     }
 
     /// Print the line and flush.
-    pub fn print(&self) {
-        use std::io::Write;
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{}", self.to_line());
-        let _ = stdout.flush();
+    pub fn print(&self) -> Result<(), String> {
+        crate::child::print_outcome(&Wire::from(self))
     }
 
     /// Read a report back from its JSON object (the line without its prefix).
@@ -143,7 +101,13 @@ struct Wire {
 enum WireOutcome {
     Correct,
     WrongResult { got: Number, expected: Number },
-    LaunchError { error: String },
+    LaunchError {
+        error: String,
+        #[serde(default)]
+        cuda_error: Option<String>,
+        #[serde(default)]
+        cuda_error_text: Option<String>,
+    },
     Hang { phase: Phase, after_s: f64 },
     Crashed { status: String, message: String },
 }
@@ -177,7 +141,11 @@ impl From<&Report> for Wire {
         let outcome = match &r.outcome {
             Outcome::Correct => WireOutcome::Correct,
             Outcome::WrongResult { got, expected } => WireOutcome::WrongResult { got: (*got).into(), expected: (*expected).into() },
-            Outcome::LaunchError(error) => WireOutcome::LaunchError { error: error.clone() },
+            Outcome::LaunchError { error, cuda } => WireOutcome::LaunchError {
+                error: error.clone(),
+                cuda_error: cuda.as_ref().map(|c| c.name.clone()),
+                cuda_error_text: cuda.as_ref().map(|c| c.description.clone()),
+            },
             Outcome::Hang { phase, after } => WireOutcome::Hang { phase: *phase, after_s: after.as_secs_f64() },
             Outcome::Crashed { status, message } => WireOutcome::Crashed { status: status.clone(), message: message.clone() },
         };
@@ -198,7 +166,9 @@ impl From<Wire> for Report {
         let outcome = match w.outcome {
             WireOutcome::Correct => Outcome::Correct,
             WireOutcome::WrongResult { got, expected } => Outcome::WrongResult { got: got.value(), expected: expected.value() },
-            WireOutcome::LaunchError { error } => Outcome::LaunchError(error),
+            WireOutcome::LaunchError { error, cuda_error, cuda_error_text } => {
+                Outcome::LaunchError { error, cuda: cuda_error.map(|name| CudaCode { name, description: cuda_error_text.unwrap_or_default() }) }
+            }
             WireOutcome::Hang { phase, after_s } => Outcome::Hang { phase, after: Duration::from_secs_f64(after_s.max(0.0)) },
             WireOutcome::Crashed { status, message } => Outcome::Crashed { status, message },
         };
@@ -218,9 +188,9 @@ impl From<Wire> for Report {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Observation {
     pub report: Report,
-    /// From the spawn to the first [`READY`].
+    /// From the spawn to the first [`READY`](crate::child::READY).
     pub startup: Option<Duration>,
-    /// From the last [`READY`] (or the spawn) to the exit or the kill.
+    /// From the last [`READY`](crate::child::READY) (or the spawn) to the exit or the kill.
     pub run_time: Duration,
     /// The child's last lines of stderr.
     pub stderr_tail: String,
@@ -229,6 +199,40 @@ pub struct Observation {
 impl Observation {
     pub fn outcome(&self) -> &Outcome {
         &self.report.outcome
+    }
+
+    /// This observation of `mistake` as a row of the results file.
+    pub fn record(&self, mistake: &Mistake) -> Recorded {
+        let r = &self.report;
+        let (got, expected) = match r.outcome {
+            Outcome::WrongResult { got, expected } => (Some(got), Some(expected)),
+            _ => (None, None),
+        };
+        let (phase, cuda, message) = match &r.outcome {
+            Outcome::Correct | Outcome::WrongResult { .. } => (None, None, String::new()),
+            Outcome::LaunchError { error, cuda } => (None, cuda.clone(), error.clone()),
+            Outcome::Hang { phase, .. } => (Some(*phase), None, String::new()),
+            Outcome::Crashed { status, message } => (None, None, format!("{status}: {message}")),
+        };
+        Recorded {
+            mistake: mistake.name.to_string(),
+            number: mistake.number,
+            outcome: r.outcome.class(),
+            phase,
+            cuda_error: cuda.as_ref().map(|c| c.name.clone()),
+            cuda_error_text: cuda.map(|c| c.description),
+            runs: r.runs,
+            wrong_runs: r.wrong_runs,
+            fix_wrong_runs: r.fix_wrong_runs,
+            got,
+            expected,
+            mistake_us: r.mistake_us,
+            fix_us: r.fix_us,
+            startup_s: self.startup.map(|d| d.as_secs_f64()),
+            elapsed_s: self.run_time.as_secs_f64(),
+            message: one_line(&message),
+            detail: one_line(&r.detail),
+        }
     }
 }
 
@@ -277,15 +281,6 @@ fn panic_message(stderr: &str) -> Option<String> {
     Some(lines[at..].iter().take(2).map(|l| l.trim()).collect::<Vec<_>>().join(" "))
 }
 
-/// Print [`READY`] and flush: the child's set-up (or a run's host-side preparation) is done,
-/// and the run deadline starts again.
-pub fn say_ready() {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{READY}");
-    let _ = stdout.flush();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,7 +300,9 @@ mod tests {
     #[test]
     fn reports_round_trip_through_their_line() {
         let mut reports = vec![full_report(), Report::new(Outcome::Correct)];
-        reports.push(Report::new(Outcome::LaunchError("DriverError(CUDA_ERROR_ILLEGAL_ADDRESS, \"an illegal memory access\")".into())));
+        reports.push(Report::new(Outcome::LaunchError { error: "DriverError(CUDA_ERROR_ILLEGAL_ADDRESS, \"an illegal memory access\")".into(), cuda: None }));
+        let cuda = CudaCode { name: "CUDA_ERROR_ILLEGAL_ADDRESS".into(), description: "an illegal memory access was encountered".into() };
+        reports.push(Report::new(Outcome::LaunchError { error: "pass 1 of 3: CUDA error".into(), cuda: Some(cuda) }));
         reports.push(Report::new(Outcome::Hang { phase: Phase::Run, after: Duration::from_millis(5250) }));
         reports.push(Report::new(Outcome::Crashed { status: "killed by signal 11 (SIGSEGV)".into(), message: "é ünïcode".into() }));
         for report in reports {

@@ -2,9 +2,8 @@
 //! command line.
 
 use super::catalogue::{Kind, Mistake};
-use super::protocol::Class;
-use super::records::Recorded;
-use super::supervisor::Phase;
+use crate::child::Phase;
+use crate::records::mistakes::{Class, Recorded};
 use std::fmt::Write as _;
 
 /// A sum as the reader would write it: an `i32` sum as an integer, an `f32` sum as its shortest
@@ -14,18 +13,6 @@ fn number(x: f64) -> String {
         format!("{x:.0}")
     } else {
         format!("{}", x as f32)
-    }
-}
-
-/// `CUDA_ERROR_ILLEGAL_ADDRESS` ("an illegal memory access was encountered") out of a driver
-/// error's text, or the text itself.
-pub(super) fn cuda_error_name(message: &str) -> String {
-    let Some(start) = message.find("CUDA_ERROR_") else { return message.to_string() };
-    let name: String = message[start..].chars().take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_').collect();
-    let description = message[start + name.len()..].split('"').nth(1).filter(|d| !d.is_empty());
-    match description {
-        Some(d) => format!("`{name}` ({d})"),
-        None => format!("`{name}`"),
     }
 }
 
@@ -53,8 +40,11 @@ pub fn what_it_did(mistake: &Mistake, r: &Recorded) -> String {
         },
         (_, Class::Correct) => format!("right sum in all {runs} runs"),
         (_, Class::WrongResult) => format!("wrong sum in {} of {runs} runs (first: {})", r.wrong_runs, first(r.got, r.expected)),
-        (_, Class::LaunchError) => format!("CUDA error {}", cuda_error_name(&r.message)),
-        (_, Class::Hang) if r.message == Phase::Startup.name() => format!("never finished starting; killed after {:.1} s", r.elapsed_s),
+        (_, Class::LaunchError) => match r.cuda_code() {
+            Some(code) => format!("CUDA error {}", code.words()),
+            None => format!("an error that was not the driver's: {}", r.message),
+        },
+        (_, Class::Hang) if r.phase == Some(Phase::Startup) => format!("never finished starting; killed after {:.1} s", r.elapsed_s),
         (_, Class::Hang) => format!("no result {:.1} s after the launch; killed by the guard", r.elapsed_s),
         (_, Class::Crashed) => format!("the child process died: {}", r.message),
     };
@@ -69,26 +59,28 @@ pub fn what_it_did(mistake: &Mistake, r: &Recorded) -> String {
     s
 }
 
+/// A recorded run of every mistake, each with the outcome its catalogue entry asserts, for tests.
+#[cfg(test)]
+pub(crate) fn every_mistake() -> crate::records::mistakes::Records {
+    let numbered: Vec<(u32, &str, Class)> = super::all().iter().map(|m| (m.number, m.name, m.asserted.unwrap_or(Class::Correct))).collect();
+    crate::records::mistakes::sample_records(&numbered)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mistakes::find;
-    use crate::mistakes::records::sample_records;
+    use crate::kernels::broken::find;
 
     #[test]
     fn sentences_say_what_happened() {
-        let records = sample_records();
+        let records = every_mistake();
         let row = |name: &str| records.rows.iter().find(|r| r.mistake == name).unwrap();
         let m = |name: &str| find(name).unwrap();
         assert_eq!(what_it_did(m("tail_not_written"), row("tail_not_written")), "wrong sum in 20 of 20 runs (first: got -1234, expected 4411)");
         assert!(what_it_did(m("shared_size_missing"), row("shared_size_missing")).starts_with("CUDA error `CUDA_ERROR_ILLEGAL_ADDRESS` (an illegal memory access was encountered)"));
         assert!(what_it_did(m("grid_barrier_spin"), row("grid_barrier_spin")).starts_with("no result 5.0 s after the launch; killed by the guard; one launch of 4097"));
         assert!(what_it_did(m("partials_to_host"), row("partials_to_host")).contains("(4.5× slower)"));
-    }
-
-    #[test]
-    fn cuda_error_names_are_pulled_out_of_driver_messages() {
-        assert_eq!(cuda_error_name("x: DriverError(CUDA_ERROR_LAUNCH_FAILED, \"unspecified launch failure\")"), "`CUDA_ERROR_LAUNCH_FAILED` (unspecified launch failure)");
-        assert_eq!(cuda_error_name("something else"), "something else");
+        let started = crate::records::mistakes::Recorded { phase: Some(Phase::Startup), ..row("grid_barrier_spin").clone() };
+        assert!(what_it_did(m("grid_barrier_spin"), &started).starts_with("never finished starting"));
     }
 }

@@ -1,10 +1,10 @@
-//! The catalogue: every mistake of the chapter, by number, what runs it and what catches it; the
-//! broken kernels it launches; and the options of one run.
+//! The catalogue: every mistake of the chapter, by number, what runs it and what catches it, and
+//! the broken kernels it launches (`kernels/broken/`).
 
-use super::protocol::Class;
 use crate::element::Dtype;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernels::{GridRule, KernelSpec, Shape, Shared, Status};
+use crate::records::mistakes::Class;
 
 
 /// A broken kernel: a [`KernelSpec`] so that [`Gpu::function`] compiles and loads it like any
@@ -20,15 +20,15 @@ const fn broken(name: &'static str, title: &'static str, file: &'static str, sou
 
 static BROKEN: &[KernelSpec] = &[
     broken("sync_in_branch", "barrier inside a branch", "broken/01_sync_in_branch.cu",
-        include_str!("../../kernels/broken/01_sync_in_branch.cu"), 32, 1),
+        include_str!("../../../kernels/broken/01_sync_in_branch.cu"), 32, 1),
     broken("warp_no_volatile", "last warp without volatile", "broken/02_warp_no_volatile.cu",
-        include_str!("../../kernels/broken/02_warp_no_volatile.cu"), 64, 2),
+        include_str!("../../../kernels/broken/02_warp_no_volatile.cu"), 64, 2),
     broken("tail_not_written", "tail of shared memory not written", "broken/04_tail_not_written.cu",
-        include_str!("../../kernels/broken/04_tail_not_written.cu"), 32, 1),
+        include_str!("../../../kernels/broken/04_tail_not_written.cu"), 32, 1),
     broken("second_load_unchecked", "second load unchecked", "broken/06_second_load_unchecked.cu",
-        include_str!("../../kernels/broken/06_second_load_unchecked.cu"), 32, 2),
+        include_str!("../../../kernels/broken/06_second_load_unchecked.cu"), 32, 2),
     broken("grid_barrier_spin", "grid barrier by spinning", "broken/08_grid_barrier_spin.cu",
-        include_str!("../../kernels/broken/08_grid_barrier_spin.cu"), 32, 1),
+        include_str!("../../../kernels/broken/08_grid_barrier_spin.cu"), 32, 1),
 ];
 
 /// Every broken kernel file (paths relative to `kernels/`), for the compile check and the
@@ -184,64 +184,6 @@ pub fn sanitizer_log(mistake: &Mistake) -> Option<String> {
     mistake.sanitizer.map(|tool| format!("plots/data/sanitizer/{tool}-{}.log", mistake.name))
 }
 
-/// What one mistake run does: how many values, how many runs, from which seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RunOptions {
-    pub n: usize,
-    pub runs: usize,
-    pub seed: u64,
-}
-
-impl Default for RunOptions {
-    /// 2^20 + 37 values: large enough for three passes, and not a multiple of any block.
-    fn default() -> Self {
-        RunOptions { n: (1 << 20) + 37, runs: 20, seed: 2007 }
-    }
-}
-
-impl RunOptions {
-    /// Refuse what cannot run, with the reason.
-    pub fn check(&self) -> std::result::Result<(), String> {
-        if self.n == 0 {
-            return Err("n must be at least 1".into());
-        }
-        if self.n > i32::MAX as usize {
-            return Err(format!("n = {} is more than the mistakes' launcher handles (2^31 - 1)", self.n));
-        }
-        if !(1..=100_000).contains(&self.runs) {
-            return Err(format!("runs must be from 1 to 100000, not {}", self.runs));
-        }
-        Ok(())
-    }
-
-    /// [`RunOptions::check`], as the library's error: a bad setting.
-    pub fn validate(&self) -> Result<()> {
-        self.check().map_err(|reason| Error::Config { setting: format!("mistake run options (n = {}, runs = {})", self.n, self.runs), reason })
-    }
-
-    /// The defaults, overridden by whichever of these variables are set.
-    pub fn from_env_vars(n: &str, runs: &str, seed: &str) -> std::result::Result<RunOptions, String> {
-        let mut options = RunOptions::default();
-        let read = |name: &str| -> std::result::Result<Option<u64>, String> {
-            match std::env::var(name) {
-                Err(_) => Ok(None),
-                Ok(v) => v.trim().parse().map(Some).map_err(|_| format!("{name}={v:?} is not a whole number")),
-            }
-        };
-        if let Some(v) = read(n)? {
-            options.n = v as usize;
-        }
-        if let Some(v) = read(runs)? {
-            options.runs = v as usize;
-        }
-        if let Some(v) = read(seed)? {
-            options.seed = v;
-        }
-        options.check()?;
-        Ok(options)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,10 +228,4 @@ mod tests {
         assert!(crate::kernels::find(kernel).unwrap().check_block(block, 4, 1024, 48 * 1024).is_err());
     }
 
-    #[test]
-    fn options_refuse_what_cannot_run() {
-        assert!(RunOptions::default().check().is_ok());
-        assert!(RunOptions { n: 0, ..Default::default() }.check().unwrap_err().contains("n must"));
-        assert!(RunOptions { runs: 0, ..Default::default() }.check().unwrap_err().contains("runs"));
-    }
 }

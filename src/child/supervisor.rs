@@ -1,5 +1,6 @@
 //! The supervisor: run something that may hang, crash or wreck its CUDA context — a broken
-//! kernel — in a child process under a deadline, so that the process that asked is never harmed.
+//! kernel, a reader's exercise — in a child process under a deadline, so that the process that
+//! asked is never harmed.
 //!
 //! [`run_with_deadline`] drains both pipes on their own threads (a chatty child cannot block on
 //! a full pipe), polls the child, kills it by its id when a deadline passes, and never waits
@@ -17,9 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Environment variable: seconds a child may run after it said it was ready.
-pub const DEADLINE_ENV: &str = "MISTAKE_DEADLINE_S";
+pub const DEADLINE_ENV: &str = "CHILD_DEADLINE_S";
 /// Environment variable: seconds a child may take to say it is ready.
-pub const STARTUP_ENV: &str = "MISTAKE_STARTUP_S";
+pub const STARTUP_ENV: &str = "CHILD_STARTUP_S";
 
 /// How long a killed child gets to be reaped before the guard stops waiting for it.
 pub const REAP_GRACE: Duration = Duration::from_secs(3);
@@ -36,13 +37,13 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    /// A few seconds to run: every mistake that finishes does so in well under one second of
+    /// A few seconds to run (the mistakes' default): every mistake that finishes does so in well under one second of
     /// GPU time, so five seconds without a result is a hang.
     pub const DEFAULT_RUN: Duration = Duration::from_secs(5);
     /// Opening a GPU and compiling a kernel the first time can take seconds on a cold machine.
     pub const DEFAULT_STARTUP: Duration = Duration::from_secs(60);
 
-    /// The defaults, or `MISTAKE_DEADLINE_S` / `MISTAKE_STARTUP_S` (seconds, decimals allowed).
+    /// The defaults, or `CHILD_DEADLINE_S` / `CHILD_STARTUP_S` (seconds, decimals allowed).
     pub fn from_env() -> Result<Deadline, String> {
         Ok(Deadline {
             startup: seconds_from_env(STARTUP_ENV)?.unwrap_or(Deadline::DEFAULT_STARTUP),
@@ -332,8 +333,8 @@ mod tests {
         let mut c = Captured::default();
         let big = "y".repeat(KEEP_BYTES);
         c.push_line(&big);
-        c.push_line("MISTAKE-OUTCOME {}\n");
+        c.push_line(&format!("{OUTCOME} {{}}\n"));
         let text = c.finish();
-        assert!(text.contains("MISTAKE-OUTCOME {}") && text.contains("not kept"));
+        assert!(text.contains(&format!("{OUTCOME} {{}}")) && text.contains("not kept"));
     }
 }
