@@ -40,3 +40,6 @@ pub const QUICK_ENV: &str = "REDUCTION_EXERCISE_QUICK";
 pub const TIME_ENV: &str = "REDUCTION_EXERCISE_TIME";
 /// The line a child prints before each case, so that a hang can be named.
 pub const CASE_LINE: &str = "EXERCISE-CASE";
+/// The line a child prints after each case it answered: `EXERCISE-CASE-DONE <n> <seconds>`, the
+/// kernel's time, so that a kill at the deadline can be told "too slow" or "hung" ([`pace`]).
+pub const CASE_DONE_LINE: &str = "EXERCISE-CASE-DONE";

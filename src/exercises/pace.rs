@@ -2,7 +2,7 @@
 //! or is correct and slow (a whole sum in one thread answers every small case, and takes minutes
 //! for the largest). The difference is in the cases it did answer: a slow kernel answered every
 //! smaller case, and its time grew with n, fast enough that the case it was killed on would take
-//! longer than the deadline. Pure arithmetic on the times, tested without a GPU.
+//! about the deadline or longer. Pure arithmetic on the times, tested without a GPU.
 
 /// One answered case: its size and the seconds its kernel took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,8 +44,10 @@ pub fn classify(answered: &[Answered], killed_n: usize, deadline_seconds: f64) -
     }
     let exponent = (large.seconds / small.seconds).ln() / (large.n as f64 / small.n as f64).ln();
     let predicted_seconds = large.seconds * (killed_n as f64 / large.n as f64).powf(exponent);
-    // Slow means: the time grows with n at least like √n, and the growth alone explains the kill.
-    if exponent >= 0.5 && predicted_seconds >= deadline_seconds {
+    // Slow means: the time grows with n at least like √n, and the growth alone comes within a
+    // factor of two of the deadline (the kill shows it took at least that; a line through two
+    // points is no better than that).
+    if exponent >= 0.5 && predicted_seconds >= deadline_seconds / 2.0 {
         Stopped::TooSlow { exponent, predicted_seconds }
     } else {
         Stopped::Hung
