@@ -44,9 +44,10 @@ pub(super) fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
             "at 2^{} `{}` took {:.2} µs and the read-only kernel {:.2} µs", n.trailing_zeros(), best.kernel, best.median_us, ceiling.median_us))
     }).collect();
     if !beaten.is_empty() {
-        writeln!(s, "\nThe read-only kernel is a ceiling only where the bytes decide the time: {}. There, the fixed costs \
-            of a launch (its one launch, the zeroing of its result, its last blocks) weigh as much as the reading, and a \
-            sum that is faster at those costs is faster overall.", beaten.join("; ")).unwrap();
+        writeln!(s, "\nAt these sizes a sum was faster than the read-only kernel: {}. Where the read-only kernel was measured at one \
+            shape with a result zeroed before each launch (results older than its shape sweep), that launch and that zeroing \
+            are the difference; where it was measured at its best shape, the two are within the spread of the repeats or the \
+            sentence under the best-kernel table says by how much they are not.", beaten.join("; ")).unwrap();
     }
     s
 }
