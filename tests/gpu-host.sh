@@ -161,8 +161,13 @@ if has accuracy; then
 fi
 
 if has bench; then
+  # Copy back $OUT/<gpu>.csv -> plots/data/ and $OUT/read-only/<gpu>.csv -> plots/data/read-only/
+  # (the read-only kernel at every shape: the evidence for the shape of its rows), then
+  # `cargo run -- bench --plot-only`.
   echo "=== bench"
-  timeout 420 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  # The read-only kernel at its 20 shapes at every size adds about 20 s of GPU time (estimated from
+  # the one-shape rows: 0.9 s of GPU time each) and the captures around them.
+  timeout 480 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
   pack
 fi
 if has multigpu; then

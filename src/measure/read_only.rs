@@ -85,10 +85,6 @@ pub(crate) fn ceiling<T: Checked>(
     let measured: Vec<(usize, Cache)> = config.sizes.iter().map(|&n| (n, Cache::Rotated))
         .chain(config.resident_sizes.iter().map(|&n| (n, Cache::Resident)))
         .collect();
-    // One partial per block of the smallest tile at the largest size.
-    let largest = measured.iter().map(|(n, _)| *n).filter(|&n| n <= pool.len()).max().unwrap_or(0);
-    let most_blocks = READ_ONLY_SHAPES.iter().map(|s| s.grid(largest, elem)).max().unwrap_or(0).max(1);
-    let mut partials: CudaSlice<T::Acc> = gpu.alloc::<T::Acc>(most_blocks)?;
     let (mut best_rows, mut shape_rows) = (Vec::new(), Vec::new());
     for (n, cache) in measured {
         bar.set_message(format!("read_only {} n={n} {} ({} shapes)", T::SUFFIX, cache.name(), READ_ONLY_SHAPES.len()));
@@ -99,6 +95,9 @@ pub(crate) fn ceiling<T: Checked>(
         let mut at_this_size: Vec<Row> = Vec::new();
         for (shape, function) in &functions {
             let grid = shape.grid(n, elem);
+            // One partial per block: a buffer of exactly the grid, so that poisoning it and
+            // reading it back cost what this shape writes, not what the smallest tile would.
+            let mut partials: CudaSlice<T::Acc> = gpu.alloc::<T::Acc>(grid)?;
             let launch_config = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
             let sum_once = |j: usize, partials: &mut CudaSlice<T::Acc>| -> Result<()> {
                 let source = pool.view(n, j, cache);
@@ -107,14 +106,14 @@ pub(crate) fn ceiling<T: Checked>(
                 launch.arg(&source).arg(partials).arg(&n64);
                 // SAFETY: read_only_b<B>_l<L>_<T>(const In*, Acc*, u64): the source holds n values
                 // of T and starts on a 1 KiB boundary (pool offsets), as the 16-byte loads need;
-                // `partials` holds at least `grid` values (sized for the largest grid); the block
+                // `partials` holds `grid` values, one per block; the block
                 // is the entry's BLOCK.
                 unsafe { launch.launch(launch_config) }.during("launching the read-only kernel").map(|_| ())
             };
             gpu.fill(&mut partials, <T::Acc as Element>::POISON)?;
             sum_once(0, &mut partials)?;
             let written = gpu.download(&partials)?;
-            if let Err(why) = partials_add_up(&written[..grid], &reference(n)) {
+            if let Err(why) = partials_add_up(&written, &reference(n)) {
                 note(bar, format!("read_only {} {} n={n}: {why}; this shape is not timed there", shape.label(), T::SUFFIX));
                 continue;
             }
