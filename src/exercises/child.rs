@@ -112,7 +112,8 @@ fn large_case(gpu: &Gpu, launcher: &mut Launcher<i32>, op: Op, label: &str) -> R
     }
     println!("{CASE_LINE} {label}");
     eprintln!("case {label}");
-    let mut input = gpu.stream().alloc_zeros::<i32>(n).map_err(|source| Error::Cuda { during: "zeroing the case past 2^31".into(), source })?;
+    let mut input = gpu.alloc::<i32>(n)?;
+    gpu.stream().memset_zeros(&mut input).map_err(|source| Error::Cuda { during: "zeroing the case past 2^31".into(), source })?;
     gpu.stream().memcpy_htod(&[1i32], &mut input.slice_mut(0..1)).map_err(|source| Error::Cuda { during: "writing its first value".into(), source })?;
     gpu.stream().memcpy_htod(&[7i32], &mut input.slice_mut(n - 1..n)).map_err(|source| Error::Cuda { during: "writing its last value".into(), source })?;
     launcher.prepare(n)?;
