@@ -12,7 +12,8 @@ Needs no GPU: libnvrtc.so.13 (pip install nvidia-cuda-nvrtc==13.0.88; its lib fo
 LD_LIBRARY_PATH), the CUDA headers for kernels 11 and 12 (--include, or pip install
 nvidia-cuda-runtime nvidia-cuda-cccl), and cuobjdump + nvdisasm (the CUDA toolkit, or pip install
 nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm). The book's generators count the instructions in
-these files (src/book/review.rs); the files say which compiler wrote them.
+these files (src/records/sass.rs reads them for src/book/chapters/); the files say which
+compiler wrote them.
 """
 import argparse, ctypes, ctypes.util, os, re, subprocess, sys, tempfile
 

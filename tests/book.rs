@@ -209,7 +209,7 @@ fn main() {
                 missing.push(name);
             }
         }
-        if missing.is_empty() { Ok(()) } else { Err(format!("not in src/kernels/registry.rs (or, under broken/, src/mistakes/catalogue.rs), so never compiled or tested: {missing:?}").into()) }
+        if missing.is_empty() { Ok(()) } else { Err(format!("not in src/kernels/registry.rs (or, under broken/, src/kernels/broken/catalogue.rs), so never compiled or tested: {missing:?}").into()) }
     }));
 
     trials.push(Trial::test("claims::mistake_1_gave_right_sums_and_synccheck_no_errors", mistake_1_gave_right_sums_and_synccheck_no_errors));

@@ -125,7 +125,7 @@ fn stub_trial(e: &'static Exercise) -> Trial {
 fn near_miss_fails(e: &'static Exercise, m: &'static NearMiss) -> Result<libtest_mimic::Completion, Failed> {
     let mut o = options();
     if let CaughtBy::Sanitizer(tool) = m.caught_by {
-        o.sanitize = Some(tool.to_string());
+        o.sanitize = Some(tool);
     }
     let verdict = exercises::check(&exe(), e, &Which::NearMiss(m), &o)?;
     // A near miss only the case past 2^31 can show, on a GPU without the memory for that case.

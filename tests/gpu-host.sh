@@ -71,7 +71,7 @@ if has sanitize; then
   # tools), the Python tile languages, and those that launch nothing. Sizes: every size up to
   # 2^16 + 1 (racecheck: 4097, on 4 test threads, where it finishes; with one per core it did not).
   # Every test's line is kept, so that the chapter can say which kernel went through which tool
-  # (src/book/sanitizer.rs reads them). Copy $OUT/sanitizer/sanitize-*.log to plots/data/sanitizer/.
+  # (src/book/chapters/sanitizers.rs reads them). Copy $OUT/sanitizer/sanitize-*.log to plots/data/sanitizer/.
   skip=" ${SANITIZE_SKIP:-test-mistakes test-mutation test-exercises test-multigpu test-reliability test-tile_languages test-book test-plots test-nvrtc test-browser test-skeptic test-cli} "
   mkdir -p "$OUT/sanitizer"
   for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do

@@ -362,7 +362,7 @@ fn book_trials() -> Vec<Trial> {
     vec![
         Trial::test("book::the_generated_tables_are_what_the_data_gives", || {
             let fresh = std::env::temp_dir().join(format!("reduction-mistakes-tables-{}", std::process::id()));
-            let written = reduction::book::mistakes::write_mistakes_table(&root().join("plots/data"), &fresh)?;
+            let written = reduction::book::chapters::mistakes::write_mistakes_table(&root().join("plots/data"), &fresh)?;
             let mut stale = Vec::new();
             for path in &written {
                 let relative = path.strip_prefix(&fresh).unwrap();
@@ -375,7 +375,7 @@ fn book_trials() -> Vec<Trial> {
             if stale.is_empty() {
                 Ok(())
             } else {
-                Err(format!("out of date with plots/data/mistakes/ (run `{}`): {stale:?}", reduction::book::mistakes::TABLE_COMMAND).into())
+                Err(format!("out of date with plots/data/mistakes/ (run `{}`): {stale:?}", reduction::book::chapters::mistakes::TABLE_COMMAND).into())
             }
         }),
         Trial::test("book::every_mistake_has_its_section_its_sentence_and_its_sanitizer_log", || {

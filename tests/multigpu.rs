@@ -338,7 +338,7 @@ fn results_trials(trials: &mut Vec<Trial>) {
     }));
     trials.push(Trial::test("render::no_results_no_chart_and_a_note", || {
         let scratch = Scratch::new("empty");
-        let written = reduction::book::allreduce::render(&scratch.0, Some("test-gpu"))?;
+        let written = render_nccl(&scratch.0)?;
         let note = std::fs::read_to_string(scratch.0.join("book/generated/nccl.md"))?;
         if scratch.0.join("plots/nccl.svg").exists() || written.len() != 1 {
             return Err(format!("drew {written:?} with no data").into());
@@ -353,7 +353,7 @@ fn results_trials(trials: &mut Vec<Trial>) {
         let dir = results::data_dir(&scratch.0);
         results::write_csv(&dir.join("test-gpu-x2.csv"), &sample_header(), &sample_rows())?;
         std::fs::write(dir.join("test-gpu-x2-topo.txt"), "        GPU0    GPU1\nGPU0     X      NV18\n")?;
-        reduction::book::allreduce::render(&scratch.0, Some("test-gpu"))?;
+        render_nccl(&scratch.0)?;
         let texts = svg_texts(&scratch.0.join("plots/nccl.svg"))?;
         for wanted in ["2 × Test GPU: busbw", "2 × Test GPU: algbw (= busbw on 2 GPUs)", "8 B", "1 GiB", "message size (bytes)"] {
             if !texts.iter().any(|t| t == wanted) {
@@ -381,11 +381,18 @@ fn results_trials(trials: &mut Vec<Trial>) {
         let dir = results::data_dir(&scratch.0);
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("broken-x2.csv"), "nonsense\n")?;
-        match reduction::book::allreduce::render(&scratch.0, None) {
+        match render_nccl(&scratch.0) {
             Err(Error::Io { path, .. }) if path.contains("broken-x2.csv") => Ok(()),
             other => Err(format!("expected an error naming broken-x2.csv, got {other:?}").into()),
         }
     }));
+}
+
+/// The multi-GPU chapter's files (`nccl.md`, `plots/nccl.svg`), drawn from the data under `root`
+/// into `root`, as `bench --plot-only` draws them.
+fn render_nccl(root: &Path) -> Result<Vec<PathBuf>, reduction::Error> {
+    let context = reduction::book::context::Context::load(root)?;
+    reduction::book::render::render_chapter(&context, root, "multigpu.md")
 }
 
 fn root() -> PathBuf {
@@ -404,8 +411,10 @@ fn committed_table_is_current() -> Result<(), Failed> {
             std::fs::copy(file.path(), into.join(file.file_name()))?;
         }
     }
-    let book_gpu = std::fs::read_to_string(root().join("plots/data/book-gpu.txt")).ok().map(|s| s.trim().to_string());
-    reduction::book::allreduce::render(&scratch.0, book_gpu.as_deref())?;
+    if let Some(slug) = reduction::records::book_gpu_slug(&root().join("plots/data")) {
+        std::fs::write(scratch.0.join("plots/data").join(reduction::records::BOOK_GPU_FILE), format!("{slug}\n"))?;
+    }
+    render_nccl(&scratch.0)?;
     let relative = "book/generated/nccl.md";
     let (fresh, old) = (std::fs::read_to_string(scratch.0.join(relative)).ok(), std::fs::read_to_string(root().join(relative)).ok());
     if fresh.as_deref().map(str::trim_end) == old.as_deref().map(str::trim_end) {

@@ -31,6 +31,29 @@ fn main() {
             }));
         }
     }
+    // Every entry point the host loads by name is in the CUBIN NVRTC makes of its file: a
+    // misnamed entry, or a block size or element type the file never instantiates, shows here
+    // rather than only as a failed load on a GPU.
+    for (file, names) in entry_points() {
+        let kernel = kernels::files().into_iter().chain(reduction::mistakes::kernel_files()).find(|(f, _)| *f == file).map(|(_, k)| k).expect("a registered file");
+        trials.push(nvrtc_kernel_trial(format!("entries::{file}"), kernel.needs_cuda_headers, move || {
+            let compiled = nvrtc::compile_cubin(file, &kernel.full_source(), "sm_90", &kernel.compile_options()?)?;
+            let missing: Vec<&String> = names.iter().filter(|name| !has_entry(&compiled.cubin, name)).collect();
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{file}: the CUBIN has no entry point {missing:?} (of the {} the host loads)", names.len()).into())
+            }
+        }));
+    }
+    trials.push(nvrtc_trial("entries::a_name_the_file_does_not_define_is_missing", || {
+        let kernel = kernels::find(kernels::names::REDUCE1)?;
+        let compiled = nvrtc::compile_cubin(kernel.file, &kernel.full_source(), "sm_90", &[])?;
+        match (has_entry(&compiled.cubin, "reduce1_f32"), has_entry(&compiled.cubin, "reduce1_f3"), has_entry(&compiled.cubin, "reduce1_f64")) {
+            (true, false, false) => Ok(()),
+            other => Err(format!("reduce1_f32, reduce1_f3 and reduce1_f64 found: {other:?}; expected only the first").into()),
+        }
+    }));
     trials.push(nvrtc_trial("compile::errors_come_back_with_the_log", || {
         match nvrtc::compile_cubin("broken.cu", "extern \"C\" __global__ void k() { undeclared = 1; }", "sm_90", &[]) {
             Err(reduction::Error::Compile { log, .. }) if log.contains("undeclared") => Ok(()),
@@ -49,6 +72,53 @@ fn main() {
         eprintln!("note: {} are not compiled here: {why} (REQUIRE_NVRTC=1 makes them fail instead)", header_kernels.join(" and "));
     }
     common::run(trials)
+}
+
+/// Every entry point the host loads, by kernel file: the registry's kernels at every element
+/// type, accumulator type and block size in the name; the read-only kernel at every shape; the
+/// copy, the accuracy experiment's and the row kernels' own names; the broken kernels at the
+/// block their mistake launches.
+fn entry_points() -> Vec<(&'static str, Vec<String>)> {
+    let mut by_file: Vec<(&'static str, Vec<String>)> = Vec::new();
+    let mut add = |file: &'static str, names: Vec<String>| match by_file.iter_mut().find(|(f, _)| *f == file) {
+        Some((_, all)) => all.extend(names),
+        None => by_file.push((file, names)),
+    };
+    for k in kernels::all() {
+        add(k.file, k.entry_names());
+    }
+    // The read-only kernel: one entry per launch shape and element type, named as the benchmark
+    // loads them (`read_only_b512_l8_f32`); it writes one partial per block, no second pass.
+    let read_only = kernels::READ_ONLY_SHAPES
+        .iter()
+        .flat_map(|shape| kernels::READ_ONLY.dtypes.iter().map(move |&d| reduction::with_dtype!(d, T => shape.entry_name::<T>())))
+        .collect();
+    add(kernels::READ_ONLY.file, read_only);
+    add(kernels::COPY.file, vec![kernels::entries::COPY_U32.to_string()]);
+    let kahan = kernels::find(kernels::names::REDUCE_KAHAN).expect("registered");
+    add(kahan.file, [kernels::entries::F64_ACCUMULATOR, kernels::entries::F16_ACCUMULATOR, kernels::entries::BF16_ACCUMULATOR].map(String::from).to_vec());
+    let rows: Vec<String> = reduction::rows::DTYPES.iter().flat_map(|&d| reduction::rows::Strategy::ALL.map(|s| s.entry_name(d))).collect();
+    add(kernels::ROWS.file, rows);
+    for m in reduction::mistakes::all() {
+        let (kernel, block) = match m.kind {
+            reduction::mistakes::Kind::Passes { kernel, block, .. }
+            | reduction::mistakes::Kind::GridBarrier { kernel, block }
+            | reduction::mistakes::Kind::FloatEquality { kernel, block }
+            | reduction::mistakes::Kind::HostRoundTrips { kernel, block } => (kernel, block),
+        };
+        let spec = reduction::mistakes::kernel_spec(kernel).expect("catalogued");
+        let dtype = if matches!(m.kind, reduction::mistakes::Kind::FloatEquality { .. }) { reduction::Dtype::F32 } else { reduction::Dtype::I32 };
+        add(spec.file, vec![spec.entry_name_of(dtype, block)]);
+    }
+    by_file
+}
+
+/// Whether the ELF CUBIN `cubin` defines the symbol `name`: the name, NUL-terminated, right
+/// after another string's NUL in a string table (so `reduce1_f3` is not found in `reduce1_f32`,
+/// nor `f32` in `.text.reduce1_f32`).
+fn has_entry(cubin: &[u8], name: &str) -> bool {
+    let wanted = [b"\0", name.as_bytes(), b"\0"].concat();
+    cubin.windows(wanted.len()).any(|w| w == wanted.as_slice())
 }
 
 /// The rule the compile trials follow, for every combination of what a machine may lack: each

@@ -225,13 +225,13 @@ fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Fai
 fn check_speedup(path: &Path, rows: &[Row]) -> Result<(), Failed> {
     let at_harris_size = |r: &&Row| r.dtype == Dtype::I32 && r.n == 1 << 22;
     // Harris's seven kernels, and nothing else: no variants, no later kernels.
-    let is_harris = |r: &&Row| reduction::book::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
+    let is_harris = |r: &&Row| reduction::book::chapters::harris::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
     let harris: Vec<&Row> = rows.iter().filter(at_harris_size).filter(|r| r.status == Status::Correct).filter(is_harris).collect();
     let mut labels = distinct(harris.iter().map(|r| r.kernel.as_str()));
     labels.extend(distinct(harris.iter().map(|r| r.cache.name())));
     expect_labels(path, &labels)?;
     let texts = svg_texts(path)?;
-    if let Some(other) = rows.iter().filter(at_harris_size).filter(|r| !is_harris(r)).find(|r| texts.iter().any(|t| *t == r.kernel)) {
+    if let Some(other) = rows.iter().filter(at_harris_size).filter(|r| !is_harris(r)).find(|r| texts.contains(&r.kernel)) {
         return Err(format!("speedup.svg shows {}, which is not one of Harris's seven", other.kernel).into());
     }
     let historical = rows.iter().filter(at_harris_size).filter(|r| r.status == Status::Historical);

@@ -130,7 +130,7 @@ fn special_values(gpu: &Gpu, kernel: &kernels::KernelSpec) -> Result<(), Failed>
     expect("a single +Inf gives +Inf", got, got == f32::INFINITY);
     let got = sum(&with(&[(n / 3, f32::NEG_INFINITY)]))?;
     expect("a single -Inf gives -Inf", got, got == f32::NEG_INFINITY);
-    let got = sum(&vec![f32::MAX / 2.0; 4])?;
+    let got = sum(&[f32::MAX / 2.0; 4])?;
     expect("values near f32::MAX overflow to +Inf", got, got == f32::INFINITY);
     let alternating: Vec<f32> = (0..n).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
     let got = sum(&alternating)?;

@@ -144,7 +144,7 @@ fn across_gpus(trials: &mut Vec<Trial>) {
             }
         }
         if count < 2 {
-            return Ok(Completion::ignored_with(format!("ran on the one visible GPU; across GPUs needs two (REQUIRE_GPUS=2 makes this a failure)")));
+            return Ok(Completion::ignored_with("ran on the one visible GPU; across GPUs needs two (REQUIRE_GPUS=2 makes this a failure)"));
         }
         Ok(Completion::Completed)
     }));

@@ -11,7 +11,6 @@ use common::{gpu_trial, trial_seed};
 use libtest_mimic::{Failed, Trial};
 use reduction::data::Checked;
 use reduction::element::Element;
-use reduction::book::rows as book_rows;
 use reduction::measure::rows_bench;
 use reduction::element::{bf16, f16, Dtype};
 use reduction::rows::{self, choose, plan, plan_typed, Limits, RowLayout, RowReducer, Strategy};
@@ -445,11 +444,11 @@ fn host_trials(trials: &mut Vec<Trial>) {
     trials.push(Trial::test("book::the_row_tables_are_what_the_data_gives", || {
         let root = root();
         let data_dir = root.join("plots/data");
-        let data = reduction::book::render::load_all(&data_dir)?;
-        let (machine, _) = reduction::book::render::book_gpu(&data_dir, &data).ok_or("no book GPU in plots/data")?;
+        let context = reduction::book::context::Context::load(&root)?;
+        let machine = &context.book()?.0;
         let scratch = std::env::temp_dir().join(format!("reduction-rows-tables-{}", std::process::id()));
         std::fs::create_dir_all(scratch.join("plots"))?;
-        let written = book_rows::render(&data_dir, machine, &scratch);
+        let written = reduction::book::render::render_chapter(&context, &scratch, "rows.md");
         let result = (|| -> Result<(), Failed> {
             let written = written?;
             let measured = reduction::records::rows::load(&reduction::records::rows::results_dir(&data_dir), &reduction::records::slug(&machine.gpu))?.is_some();

@@ -114,12 +114,12 @@ fn main() {
     }
     // No GPU needed: every listing the chapter counts is there, anchored, and short.
     trials.push(Trial::test("listings::every_counted_listing_is_anchored", || {
-        let counts = reduction::book::tile::line_counts()?;
-        if counts.len() != reduction::book::tile::LISTINGS.len() || counts.iter().any(|(_, n)| *n == 0) {
+        let counts = reduction::book::chapters::tile::line_counts()?;
+        if counts.len() != reduction::book::chapters::tile::LISTINGS.len() || counts.iter().any(|(_, n)| *n == 0) {
             return Err(format!("{counts:?}").into());
         }
         let chapter = std::fs::read_to_string(root().join("book/tile_languages.md"))?;
-        for listing in &reduction::book::tile::LISTINGS {
+        for listing in &reduction::book::chapters::tile::LISTINGS {
             for anchor in listing.anchors {
                 let include = format!("{}:{anchor}}}}}", listing.file);
                 if !chapter.contains(&include) {

@@ -10,7 +10,7 @@
 // and kills it). The supported grid-wide barrier is a cooperative launch with grid.sync(), which
 // refuses a grid that cannot be resident at once.
 // The fix: end the kernel after writing the block's partial sum, and let the host launch the
-// next pass (kernel decomposition, kernels/03_sequential.cu and src/reducer.rs).
+// next pass (kernel decomposition, kernels/03_sequential.cu and src/kernels/reducer.rs).
 // Entry points take a fourth argument, the arrival counter, zeroed by the host before launch.
 // The #line below keeps compute-sanitizer's line numbers those of this file.
 #include "common.cuh"

@@ -1,19 +1,17 @@
-//! The book's output, drawn from the records under `plots/data/` with no GPU: Markdown tables
-//! (`tables`, and each experiment's chapter file), charts (`plots`), addressing diagrams and
-//! figures, and the call that redraws them all (`render`). Reads [`crate::records`] and the
-//! kernel registry; never an experiment.
+//! The book's output, drawn from the records under `plots/data/` with no GPU. Reads
+//! [`crate::records`] and the kernel registry; never an experiment.
+//!
+//! - [`context`]: every record and tool log the book is drawn from, read once.
+//! - [`manifest`]: every generated file, the chapter that includes it, and its generator (grep a
+//!   file's name there to find the function that writes it).
+//! - [`chapters`]: the generators, one file per chapter or part of the book.
+//! - [`draw`]: the drawing layer beneath them: charts, diagrams, figures.
+//! - [`render`]: the call that redraws everything (`reduction bench --plot-only`).
+//! - [`runs`]: the commands of the chapters' "Run it" sections, whose output a GPU host writes.
 
-pub mod accuracy;
-pub mod allreduce;
-pub mod determinism;
-pub mod diagrams;
-pub mod figures;
-pub mod mistakes;
-pub mod plots;
+pub mod chapters;
+pub mod context;
+pub mod draw;
+pub mod manifest;
 pub mod render;
-pub mod review;
-pub mod rows;
 pub mod runs;
-pub mod sanitizer;
-pub mod tables;
-pub mod tile;

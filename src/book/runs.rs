@@ -62,6 +62,15 @@ pub const NOT_YET_RECORDED: &str = "(not yet recorded on the GPU host: `OUT=resu
 /// the list and the files to each other).
 pub const NOT_YET_RECORDED_RUNS: &[&str] = &["benchmark_quick", "multigpu_sum", "tile_languages_rows"];
 
+/// The chapter of a snippet's output file under `book/generated/snippets/`
+/// (`01_interleaved_divergent_2.txt`: the second shown snippet of `01_interleaved_divergent.md`,
+/// as `tests/snippets.rs` names them).
+pub fn snippet_chapter(file: &str) -> String {
+    let stem = file.strip_suffix(".txt").unwrap_or(file);
+    let chapter = stem.rsplit_once('_').filter(|(_, n)| n.chars().all(|c| c.is_ascii_digit())).map_or(stem, |(chapter, _)| chapter);
+    format!("{chapter}.md")
+}
+
 /// Where the outputs are, from the book's folder.
 pub const DIR: &str = "book/generated/runs";
 

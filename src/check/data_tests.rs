@@ -35,8 +35,8 @@ fn the_bound_accepts_the_sequential_f32_sum_and_rejects_a_wrong_one() {
     let (exact, _) = sum_f64(xs);
     let largest = xs.iter().copied().fold(0.0f32, |m, x| if x.abs() > m.abs() { x } else { m });
     assert!(f32::check_sum((exact - largest as f64) as f32, xs).is_err());
-    assert!(f32::check_sum(f32::NAN, &xs).is_err());
-    assert!(f32::check_sum(f32::INFINITY, &xs).is_err());
+    assert!(f32::check_sum(f32::NAN, xs).is_err());
+    assert!(f32::check_sum(f32::INFINITY, xs).is_err());
 }
 
 #[test]

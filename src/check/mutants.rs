@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::kernels::KernelSpec;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
+use crate::kernels::names;
 
 /// One planted bug.
 #[derive(Debug)]
@@ -37,7 +38,7 @@ pub struct Mutant {
 pub const WHOLE_ARRAY: &[Mutant] = &[
     Mutant {
         name: "skip_last_element",
-        kernel: "reduce3",
+        kernel: names::REDUCE3,
         strategy: None,
         bug: "the load's bound is one short: the last value is never read",
         find: "sdata[tid] = (i < n) ? in[i] : T(0);",
@@ -45,7 +46,7 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
     },
     Mutant {
         name: "tail_off_by_one",
-        kernel: "reduce9",
+        kernel: names::REDUCE9,
         strategy: None,
         bug: "the loop over the ragged tail after the last 16-byte pack stops one value early",
         find: "if (thread < n - tail) acc[0] += to_acc<Acc>(in[tail + thread]);",
@@ -53,7 +54,7 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
     },
     Mutant {
         name: "count_one_twice",
-        kernel: "reduce9",
+        kernel: names::REDUCE9,
         strategy: None,
         bug: "`<=` for `<` in the head loop: the first value of the 16-byte body is counted twice",
         find: "if (thread < head) acc[0] += to_acc<Acc>(in[thread]);",
@@ -61,7 +62,7 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
     },
     Mutant {
         name: "return_zero",
-        kernel: "reduce9",
+        kernel: names::REDUCE9,
         strategy: None,
         bug: "each block writes zero instead of its sum",
         find: "if (threadIdx.x == 0) out[blockIdx.x] = v;",
@@ -69,7 +70,7 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
     },
     Mutant {
         name: "skip_block_partial",
-        kernel: "reduce10_last_block",
+        kernel: names::REDUCE10_LAST_BLOCK,
         strategy: None,
         bug: "the last block adds the partial sums from index 1: block 0's partial is lost",
         find: "for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s += __ldcg(partials + b);",
@@ -77,7 +78,7 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
     },
     Mutant {
         name: "partial_unwritten",
-        kernel: "reduce10_last_block",
+        kernel: names::REDUCE10_LAST_BLOCK,
         strategy: None,
         bug: "block 0 never writes its partial sum: the last block adds whatever was there before",
         find: "partials[blockIdx.x] = v;",

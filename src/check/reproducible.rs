@@ -4,6 +4,7 @@
 //! order is the data's and not the launch's: this code knows nothing of grids, blocks or SMs.
 
 use crate::kernels::CHUNK_VALUES;
+use crate::kernels::names;
 
 /// Virtual lanes per chunk, and values per lane (`CHUNK_LANES`, `LANE_VALUES` in the kernel).
 pub const CHUNK_LANES: usize = 1024;
@@ -163,9 +164,9 @@ pub fn transcribe<A: Accumulator + Send>(xs: &[f32], bytes_per_value: usize) -> 
 /// `reduce15_neumaier` or `reduce15_f64`; `None` for any other kernel.
 pub fn transcribe_kernel(kernel: &str, xs: &[f32], bytes_per_value: usize) -> Option<f32> {
     match kernel {
-        "reduce15_reproducible" => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
-        "reduce15_neumaier" => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
-        "reduce15_f64" => Some(transcribe::<WideF64>(xs, bytes_per_value)),
+        names::REDUCE15_REPRODUCIBLE => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
+        names::REDUCE15_NEUMAIER => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
+        names::REDUCE15_F64 => Some(transcribe::<WideF64>(xs, bytes_per_value)),
         _ => None,
     }
 }

@@ -5,13 +5,16 @@
 //! - [`supervisor`]: a child under a deadline ([`run_with_deadline`]), killed by its id when it
 //!   overruns, its pipes drained on their own threads.
 //! - [`protocol`]: the two lines a child prints, [`READY`] and [`OUTCOME`] with its report.
+//! - [`sanitizer`]: compute-sanitizer's tools, to run a child under one.
 //! - [`run_if_asked`]: the hook at the top of `main` of every binary that spawns children: when
 //!   the environment names a [`Role`], this process is that child.
 
 pub mod protocol;
+pub mod sanitizer;
 pub mod supervisor;
 
 pub use protocol::{outcome_line, print_outcome, say_ready, OUTCOME, READY};
+pub use sanitizer::Sanitizer;
 pub use supervisor::{describe_status, parse_seconds, run_with_deadline, tail_lines, ChildRun, Deadline, Ending, Phase, DEADLINE_ENV, REAP_GRACE, STARTUP_ENV};
 
 /// One kind of child: the environment variable whose value names its task (a mistake's name, an

@@ -55,14 +55,14 @@ pub fn run(args: AccuracyArgs) -> Outcome {
         let rows = reduction::measure::accuracy::run(&gpu, &sizes, args.seeds as u64)?;
         let path = reduction::records::accuracy::book_file(&data_dir, &gpu.info().name);
         reduction::records::accuracy::write_csv(&path, &machine, &rows)?;
-        println!("{}", reduction::book::accuracy::table(&machine.gpu, &rows));
+        println!("{}", reduction::book::chapters::accuracy::table(&machine.gpu, &rows));
         println!("{} measurements written to {}", rows.len(), path.display());
     }
     if sweep(Sweep::Conditioning) {
         let rows = reduction::measure::accuracy::run_conditioning(&gpu, args.n, 12, args.seeds as u64)?;
         let path = reduction::records::accuracy::conditioning_file(&data_dir, &gpu.info().name);
         reduction::records::accuracy::write_conditioning_csv(&path, &machine, &rows)?;
-        println!("{}", reduction::book::accuracy::conditioning_table(&machine.gpu, &rows));
+        println!("{}", reduction::book::chapters::accuracy::conditioning_table(&machine.gpu, &rows));
         println!("{} measurements written to {}", rows.len(), path.display());
     }
     if args.out.is_none() {

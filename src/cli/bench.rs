@@ -91,9 +91,9 @@ fn largest_input(config: &BenchConfig) -> Result<Option<Need>, String> {
     Ok(config.sizes.iter().copied().max().map(|n| Need::values(n, widest)))
 }
 
-/// The best correct kernel at each size, against the copy kernel's pace and the theoretical peak.
-/// The book's best-kernel table as plain text for the terminal: the fastest kernel per size is
-/// chosen by the same function the generated table uses (`tables::fastest`).
+/// The best correct kernel at each size, against the copy kernel's pace, the theoretical peak and
+/// cuBLAS, as plain text for the terminal: the fastest kernel per size is chosen by the same
+/// function the book's best-kernel table uses (`book::chapters::benchmark::fastest`).
 fn print_summary(machine: &Machine, rows: &[Row]) {
     for dtype in [Dtype::F32, Dtype::I32] {
         let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == dtype && r.status == results::Status::Correct).map(|r| r.n).collect();
@@ -106,7 +106,7 @@ fn print_summary(machine: &Machine, rows: &[Row]) {
             machine.peak_gbps.map(|p| format!("{p:.0} GB/s")).unwrap_or("unknown".into()));
         println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time");
         for n in sizes {
-            let Some(best) = reduction::book::tables::fastest(rows, dtype, n) else { continue };
+            let Some(best) = reduction::book::chapters::benchmark::fastest(rows, dtype, n) else { continue };
             let copy = rows.iter().find(|r| r.kernel == results::COPY_KERNEL && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
             let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
             // The best kernel's time as a fraction of the library peer's (below 1: faster).

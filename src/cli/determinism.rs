@@ -46,7 +46,7 @@ pub fn run(args: DeterminismArgs) -> Outcome {
     let path = dir.join(format!("{}.csv", reduction::records::slug(&machine.gpu)));
     reduction::records::determinism::write_csv(&path, &machine, &rows)?;
     let (header, back) = reduction::records::determinism::read_csv(&path)?;
-    println!("{}", reduction::book::determinism::table(&header, &back, None));
+    println!("{}", reduction::book::chapters::determinism::table(&header, &back, None));
     println!("{} rows written to {}", rows.len(), path.display());
     if args.out.is_none() {
         return render();

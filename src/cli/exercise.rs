@@ -2,6 +2,7 @@
 
 use super::{parse_seconds, parse_seed, Outcome};
 use clap::Args;
+use reduction::child::Sanitizer;
 use reduction::exercises::{self, Options, Verdict, Which};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,9 +20,9 @@ pub struct ExerciseArgs {
     /// Check one of the near misses (the solution with a classic mistake), to see the report
     #[arg(long, value_name = "NAME", conflicts_with = "file")]
     near_miss: Option<String>,
-    /// Run under compute-sanitizer with this tool (memcheck, racecheck, synccheck, initcheck)
-    #[arg(long, value_name = "TOOL", value_parser = ["memcheck", "racecheck", "synccheck", "initcheck"])]
-    sanitize: Option<String>,
+    /// Run under compute-sanitizer with this tool
+    #[arg(long, value_name = "TOOL", value_enum)]
+    sanitize: Option<Sanitizer>,
     /// The hidden inputs' seed [default: a fresh one, printed]
     #[arg(long, value_parser = parse_seed)]
     seed: Option<u64>,

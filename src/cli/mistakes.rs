@@ -114,7 +114,7 @@ pub fn all(args: MistakesArgs) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
     if args.table_only {
-        for path in reduction::book::mistakes::write_mistakes_table(Path::new("plots/data"), Path::new("book/generated"))? {
+        for path in reduction::book::chapters::mistakes::write_mistakes_table(Path::new("plots/data"), Path::new("book/generated"))? {
             println!("drew {}", path.display());
         }
         return Ok(ExitCode::SUCCESS);

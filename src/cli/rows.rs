@@ -127,7 +127,7 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
     let path = out_dir.join(format!("{}.csv", reduction::records::slug(&gpu.info().name)));
     results::write_csv(&path, &machine, &measured)?;
     println!("{}: row sums of M × N f32 matrices (µs per M sums; the fastest in bold)\n", machine.gpu);
-    println!("{}", reduction::book::rows::table(&machine, &measured));
+    println!("{}", reduction::book::chapters::rows::table(&machine, &measured));
     println!("Why the host picks what it picks ({} SMs):", machine.sm_count);
     let mut reasons: Vec<(Strategy, &str)> = Vec::new();
     for &(m, n) in &config.shapes {

@@ -137,7 +137,7 @@ pub fn size_shape(n: usize) -> String {
     match n as i128 - (1i128 << p) {
         0 => format!(" (2^{p})"),
         d if d > 0 && d <= 40 => format!(" (2^{p} + {d})"),
-        d if d < 0 && d >= -40 => format!(" (2^{p} - {})", -d),
+        d if (-40..0).contains(&d) => format!(" (2^{p} - {})", -d),
         _ => String::new(),
     }
 }
@@ -171,9 +171,9 @@ pub fn input<T: CaseValue>(case: &Case, op: Op) -> Input<T> {
     let (ints, scale) = case.integers();
     let guard = case.guard();
     let mut buffer = Vec::with_capacity(case.shift + case.n + GUARDS);
-    buffer.extend(std::iter::repeat(T::from_scaled(guard, scale)).take(case.shift));
+    buffer.extend(std::iter::repeat_n(T::from_scaled(guard, scale), case.shift));
     buffer.extend(ints.iter().map(|&v| T::from_scaled(v, scale)));
-    buffer.extend(std::iter::repeat(T::from_scaled(guard, scale)).take(GUARDS));
+    buffer.extend(std::iter::repeat_n(T::from_scaled(guard, scale), GUARDS));
     let exact: i64 = match op {
         Op::Sum => ints.iter().sum(),
         Op::Max => ints.iter().copied().max().unwrap_or(0),

@@ -3,13 +3,15 @@
 //! with one classic mistake planted — that the checker must reject.
 
 use super::launch::{Layout, Op, SharedRule};
+use crate::child::Sanitizer;
+use crate::kernels::names;
 
 /// Who finds a near miss: the values the checker compares, or a compute-sanitizer tool (a race
 /// can give the right sum on one GPU and a wrong one on the next).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaughtBy {
     Values,
-    Sanitizer(&'static str),
+    Sanitizer(Sanitizer),
     /// Only the case past 2^31 values ([`super::cases::LARGE_N`]) shows it; on a GPU without the
     /// memory for that case it is not caught, and the test says so.
     LargeCase,
@@ -87,7 +89,7 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 1, stem: "01_strided_index", chapter: "01_interleaved_divergent.md",
         title: "take the divergence out of kernel 1",
-        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 256, op: Op::Sum, book_kernel: "reduce2",
+        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 256, op: Op::Sum, book_kernel: names::REDUCE2,
         hint: "at step s, thread tid adds sdata[2*s*tid + s] into sdata[2*s*tid] while 2*s*tid < blockDim.x, then every thread waits at __syncthreads()",
         stub: F1.0, solution: F1.1,
         near_misses: &[
@@ -96,13 +98,13 @@ pub static EXERCISES: &[Exercise] = &[
                 find: "s < blockDim.x; s *= 2", replace: "s < blockDim.x / 2; s *= 2", caught_by: CaughtBy::Values },
             NearMiss { name: "no_barrier_in_tree", mistake: "no __syncthreads() between the tree's steps: a step reads words the previous one is still writing",
                 find: "        }\n        __syncthreads();\n    }\n    // ANCHOR_END: solution", replace: "        }\n    }\n    // ANCHOR_END: solution",
-                caught_by: CaughtBy::Sanitizer("racecheck") },
+                caught_by: CaughtBy::Sanitizer(Sanitizer::Racecheck) },
         ],
     },
     Exercise {
         number: 2, stem: "02_padded_shared", chapter: "02_interleaved_strided.md",
         title: "pad kernel 2's shared array, and beat kernel 2",
-        layout: Layout::Tiles { per_thread: 1 }, shared: SharedRule::PerThreadPadded, block: 256, op: Op::Sum, book_kernel: "reduce2",
+        layout: Layout::Tiles { per_thread: 1 }, shared: SharedRule::PerThreadPadded, block: 256, op: Op::Sum, book_kernel: names::REDUCE2,
         hint: "every index into sdata, in the load, in the tree and in the result, goes through PAD(); the array has blockDim.x + blockDim.x / 32 words",
         stub: F2.0, solution: F2.1,
         near_misses: &[
@@ -115,7 +117,7 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 3, stem: "03_sequential", chapter: "03_sequential.md",
         title: "sequential addressing",
-        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 256, op: Op::Sum, book_kernel: "reduce3",
+        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 256, op: Op::Sum, book_kernel: names::REDUCE3,
         hint: "s runs from blockDim.x / 2 down to 1; thread tid < s adds sdata[tid + s]; a __syncthreads() after every step",
         stub: F3.0, solution: F3.1,
         near_misses: &[
@@ -130,7 +132,7 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 4, stem: "04_first_add", chapter: "04_first_add_during_load.md",
         title: "the first add during the load",
-        layout: Layout::Tiles { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: "reduce4",
+        layout: Layout::Tiles { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: names::REDUCE4,
         hint: "the tile of a block starts at blockIdx.x * 2 * blockDim.x; thread tid adds in[i] and in[i + blockDim.x], each only if it is inside the input",
         stub: F4.0, solution: F4.1,
         near_misses: &[
@@ -143,20 +145,20 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 5, stem: "05_last_warp", chapter: "05_unroll_last_warp.md",
         title: "the last warp, with __syncwarp() or shuffles",
-        layout: Layout::Tiles { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: "reduce5",
+        layout: Layout::Tiles { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: names::REDUCE5,
         hint: "warp 0 still has 64 values to add (sdata[0 .. 64)): s = 32, 16, ..., 1, and a __syncwarp() between every read and the write after it",
         stub: F5.0, solution: F5.1,
         near_misses: &[
             NearMiss { name: "starts_at_16", mistake: "the last warp starts at s = 16: sdata[32 .. 64) is never added",
                 find: "for (unsigned s = 32; s > 0; s >>= 1) {\n            w", replace: "for (unsigned s = 16; s > 0; s >>= 1) {\n            w", caught_by: CaughtBy::Values },
             NearMiss { name: "read_write_race", mistake: "no __syncwarp() between a lane's read and its neighbour's write (Harris's 2007 lockstep assumption)",
-                find: "            __syncwarp();  // every lane has read before any lane writes\n", replace: "", caught_by: CaughtBy::Sanitizer("racecheck") },
+                find: "            __syncwarp();  // every lane has read before any lane writes\n", replace: "", caught_by: CaughtBy::Sanitizer(Sanitizer::Racecheck) },
         ],
     },
     Exercise {
         number: 6, stem: "06_block_of_300", chapter: "06_complete_unroll.md",
         title: "a block of 300 threads that still sums right",
-        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 300, op: Op::Sum, book_kernel: "reduce3",
+        layout: TILE_RULES.0, shared: TILE_RULES.1, block: 300, op: Op::Sum, book_kernel: names::REDUCE3,
         hint: "halving 300 gives 150, 75, 37: the odd step loses a value; start from 512 and add sdata[tid + s] only where tid + s < blockDim.x",
         stub: F6.0, solution: F6.1,
         near_misses: &[
@@ -168,7 +170,7 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 7, stem: "07_grid_stride", chapter: "07_multiple_elements.md",
         title: "a grid-stride loop",
-        layout: Layout::Resident { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: "reduce7",
+        layout: Layout::Resident { per_thread: 2 }, shared: SharedRule::PerThread, block: 256, op: Op::Sum, book_kernel: names::REDUCE7,
         hint: "start at blockIdx.x * 2 * blockDim.x + tid, add in[i] and in[i + blockDim.x] (if inside), step by 2 * blockDim.x * gridDim.x until i >= n",
         stub: F7.0, solution: F7.1,
         near_misses: &[
@@ -183,7 +185,7 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 8, stem: "08_warp_max", chapter: "08_warp_shuffle.md",
         title: "a maximum, with warp shuffles",
-        layout: Layout::Resident { per_thread: 1 }, shared: SharedRule::Static, block: 256, op: Op::Max, book_kernel: "reduce8",
+        layout: Layout::Resident { per_thread: 1 }, shared: SharedRule::Static, block: 256, op: Op::Max, book_kernel: names::REDUCE8,
         hint: "m = max(m, __shfl_down_sync(0xffffffff, m, offset)) for offset 16, 8, 4, 2, 1; lanes and threads with nothing to read start from lowest<T>(), never 0",
         stub: F8.0, solution: F8.1,
         near_misses: &[
@@ -196,7 +198,7 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 9, stem: "09_vector_loads", chapter: "09_vectorized.md",
         title: "16-byte loads, from an input that starts anywhere",
-        layout: Layout::Resident { per_thread: 4 }, shared: SharedRule::Static, block: 256, op: Op::Sum, book_kernel: "reduce9",
+        layout: Layout::Resident { per_thread: 4 }, shared: SharedRule::Static, block: 256, op: Op::Sum, book_kernel: names::REDUCE9,
         hint: "head = ((16 - (address & 15)) & 15) / sizeof(T) elements come before the first 16-byte boundary (at most n); the packs start at in + head; what is left after the last whole pack is the tail",
         stub: F9.0, solution: F9.1,
         near_misses: &[
@@ -209,7 +211,7 @@ pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: 10, stem: "10_last_block", chapter: "10_single_pass.md",
         title: "one launch, finished by the last block",
-        layout: Layout::LastBlock, shared: SharedRule::Static, block: 256, op: Op::Sum, book_kernel: "reduce10_last_block",
+        layout: Layout::LastBlock, shared: SharedRule::Static, block: 256, op: Op::Sum, book_kernel: names::REDUCE10_LAST_BLOCK,
         hint: "thread 0 writes partials[blockIdx.x], calls __threadfence(), then last = atomicAdd(ticket, 1) == gridDim.x - 1; the last block adds the partials (read them with __ldcg), writes out[0] and sets *ticket = 0",
         stub: F10.0, solution: F10.1,
         near_misses: &[

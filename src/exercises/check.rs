@@ -6,7 +6,7 @@ use super::catalogue::{Exercise, NearMiss};
 use super::report::{ChildReport, Verdict};
 use super::{CASE_LINE, CHILD_ENV, FILE_ENV, QUICK_ENV, SEED_ENV, SOURCE_ENV, TIME_ENV};
 use crate::error::{Error, Result};
-use crate::child::{run_with_deadline, tail_lines, Deadline, Ending};
+use crate::child::{run_with_deadline, tail_lines, Deadline, Ending, Sanitizer};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -26,9 +26,8 @@ pub enum Which {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub seed: u64,
-    /// A compute-sanitizer tool (`memcheck`, `racecheck`, `synccheck`, `initcheck`): run under
-    /// it, on the small cases only, and without timing.
-    pub sanitize: Option<String>,
+    /// A compute-sanitizer tool: run under it, on the small cases only, and without timing.
+    pub sanitize: Option<Sanitizer>,
     /// Time a solved kernel beside the book's.
     pub time: bool,
     pub deadline: Deadline,
@@ -53,8 +52,7 @@ pub fn source(exercise: &Exercise, which: &Which) -> Result<(String, String)> {
 /// Compile with NVRTC for `arch` (no GPU needed). `Ok(None)` when it compiles; the verdict
 /// with NVRTC's log (which names the reader's file and line) when it does not.
 pub fn compile(file: &str, text: &str, arch: &str) -> Result<Option<Verdict>> {
-    let spec = super::child::spec_for(file, text)?;
-    match crate::nvrtc::compile_cubin(file, &spec.full_source(), arch, &[]) {
+    match crate::nvrtc::compile_cubin(file, &crate::kernels::spliced_source(file, text), arch, &[]) {
         Ok(_) => Ok(None),
         Err(Error::Compile { log, .. }) => Ok(Some(Verdict::DidNotCompile { log: readable_log(&log) })),
         Err(e) => Err(e),
@@ -67,7 +65,7 @@ fn readable_log(log: &str) -> String {
 }
 
 /// Check one text of `exercise`: compile, then run in a child of `exe` (a binary whose `main`
-/// starts with [`super::run_child_if_asked`]).
+/// starts with [`crate::child::run_if_asked`] with [`super::CHILD`]).
 pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) -> Result<Verdict> {
     let (file, text) = source(exercise, which)?;
     if let Some(verdict) = compile(&file, &text, "sm_90")? {
@@ -77,12 +75,8 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
     crate::gpu::probe()?;
     let scratch = std::env::temp_dir().join(format!("reduction-exercise-{}-{}.cu", exercise.number, std::process::id()));
     std::fs::write(&scratch, &text).map_err(|e| crate::error::io_error(&scratch, e))?;
-    let mut command = match &options.sanitize {
-        Some(tool) => {
-            let mut c = Command::new("compute-sanitizer");
-            c.args(["--tool", tool, "--error-exitcode", "99", "--print-limit", "10"]).arg(exe);
-            c
-        }
+    let mut command = match options.sanitize {
+        Some(tool) => tool.command(exe),
         None => Command::new(exe),
     };
     command
@@ -102,10 +96,10 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
     let run = run.map_err(|e| Error::Config { setting: "running the exercise".into(), reason: format!("could not start {}: {e}", exe.display()) })?;
     let case = run.stdout.lines().rev().find_map(|l| l.strip_prefix(CASE_LINE)).map(|c| c.trim().to_string());
     let everything = format!("{}\n{}", run.stdout, run.stderr);
-    if let Some(tool) = &options.sanitize {
+    if let Some(tool) = options.sanitize {
         if sanitizer_errors(&everything) > 0 {
             let report: Vec<&str> = everything.lines().filter(|l| l.starts_with("=========")).take(40).collect();
-            return Ok(Verdict::SanitizerFound { tool: tool.clone(), report: report.join("\n") });
+            return Ok(Verdict::SanitizerFound { tool, report: report.join("\n") });
         }
     }
     match (&run.ending, run.outcome_json()) {

@@ -10,9 +10,11 @@ use crate::child::{print_outcome, say_ready, Role};
 use crate::element::{Dtype, Element};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::kernels::KernelSpec;
+use crate::gpu::KernelSource;
+use crate::kernels::spliced_source;
 use crate::records::summary::median;
 use crate::runtime::timing::EventTimer;
+use crate::kernels::names;
 
 /// An exercise's child: [`CHILD_ENV`] names the exercise, [`crate::child::run_if_asked`] runs it.
 pub const CHILD: Role = Role { what: "exercise", env: CHILD_ENV, run: run_child };
@@ -34,18 +36,37 @@ fn run_child(number: &str) -> std::result::Result<(), String> {
     print_outcome(&report?)
 }
 
-/// The registry entry a reader's file is compiled as (its name and text; the rest is unused).
-pub fn spec_for(file: &str, text: &str) -> Result<&'static KernelSpec> {
-    let base = crate::kernels::find("reduce1")?;
-    // Leaked: one small source per process, alive as long as its compiled module.
-    let file: &'static str = Box::leak(file.to_string().into_boxed_str());
-    let source: &'static str = Box::leak(text.to_string().into_boxed_str());
-    Ok(Box::leak(Box::new(KernelSpec { name: "exercise", file, source, ..*base })))
+/// A reader's kernel file as the runtime compiles it: its name (in compiler messages) and its
+/// text, with the book's headers spliced in as for the registered kernels, and no options
+/// beyond the base ones. It has no launch rules: the exercise's [`super::launch::Layout`] does.
+pub struct ReaderKernel {
+    file: &'static str,
+    text: String,
+}
+
+impl ReaderKernel {
+    pub fn new(file: &str, text: &str) -> ReaderKernel {
+        // Leaked: one small name per process, the key of its compiled module for as long as
+        // the process lives.
+        ReaderKernel { file: Box::leak(file.to_string().into_boxed_str()), text: text.to_string() }
+    }
+}
+
+impl KernelSource for ReaderKernel {
+    fn file(&self) -> &'static str {
+        self.file
+    }
+    fn text(&self) -> String {
+        spliced_source(self.file, &self.text)
+    }
+    fn options(&self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 fn run(gpu: &Gpu, exercise: &Exercise, file: &str, text: &str, seed: u64, quick: bool, time: bool) -> Result<ChildReport> {
-    let spec = spec_for(file, text)?;
-    let load = |entry: &str| gpu.function(spec, entry);
+    let kernel = ReaderKernel::new(file, text);
+    let load = |entry: &str| gpu.function(&kernel, entry);
     let mut f32s = Launcher::<f32>::new(gpu, load("exercise_f32")?, exercise.layout, exercise.shared, exercise.block)?;
     let mut i32s = Launcher::<i32>::new(gpu, load("exercise_i32")?, exercise.layout, exercise.shared, exercise.block)?;
     let all = cases::cases(exercise.op, quick, seed);
@@ -160,16 +181,18 @@ fn one_case<T: CaseValue>(gpu: &Gpu, launcher: &mut Launcher<T>, op: Op, case: &
     }), seconds))
 }
 
+/// What a launch's error suggests, from the driver's error code.
 fn launch_diagnosis(e: &Error) -> Option<String> {
-    let text = e.to_string().to_lowercase();
-    if text.contains("misaligned") {
-        Some("a load from an address that is not a multiple of its size: a uint4 (16-byte) load must start on a 16-byte boundary".into())
-    } else if text.contains("illegal address") || text.contains("out of range") {
-        Some("a load or store outside any allocation: an index without a bound (run with --sanitize memcheck to see which line)".into())
-    } else if text.contains("named symbol not found") || text.contains("not found") {
-        Some("the entry points exercise_f32 and exercise_i32 must stay as the stub declares them".into())
-    } else {
-        None
+    use cudarc::driver::sys::CUresult;
+    match e.driver_error()?.0 {
+        CUresult::CUDA_ERROR_MISALIGNED_ADDRESS => {
+            Some("a load from an address that is not a multiple of its size: a uint4 (16-byte) load must start on a 16-byte boundary".into())
+        }
+        CUresult::CUDA_ERROR_ILLEGAL_ADDRESS => {
+            Some("a load or store outside any allocation: an index without a bound (run with --sanitize memcheck to see which line)".into())
+        }
+        CUresult::CUDA_ERROR_NOT_FOUND => Some("the entry points exercise_f32 and exercise_i32 must stay as the stub declares them".into()),
+        _ => None,
     }
 }
 
@@ -201,7 +224,7 @@ fn median_us(gpu: &Gpu, work: impl FnMut() -> Result<()>) -> Result<f64> {
 }
 
 /// Exercise 2's target: the speed-up of the book's padded kernel over kernel 2, as the
-/// benchmark measured it on this GPU (plots/data/<gpu>.csv, f32, block 256, largest n).
+/// benchmark measured it on this GPU (`plots/data/<gpu>.csv`, f32, block 256, largest n).
 fn padded_target(gpu: &Gpu, yours_us: f64, book_us: f64) -> Option<String> {
     let path = std::path::Path::new("plots/data").join(format!("{}.csv", crate::records::slug(&gpu.info().name)));
     let yours = format!("yours runs at {:.2}x kernel 2", book_us / yours_us);
@@ -209,7 +232,7 @@ fn padded_target(gpu: &Gpu, yours_us: f64, book_us: f64) -> Option<String> {
         return Some(format!("{yours}; run `reduction bench` from the book's folder to measure the book's padded kernel on this GPU"));
     };
     let pick = |kernel: &str| rows.iter().filter(|r| r.kernel == kernel && r.dtype == Dtype::F32 && r.block == 256).max_by_key(|r| r.n);
-    let (Some(plain), Some(padded)) = (pick("reduce2"), pick("reduce2_padded")) else {
+    let (Some(plain), Some(padded)) = (pick(names::REDUCE2), pick(names::REDUCE2_PADDED)) else {
         return Some(format!("{yours}; {} has no reduce2 and reduce2_padded rows", path.display()));
     };
     Some(format!(

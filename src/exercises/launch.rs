@@ -18,7 +18,7 @@ pub enum Layout {
     /// As many blocks as the GPU holds at once (at most one per tile of `block × per_thread`),
     /// each looping over the input, then one block over their results (kernels 7–9).
     Resident { per_thread: u32 },
-    /// One launch of resident blocks, `(in, out, n, partials, ticket)`; out[0] is the result
+    /// One launch of resident blocks, `(in, out, n, partials, ticket)`; `out[0]` is the result
     /// (kernel 10).
     LastBlock,
 }

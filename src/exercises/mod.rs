@@ -12,7 +12,7 @@
 //! - [`catalogue`]: the exercises and their near misses.
 //! - [`cases`]: the hidden inputs and the diagnosis of a wrong result (pure).
 //! - [`launch`]: the grid of each layout, and the launches (the host chooses the grid).
-//! - [`child`]: the child process (its [`crate::child::Role`] is [`CHILD`]); [`check`]: the
+//! - [`child`]: the child process (its [`crate::child::Role`] is [`CHILD`]); [`check`](mod@check): the
 //!   parent; [`report`]: what the child reports, and the verdict in words.
 //! - [`fence`]: the source check no single-GPU test can replace (a last block's fence, pure).
 //! - [`pace`]: "too slow" or "hung" for a kernel killed at the deadline, from its times (pure).

@@ -1,6 +1,7 @@
 //! What a check found, as the child reports it (JSON, one line) and as the reader reads it.
 
 use super::catalogue::Exercise;
+use crate::child::Sanitizer;
 use serde::{Deserialize, Serialize};
 
 /// The first case that went wrong.
@@ -62,7 +63,7 @@ pub enum Verdict {
     /// Killed at the deadline, during this case, and nothing says it was only slow.
     Hung { case: Option<String>, seconds: f64, explanation: String },
     /// compute-sanitizer found errors; its report.
-    SanitizerFound { tool: String, report: String },
+    SanitizerFound { tool: Sanitizer, report: String },
     /// The child died without a report.
     Crashed { case: Option<String>, status: String, tail: String },
 }

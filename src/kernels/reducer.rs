@@ -22,8 +22,8 @@ pub struct Reducer<T: Element> {
     /// ...and for the accumulator type, which later passes read (`reduce9_f32`).
     rest: CudaFunction,
     resident_blocks: u32,
-    /// Multi-pass: partial sums ping-pong between the two. Single-pass: [0] is the result,
-    /// [1] the blocks' partial sums. They only grow, so a reducer used again allocates nothing.
+    /// Multi-pass: partial sums ping-pong between the two. Single-pass: `[0]` is the result,
+    /// `[1]` the blocks' partial sums. They only grow, so a reducer used again allocates nothing.
     scratch: [Option<CudaSlice<Acc<T>>>; 2],
     /// The last-block kernel's ticket counter; it starts at zero and the kernel leaves it so.
     ticket: Option<CudaSlice<u32>>,

@@ -5,6 +5,54 @@
 use crate::element::{Dtype, Element};
 use crate::error::{Error, Result};
 
+/// The registered kernels' names: the one spelling of each, used by the registry below and by
+/// every table, benchmark, experiment and command that names a kernel, so that a typo or a
+/// rename is a compile error rather than a "not measured" cell in the book.
+pub mod names {
+    pub const REDUCE1: &str = "reduce1";
+    pub const REDUCE2: &str = "reduce2";
+    pub const REDUCE2_PADDED: &str = "reduce2_padded";
+    pub const REDUCE3: &str = "reduce3";
+    pub const REDUCE4: &str = "reduce4";
+    pub const REDUCE5_VOLATILE: &str = "reduce5_volatile";
+    pub const REDUCE5: &str = "reduce5";
+    pub const REDUCE6: &str = "reduce6";
+    pub const REDUCE7: &str = "reduce7";
+    pub const REDUCE8_LAST_WARP: &str = "reduce8_last_warp";
+    pub const REDUCE8: &str = "reduce8";
+    pub const REDUCE9: &str = "reduce9";
+    pub const REDUCE10_ATOMIC: &str = "reduce10_atomic";
+    pub const REDUCE10_LAST_BLOCK: &str = "reduce10_last_block";
+    pub const REDUCE11: &str = "reduce11";
+    pub const REDUCE11_GRID: &str = "reduce11_grid";
+    pub const REDUCE12: &str = "reduce12";
+    pub const REDUCE_KAHAN: &str = "reduce_kahan";
+    pub const REDUCE15_REPRODUCIBLE: &str = "reduce15_reproducible";
+    pub const REDUCE15_NEUMAIER: &str = "reduce15_neumaier";
+    pub const REDUCE15_F64: &str = "reduce15_f64";
+    /// The yardsticks and the row kernels (registered, but not in [`super::all`]).
+    pub const COPY: &str = crate::records::bench::COPY_KERNEL;
+    pub const READ_ONLY: &str = crate::records::bench::READ_ONLY_KERNEL;
+    pub const ROWS: &str = "rows";
+    /// Every name above, in registry order.
+    pub const ALL: [&str; 24] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, COPY, READ_ONLY, ROWS];
+}
+
+use names::*;
+
+/// Entry points the host loads by a name of their own, not one made by
+/// [`KernelSpec::entry_name`].
+pub mod entries {
+    /// `kernels/copy.cu`: the copy of 4-byte words that sets a pace.
+    pub const COPY_U32: &str = "copy_u32";
+    /// `kernels/14_accuracy.cu`, beside `reduce_kahan`'s: one partial sum per block, kept in f64
+    /// (from f32 inputs), in f16 and in bf16 (from inputs of that type); the accuracy experiment
+    /// adds the partial sums on the host.
+    pub const F64_ACCUMULATOR: &str = "reduce_f64acc";
+    pub const F16_ACCUMULATOR: &str = "reduce_f16acc";
+    pub const BF16_ACCUMULATOR: &str = "reduce_bf16acc";
+}
+
 /// How the grid of the first pass is sized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GridRule {
@@ -123,6 +171,7 @@ const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
 const K14: (&str, &str) = kernel_file!("14_accuracy.cu");
 const K15: (&str, &str) = kernel_file!("15_reproducible.cu");
 
+#[allow(clippy::too_many_arguments)] // a row of the const table below: every column named where it is used
 const fn spec(
     name: &'static str,
     chapter: u32,
@@ -152,30 +201,30 @@ const fn modern(name: &'static str, chapter: u32, title: &'static str, file: (&'
 }
 
 static KERNELS: &[KernelSpec] = &[
-    spec("reduce1", 1, "interleaved, divergent", K1, 32, false, 1, GridRule::OneBlockPerTile),
-    spec("reduce2", 2, "interleaved, strided index", K2, 32, false, 1, GridRule::OneBlockPerTile),
-    KernelSpec { shared: Shared::PerThreadPadded, ..spec("reduce2_padded", 2, "strided index, padded shared array", K2, 32, false, 1, GridRule::OneBlockPerTile) },
-    spec("reduce3", 3, "sequential addressing", K3, 32, false, 1, GridRule::OneBlockPerTile),
-    spec("reduce4", 4, "first add during load", K4, 32, false, 2, GridRule::OneBlockPerTile),
+    spec(REDUCE1, 1, "interleaved, divergent", K1, 32, false, 1, GridRule::OneBlockPerTile),
+    spec(REDUCE2, 2, "interleaved, strided index", K2, 32, false, 1, GridRule::OneBlockPerTile),
+    KernelSpec { shared: Shared::PerThreadPadded, ..spec(REDUCE2_PADDED, 2, "strided index, padded shared array", K2, 32, false, 1, GridRule::OneBlockPerTile) },
+    spec(REDUCE3, 3, "sequential addressing", K3, 32, false, 1, GridRule::OneBlockPerTile),
+    spec(REDUCE4, 4, "first add during load", K4, 32, false, 2, GridRule::OneBlockPerTile),
     KernelSpec {
         status: Status::Historical,
-        ..spec("reduce5_volatile", 5, "last warp unrolled (2007, racy)", K5, 64, false, 2, GridRule::OneBlockPerTile)
+        ..spec(REDUCE5_VOLATILE, 5, "last warp unrolled (2007, racy)", K5, 64, false, 2, GridRule::OneBlockPerTile)
     },
-    spec("reduce5", 5, "last warp unrolled", K5, 64, false, 2, GridRule::OneBlockPerTile),
-    spec("reduce6", 6, "complete unrolling", K6, 64, true, 2, GridRule::OneBlockPerTile),
-    spec("reduce7", 7, "multiple elements per thread", K7, 64, true, 2, GridRule::ResidentBlocks),
-    KernelSpec { min_block: 64, shared: Shared::PerThread, ..modern("reduce8_last_warp", 8, "shuffles in the last warp", K8, 2, Shape::MultiPass) },
-    modern("reduce8", 8, "warp shuffles, one word per warp", K8, 2, Shape::MultiPass),
-    modern("reduce9", 9, "16-byte loads, 4 in flight", K9, 16, Shape::MultiPass),
-    modern("reduce10_atomic", 10, "one pass, atomicAdd per block", K10, 16, Shape::AtomicAdd),
-    modern("reduce10_last_block", 10, "one pass, last block adds", K10, 16, Shape::LastBlock),
-    KernelSpec { needs_cuda_headers: true, ..modern("reduce11", 11, "cooperative groups: cg::reduce", K11, 16, Shape::MultiPass) },
-    KernelSpec { needs_cuda_headers: true, ..modern("reduce11_grid", 11, "cooperative groups: grid.sync", K11, 16, Shape::GridSync) },
-    KernelSpec { min_block: 64, block_in_entry_name: true, needs_cuda_headers: true, ..modern("reduce12", 12, "cub::BlockReduce", K12, 16, Shape::MultiPass) },
-    KernelSpec { dtypes: &[Dtype::F32], ..modern("reduce_kahan", 14, "compensated (Kahan-Neumaier) sums", K14, 1, Shape::MultiPass) },
-    chunked("reduce15_reproducible", "reproducible: order fixed by n"),
-    chunked("reduce15_neumaier", "reproducible and compensated (Neumaier)"),
-    chunked("reduce15_f64", "reproducible, f64 accumulator"),
+    spec(REDUCE5, 5, "last warp unrolled", K5, 64, false, 2, GridRule::OneBlockPerTile),
+    spec(REDUCE6, 6, "complete unrolling", K6, 64, true, 2, GridRule::OneBlockPerTile),
+    spec(REDUCE7, 7, "multiple elements per thread", K7, 64, true, 2, GridRule::ResidentBlocks),
+    KernelSpec { min_block: 64, shared: Shared::PerThread, ..modern(REDUCE8_LAST_WARP, 8, "shuffles in the last warp", K8, 2, Shape::MultiPass) },
+    modern(REDUCE8, 8, "warp shuffles, one word per warp", K8, 2, Shape::MultiPass),
+    modern(REDUCE9, 9, "16-byte loads, 4 in flight", K9, 16, Shape::MultiPass),
+    modern(REDUCE10_ATOMIC, 10, "one pass, atomicAdd per block", K10, 16, Shape::AtomicAdd),
+    modern(REDUCE10_LAST_BLOCK, 10, "one pass, last block adds", K10, 16, Shape::LastBlock),
+    KernelSpec { needs_cuda_headers: true, ..modern(REDUCE11, 11, "cooperative groups: cg::reduce", K11, 16, Shape::MultiPass) },
+    KernelSpec { needs_cuda_headers: true, ..modern(REDUCE11_GRID, 11, "cooperative groups: grid.sync", K11, 16, Shape::GridSync) },
+    KernelSpec { min_block: 64, block_in_entry_name: true, needs_cuda_headers: true, ..modern(REDUCE12, 12, "cub::BlockReduce", K12, 16, Shape::MultiPass) },
+    KernelSpec { dtypes: &[Dtype::F32], ..modern(REDUCE_KAHAN, 14, "compensated (Kahan-Neumaier) sums", K14, 1, Shape::MultiPass) },
+    chunked(REDUCE15_REPRODUCIBLE, "reproducible: order fixed by n"),
+    chunked(REDUCE15_NEUMAIER, "reproducible and compensated (Neumaier)"),
+    chunked(REDUCE15_F64, "reproducible, f64 accumulator"),
 ];
 
 /// A kernel of `kernels/15_reproducible.cu`: f32, f16 and bf16 inputs, one block per chunk.
@@ -189,7 +238,7 @@ const fn chunked(name: &'static str, title: &'static str) -> KernelSpec {
 
 /// The copy kernel that sets a pace (reads and writes every byte; a sum only reads, so it is no ceiling for one) (not a reduction: never in [`all`]).
 pub static COPY: KernelSpec = KernelSpec {
-    name: "copy",
+    name: names::COPY,
     chapter: 0,
     title: "copy kernel (read + write)",
     file: "copy.cu",
@@ -211,7 +260,7 @@ pub static COPY: KernelSpec = KernelSpec {
 /// a reduction the book teaches, so never in [`all`]; the benchmark launches it itself, at every
 /// shape of [`READ_ONLY_SHAPES`], next to the copy (`measure::read_only`).
 pub static READ_ONLY: KernelSpec = KernelSpec {
-    name: "read_only",
+    name: names::READ_ONLY,
     chapter: 0,
     title: "read-only sum (every byte read once)",
     file: "read_only.cu",
@@ -292,7 +341,7 @@ impl ReadOnlyShape {
 /// signature of their own, launched by [`crate::rows::RowReducer`], which owns their launch
 /// rules; never by [`crate::Reducer`], so not in [`all`]. Registered for the compile checks.
 pub static ROWS: KernelSpec = KernelSpec {
-    name: "rows",
+    name: names::ROWS,
     chapter: 13,
     title: "row sums: a warp, a block or several blocks per row",
     file: "13_rows.cu",
@@ -346,11 +395,36 @@ impl KernelSpec {
 
     /// The entry point for element type `T` at this block size.
     pub fn entry_name<T: Element>(&self, block: u32) -> String {
+        self.entry_name_of(T::DTYPE, block)
+    }
+
+    /// [`KernelSpec::entry_name`] for an element type chosen at run time.
+    pub fn entry_name_of(&self, dtype: Dtype, block: u32) -> String {
         if self.block_in_entry_name {
-            format!("{}_b{}_{}", self.name, block, T::SUFFIX)
+            format!("{}_b{}_{}", self.name, block, dtype.name())
         } else {
-            format!("{}_{}", self.name, T::SUFFIX)
+            format!("{}_{}", self.name, dtype.name())
         }
+    }
+
+    /// Every entry point a [`crate::Reducer`] of this kernel may load: each element type it
+    /// takes and the accumulator type its later passes read, at every block size it accepts
+    /// where the block size is in the name. What the compile check looks for in the CUBIN.
+    pub fn entry_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for &dtype in self.dtypes {
+            let acc = crate::with_dtype!(dtype, T => <<T as Element>::Acc as Element>::DTYPE);
+            let blocks: Vec<u32> = if self.block_in_entry_name { self.block_sizes().collect() } else { vec![self.min_block] };
+            for block in blocks {
+                for d in [dtype, acc] {
+                    let name = self.entry_name_of(d, block);
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        names
     }
 
     /// Every block size this kernel accepts, smallest first.
@@ -413,7 +487,7 @@ impl KernelSpec {
     }
 
     /// Why a block that is not a power of two is refused, for this kernel (traced on the CPU by
-    /// `reduction::diagrams::ragged_block` for the shared-memory trees).
+    /// `reduction::book::draw::diagrams::ragged_block` for the shared-memory trees).
     pub fn power_of_two_reason(&self) -> &'static str {
         match (self.shared, self.chapter) {
             // s = 1, 2, 4, … pairs slot tid with tid + s: every slot still reaches slot 0, but
@@ -442,10 +516,6 @@ impl KernelSpec {
         }
     }
 
-    /// The source as NVRTC receives it: each `#include "header"` of a registered header replaced
-    /// by the header's text (once), so no include path is needed. `#line` directives keep the
-    /// original file names and line numbers, so compiler errors and compute-sanitizer reports
-    /// point into the real files.
     /// NVRTC options this kernel needs beyond the base ones: the CUDA include path, if it
     /// includes CUDA headers.
     pub fn compile_options(&self) -> Result<Vec<String>> {
@@ -456,12 +526,21 @@ impl KernelSpec {
         }
     }
 
+    /// The source as NVRTC receives it ([`spliced_source`]).
     pub fn full_source(&self) -> String {
-        let mut included = Vec::new();
-        let mut out = String::new();
-        splice(self.file, self.source, &mut included, &mut out);
-        out
+        spliced_source(self.file, self.source)
     }
+}
+
+/// The text of `source` (named `file`) as NVRTC receives it: each `#include "header"` of a
+/// registered header replaced by the header's text (once), so no include path is needed.
+/// `#line` directives keep the original file names and line numbers, so compiler errors and
+/// compute-sanitizer reports point into the real files.
+pub fn spliced_source(file: &str, source: &str) -> String {
+    let mut included = Vec::new();
+    let mut out = String::new();
+    splice(file, source, &mut included, &mut out);
+    out
 }
 
 fn splice(name: &str, source: &str, included: &mut Vec<&'static str>, out: &mut String) {
@@ -482,6 +561,29 @@ fn splice(name: &str, source: &str, included: &mut Vec<&'static str>, out: &mut 
                 out.push('\n');
             }
         }
+    }
+}
+
+/// The `status` column of a kernel's benchmark rows.
+impl From<Status> for crate::records::bench::Status {
+    fn from(status: Status) -> crate::records::bench::Status {
+        match status {
+            Status::Correct => crate::records::bench::Status::Correct,
+            Status::Historical => crate::records::bench::Status::Historical,
+        }
+    }
+}
+
+/// What the runtime needs to compile a kernel file: its name, its text, its options.
+impl crate::gpu::KernelSource for KernelSpec {
+    fn file(&self) -> &'static str {
+        self.file
+    }
+    fn text(&self) -> String {
+        self.full_source()
+    }
+    fn options(&self) -> Result<Vec<String>> {
+        self.compile_options()
     }
 }
 
@@ -553,31 +655,19 @@ mod tests {
     }
 
     #[test]
+    fn every_name_is_registered_and_every_registered_kernel_has_a_name() {
+        for k in all().iter().chain([&COPY, &READ_ONLY, &ROWS]) {
+            assert!(names::ALL.contains(&k.name), "{} has no constant in names", k.name);
+        }
+        for name in names::ALL {
+            assert!(find(name).is_ok() || [COPY.name, READ_ONLY.name, ROWS.name].contains(&name), "{name} is not registered");
+        }
+        assert_eq!(names::ALL.len(), all().len() + 3);
+    }
+
+    #[test]
     fn unknown_kernel_error_lists_the_known_ones() {
         let e = find("reduce99").unwrap_err().to_string();
         assert!(e.contains("reduce99") && e.contains("reduce1") && e.contains("reduce7"), "{e}");
-    }
-}
-
-/// The `status` column of a kernel's benchmark rows.
-impl From<Status> for crate::records::bench::Status {
-    fn from(status: Status) -> crate::records::bench::Status {
-        match status {
-            Status::Correct => crate::records::bench::Status::Correct,
-            Status::Historical => crate::records::bench::Status::Historical,
-        }
-    }
-}
-
-/// What the runtime needs to compile a kernel file: its name, its text, its options.
-impl crate::gpu::KernelSource for KernelSpec {
-    fn file(&self) -> &'static str {
-        self.file
-    }
-    fn text(&self) -> String {
-        self.full_source()
-    }
-    fn options(&self) -> Result<Vec<String>> {
-        self.compile_options()
     }
 }

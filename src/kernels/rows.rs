@@ -62,6 +62,11 @@ impl Strategy {
         }
     }
 
+    /// The entry point for `dtype` rows: `rows_warp_f16`.
+    pub fn entry_name(self, dtype: Dtype) -> String {
+        format!("{}_{}", self.kernel(), dtype.name())
+    }
+
     fn index(self) -> usize {
         self as usize
     }
@@ -331,7 +336,7 @@ impl RowReducer {
     pub fn with_spec(gpu: &Gpu, kernels: &'static crate::kernels::KernelSpec, strategy: Option<Strategy>) -> Result<RowReducer> {
         let mut functions = Vec::new();
         for dtype in DTYPES {
-            let load = |s: Strategy| gpu.function(kernels, &format!("{}_{}", s.kernel(), dtype.name()));
+            let load = |s: Strategy| gpu.function(kernels, &s.entry_name(dtype));
             functions.push([load(Strategy::Warp)?, load(Strategy::Block)?, load(Strategy::Split)?]);
         }
         let sm_count = gpu.info().sm_count;
@@ -397,11 +402,11 @@ impl RowReducer {
             Strategy::Block => unsafe { args.launch(config) },
             Strategy::Split => {
                 let partials_len = layout.rows * launch.slices as usize; // plan checked it fits
-                if self.partials.as_ref().map_or(true, |p| p.len() < partials_len) {
+                if self.partials.as_ref().is_none_or(|p| p.len() < partials_len) {
                     self.partials = None; // free first, so that growth never holds both
                     self.partials = Some(self.gpu.alloc::<f32>(partials_len)?);
                 }
-                if self.tickets.as_ref().map_or(true, |t| t.len() < layout.rows) {
+                if self.tickets.as_ref().is_none_or(|t| t.len() < layout.rows) {
                     self.tickets = None;
                     self.tickets = Some(stream.alloc_zeros::<u32>(layout.rows).during("allocating one ticket per row")?);
                 }

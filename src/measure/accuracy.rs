@@ -15,6 +15,7 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use crate::kernels::names;
 
 /// Uniform in [0, 1): positive, so that the relative error of the sum is the error of the
 /// additions and not of cancellation. Generated on every core, reproducibly.
@@ -65,7 +66,7 @@ fn per_block_then_host<In: Element, Partial: Element>(
 ) -> Result<f64> {
     let n = input.len();
     let blocks = n.div_ceil(256).min(gpu.info().sm_count as usize * 8).max(1);
-    let function = gpu.function(kernels::find("reduce_kahan")?, entry)?;
+    let function = gpu.function(kernels::find(names::REDUCE_KAHAN)?, entry)?;
     let mut partials = gpu.alloc::<Partial>(blocks)?;
     gpu.fill(&mut partials, Partial::POISON)?;
     let n64 = n as u64;
@@ -94,7 +95,7 @@ fn half_precision<H: Element>(gpu: &Gpu, xs: &[f32], to_half: fn(f32) -> H, entr
     let halves: Vec<H> = xs.iter().map(|&x| to_half(x)).collect();
     let exact = exact_sum(&halves.iter().map(|x| x.to_f64()).collect::<Vec<_>>());
     let input = gpu.upload(&halves)?;
-    let in_f32 = sum_with(gpu, "reduce9", &input)?;
+    let in_f32 = sum_with(gpu, names::REDUCE9, &input)?;
     let in_own = per_block_then_host::<H, f32>(gpu, entry, &input, |partials| {
         partials.iter().fold(0.0f64, |s, &x| to_half(s as f32 + x).to_f64())
     })?;
@@ -114,22 +115,22 @@ pub fn measure_one(gpu: &Gpu, n: usize, seed: u64) -> Result<Vec<Measurement>> {
     record("cpu_pairwise", Dtype::F32, pairwise(&xs) as f64, exact);
 
     let input = gpu.upload(&xs)?;
-    record("gpu_tree", Dtype::F32, sum_with(gpu, "reduce3", &input)?, exact);
-    record("gpu_cascaded", Dtype::F32, sum_with(gpu, "reduce9", &input)?, exact);
-    record("gpu_kahan", Dtype::F32, sum_with(gpu, "reduce_kahan", &input)?, exact);
+    record("gpu_tree", Dtype::F32, sum_with(gpu, names::REDUCE3, &input)?, exact);
+    record("gpu_cascaded", Dtype::F32, sum_with(gpu, names::REDUCE9, &input)?, exact);
+    record("gpu_kahan", Dtype::F32, sum_with(gpu, names::REDUCE_KAHAN, &input)?, exact);
     for (method, kernel) in CHUNKED_METHODS {
         record(method, Dtype::F32, sum_with(gpu, kernel, &input)?, exact);
     }
-    let f64_sum = per_block_then_host::<f32, f64>(gpu, "reduce_f64acc", &input, |p| p.iter().sum())?;
+    let f64_sum = per_block_then_host::<f32, f64>(gpu, kernels::entries::F64_ACCUMULATOR, &input, |p| p.iter().sum())?;
     record("gpu_f64_accumulator", Dtype::F32, f64_sum, exact);
     drop(input);
 
     // Half precision: the same values rounded to f16 and to bf16; the exact sum is that of the
     // rounded values.
-    let (exact16, in_f32, in_own) = half_precision(gpu, &xs, f16::from_f32, "reduce_f16acc")?;
+    let (exact16, in_f32, in_own) = half_precision(gpu, &xs, f16::from_f32, kernels::entries::F16_ACCUMULATOR)?;
     record("gpu_f16_in_f32", Dtype::F16, in_f32, exact16);
     record("gpu_f16_in_f16", Dtype::F16, in_own, exact16);
-    let (exact_b, in_f32, in_own) = half_precision(gpu, &xs, bf16::from_f32, "reduce_bf16acc")?;
+    let (exact_b, in_f32, in_own) = half_precision(gpu, &xs, bf16::from_f32, kernels::entries::BF16_ACCUMULATOR)?;
     record("gpu_bf16_in_f32", Dtype::BF16, in_f32, exact_b);
     record("gpu_bf16_in_bf16", Dtype::BF16, in_own, exact_b);
     Ok(out)
@@ -153,7 +154,7 @@ pub fn run(gpu: &Gpu, sizes: &[usize], seeds: u64) -> Result<Vec<Measurement>> {
 
 /// The methods of kernel 15, and their kernels.
 const CHUNKED_METHODS: [(&str, &str); 3] =
-    [("gpu_reproducible", "reduce15_reproducible"), ("gpu_reproducible_neumaier", "reduce15_neumaier"), ("gpu_reproducible_f64", "reduce15_f64")];
+    [("gpu_reproducible", names::REDUCE15_REPRODUCIBLE), ("gpu_reproducible_neumaier", names::REDUCE15_NEUMAIER), ("gpu_reproducible_f64", names::REDUCE15_F64)];
 
 // ANCHOR: conditioned
 /// `n` f32 values whose sum has a condition number Σ|x| / |Σx| near `condition`: pairs +a, −a
@@ -192,12 +193,12 @@ pub fn conditioned_f32(n: usize, condition: f64, seed: u64) -> Vec<f32> {
 pub const CONDITIONING_METHODS: &[(&str, Option<&str>)] = &[
     ("cpu_sequential", None),
     ("cpu_pairwise", None),
-    ("gpu_tree", Some("reduce3")),
-    ("gpu_cascaded", Some("reduce9")),
-    ("gpu_kahan", Some("reduce_kahan")),
-    ("gpu_reproducible", Some("reduce15_reproducible")),
-    ("gpu_reproducible_neumaier", Some("reduce15_neumaier")),
-    ("gpu_reproducible_f64", Some("reduce15_f64")),
+    ("gpu_tree", Some(names::REDUCE3)),
+    ("gpu_cascaded", Some(names::REDUCE9)),
+    ("gpu_kahan", Some(names::REDUCE_KAHAN)),
+    ("gpu_reproducible", Some(names::REDUCE15_REPRODUCIBLE)),
+    ("gpu_reproducible_neumaier", Some(names::REDUCE15_NEUMAIER)),
+    ("gpu_reproducible_f64", Some(names::REDUCE15_F64)),
 ];
 
 /// Every method on inputs of `n` values at each condition number 10^0 … 10^max_exponent,

@@ -180,7 +180,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
     // The pace of a streaming kernel: a copy reads and writes every byte once.
     let copy_max = config.sizes.iter().copied().filter(|&n| n <= pool.len()).max().unwrap_or(0);
     if copy_max > 0 {
-        let copy = gpu.function(&crate::kernels::COPY, "copy_u32")?;
+        let copy = gpu.function(&crate::kernels::COPY, crate::kernels::entries::COPY_U32)?;
         let mut target = gpu.alloc::<T>(copy_max)?;
         for &n in &config.sizes {
             bar.set_message(format!("copy {} n={}", T::SUFFIX, n));

@@ -17,6 +17,7 @@ use crate::plan::{plan_passes, Pass, MAX_GRID};
 use crate::Reducer;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use std::time::Instant;
+use crate::kernels::names;
 
 type Exact = i32;
 
@@ -119,7 +120,7 @@ fn launch_pass<T: Element>(gpu: &Gpu, function: &CudaFunction, spec: &KernelSpec
 fn after_an_error(gpu: &Gpu) -> String {
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<std::result::Result<(), String>> {
         let xs = Exact::random(1000, 1);
-        let got = Reducer::<Exact>::new(gpu, "reduce3", 256)?.sum_host(&xs)?;
+        let got = Reducer::<Exact>::new(gpu, names::REDUCE3, 256)?.sum_host(&xs)?;
         Ok(Exact::check_sum(got, &xs))
     }));
     match attempt {

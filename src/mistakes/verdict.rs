@@ -86,6 +86,21 @@ pub(super) fn sample_observation(outcome: Outcome) -> Observation {
     Observation { report, startup: Some(Duration::from_millis(900)), run_time: Duration::from_millis(5010), stderr_tail: String::new() }
 }
 
+/// After the mistakes ran in child processes, this (the parent) process must still sum right:
+/// kernel 3 on `i32` and kernel 7 on `f32`, each checked. `Err` says which sum was wrong.
+pub fn parent_still_sums(gpu: &crate::Gpu) -> std::result::Result<(), String> {
+    use crate::check::CheckSum;
+    use crate::data::{random_f32, random_i32, Checked};
+    let xs = random_i32((1 << 20) + 37, 11);
+    let mut reducer = crate::Reducer::<i32>::new(gpu, "reduce3", 256).map_err(|e| e.to_string())?;
+    let got = reducer.sum_host(&xs).map_err(|e| e.to_string())?;
+    reducer.check(got, &i32::reference(&xs)).map_err(|why| format!("kernel 3 (i32): {why}"))?;
+    let fs = random_f32((1 << 20) + 37, 11);
+    let mut reducer = crate::Reducer::<f32>::new(gpu, "reduce7", 256).map_err(|e| e.to_string())?;
+    let got = reducer.sum_host(&fs).map_err(|e| e.to_string())?;
+    reducer.check(got, &f32::reference(&fs)).map_err(|why| format!("kernel 7 (f32): {why}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,19 +127,4 @@ mod tests {
         eq.report.fix_wrong_runs = Some(1);
         assert!(find("float_equality").unwrap().verdict(&eq, d).is_err());
     }
-}
-
-/// After the mistakes ran in child processes, this (the parent) process must still sum right:
-/// kernel 3 on `i32` and kernel 7 on `f32`, each checked. `Err` says which sum was wrong.
-pub fn parent_still_sums(gpu: &crate::Gpu) -> std::result::Result<(), String> {
-    use crate::check::CheckSum;
-    use crate::data::{random_f32, random_i32, Checked};
-    let xs = random_i32((1 << 20) + 37, 11);
-    let mut reducer = crate::Reducer::<i32>::new(gpu, "reduce3", 256).map_err(|e| e.to_string())?;
-    let got = reducer.sum_host(&xs).map_err(|e| e.to_string())?;
-    reducer.check(got, &i32::reference(&xs)).map_err(|why| format!("kernel 3 (i32): {why}"))?;
-    let fs = random_f32((1 << 20) + 37, 11);
-    let mut reducer = crate::Reducer::<f32>::new(gpu, "reduce7", 256).map_err(|e| e.to_string())?;
-    let got = reducer.sum_host(&fs).map_err(|e| e.to_string())?;
-    reducer.check(got, &f32::reference(&fs)).map_err(|why| format!("kernel 7 (f32): {why}"))
 }

@@ -13,9 +13,9 @@ pub enum Input {
     /// `x_i = (i mod 1000) − 500`: its sum has a closed form, so 2^31 values per GPU are
     /// checked exactly with no host copy of the input.
     Pattern,
-    /// Random values from [`Checked::fill_random`], in blocks of 2^16 seeded by their position.
+    /// Random values from [`crate::data::Checked::fill_random`], in blocks of 2^16 seeded by their position.
     Random { seed: u64 },
-    /// Exact-by-construction values from [`Checked::fill_exact`] (small nonzero integers with
+    /// Exact-by-construction values from [`crate::data::Checked::fill_exact`] (small nonzero integers with
     /// random signs, sized for the whole input), in the same blocks: a float sum of them must
     /// come back exact, bit for bit, on every GPU and in total.
     Exact { seed: u64 },

@@ -11,11 +11,12 @@
 //! with a deadline of its own.
 //!
 //! - [`ranks`]: the GPUs, one thread per rank, and [`rendezvous`]: how the ranks agree.
-//! - [`shard`]: which part of the input each rank sums; [`input`]: the values, made by each rank
+//! - [`shard`](mod@shard): which part of the input each rank sums; [`input`]: the values, made by each rank
 //!   from their global indices; [`summable`]: the element types, and the wider type their
 //!   partial sums cross GPUs in.
-//! - [`sum`]: the two-level sum, checked; [`nccl`]: NCCL, opened at run time; [`allreduce`]:
-//!   NCCL's all-reduce measured (its table and chart are drawn by [`crate::book::allreduce`]).
+//! - [`sum`](mod@sum): the two-level sum, checked; [`nccl`]: NCCL, opened at run time;
+//!   [`allreduce`]: NCCL's all-reduce measured, written as [`crate::records::allreduce`] (the
+//!   book draws its table and chart).
 
 pub mod allreduce;
 pub mod input;
@@ -30,4 +31,4 @@ pub use input::{combine, fill, pattern_reference, pattern_sum, pattern_value, In
 pub use ranks::Ranks;
 pub use shard::{shard, shards};
 pub use sum::{sum, RankSum, SumOptions, SumReport};
-pub use summable::Summable;
+pub use summable::{Summable, Value};

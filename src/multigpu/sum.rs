@@ -7,7 +7,7 @@ use super::input::{combine, fill, pattern_reference, Input};
 use super::nccl::{self, Comm};
 use super::ranks::{run_ranks, Ranks};
 use super::shard::shard;
-use super::summable::Summable;
+use super::summable::{Summable, Value};
 use crate::check::CheckSum;
 use crate::data::{error_bound, Reference, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
 use crate::error::{human_bytes, During, Error, Result};
@@ -16,6 +16,7 @@ use crate::reducer::Reducer;
 use cudarc::driver::CudaSlice;
 use std::ops::Range;
 use std::time::{Duration, Instant};
+use crate::kernels::names;
 
 
 /// How to sum.
@@ -33,7 +34,7 @@ pub struct SumOptions {
 
 impl Default for SumOptions {
     fn default() -> Self {
-        SumOptions { kernel: "reduce10_last_block".into(), block: None, nccl_timeout: Duration::from_secs(60), deadline: Duration::from_secs(300) }
+        SumOptions { kernel: names::REDUCE10_LAST_BLOCK.into(), block: None, nccl_timeout: Duration::from_secs(60), deadline: Duration::from_secs(300) }
     }
 }
 
@@ -44,12 +45,12 @@ pub struct RankSum {
     pub gpu: String,
     pub shard: Range<usize>,
     pub block: u32,
-    /// Its shard's sum, as the kernel returned it (Debug-formatted).
-    pub partial: String,
+    /// Its shard's sum, as the kernel returned it.
+    pub partial: Value,
     /// The partial against the shard's own reference.
     pub partial_check: std::result::Result<(), String>,
-    /// The total this rank holds after the all-reduce (Debug-formatted).
-    pub total: String,
+    /// The total this rank holds after the all-reduce.
+    pub total: Value,
     pub fill_s: f64,
     pub reduce_ms: f64,
     pub all_reduce_ms: f64,
@@ -87,7 +88,7 @@ impl SumReport {
             problems.push(format!("total wrong: {why}"));
         }
         if !self.totals_agree {
-            let totals: Vec<&str> = self.ranks.iter().map(|r| r.total.as_str()).collect();
+            let totals: Vec<String> = self.ranks.iter().map(|r| r.total.to_string()).collect();
             problems.push(format!("the ranks hold different totals: {totals:?}"));
         }
         if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
@@ -197,9 +198,9 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
             gpu: format!("GPU {}: {}", gpu.info().ordinal, gpu.info().name),
             shard,
             block,
-            partial: format!("{partial:?}"),
+            partial: T::partial_value(partial),
             partial_check,
-            total: format!("{total:?}"),
+            total: total.into(),
             fill_s,
             reduce_ms,
             all_reduce_ms,
@@ -207,7 +208,7 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
         Ok(RankOutcome { sum, reference, depth, total })
     })?;
     let whole = outcomes.iter().fold(Reference::EMPTY, |acc, o| combine(acc, o.reference));
-    // Debug formats round-trip, so equal text is the same value on every rank.
+    // The same bits on every rank.
     let totals_agree = outcomes.windows(2).all(|w| w[0].sum.total == w[1].sum.total);
     let deepest = outcomes.iter().map(|o| o.depth).max().unwrap_or(0);
     let total_check = match outcomes.first() {

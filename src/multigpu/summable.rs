@@ -11,8 +11,10 @@ use cudarc::driver::ValidAsZeroBits;
 /// type; the second needs a type that holds the whole sum.
 pub trait Summable: Checked {
     /// The type the per-GPU sums are added in, across GPUs.
-    type Wide: NcclElement + ValidAsZeroBits + Default + PartialEq + std::fmt::Debug;
+    type Wide: NcclElement + ValidAsZeroBits + Default + PartialEq + std::fmt::Debug + Into<Value>;
     fn widen(partial: Self::Acc) -> Self::Wide;
+    /// A partial sum (in the kernel's accumulator) as a [`Value`].
+    fn partial_value(partial: Self::Acc) -> Value;
     /// A value no all-reduce writes by chance: the output is filled with it first.
     const WIDE_POISON: Self::Wide;
     fn from_pattern(v: i32) -> Self;
@@ -25,11 +27,73 @@ pub trait Summable: Checked {
 }
 // ANCHOR_END: summable
 
+/// A sum as a value of its own type: a rank's partial sum (in the kernel's accumulator) or the
+/// total it holds after the all-reduce (in the wide type). Two are equal when they are the
+/// same bits (a NaN equals the same NaN), which is what "every rank holds the same total" means;
+/// printed as Rust's `{:?}` prints the number, which reads back to the same value.
+#[derive(Clone, Copy, Debug)]
+pub enum Value {
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (*self, *other) {
+            (Value::I32(a), Value::I32(b)) => a == b,
+            (Value::I64(a), Value::I64(b)) => a == b,
+            (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
+            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::I32(x) => write!(f, "{x:?}"),
+            Value::I64(x) => write!(f, "{x:?}"),
+            Value::F32(x) => write!(f, "{x:?}"),
+            Value::F64(x) => write!(f, "{x:?}"),
+        }
+    }
+}
+
+impl From<i32> for Value {
+    fn from(x: i32) -> Value {
+        Value::I32(x)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(x: i64) -> Value {
+        Value::I64(x)
+    }
+}
+
+impl From<f32> for Value {
+    fn from(x: f32) -> Value {
+        Value::F32(x)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(x: f64) -> Value {
+        Value::F64(x)
+    }
+}
+
 impl Summable for i32 {
     type Wide = i64;
     const WIDE_POISON: i64 = i64::MIN + 0x5a5a;
     fn widen(partial: i32) -> i64 {
         partial as i64
+    }
+    fn partial_value(partial: i32) -> Value {
+        partial.into()
     }
     fn from_pattern(v: i32) -> i32 {
         v
@@ -52,6 +116,9 @@ impl Summable for f32 {
     fn widen(partial: f32) -> f64 {
         partial as f64
     }
+    fn partial_value(partial: f32) -> Value {
+        partial.into()
+    }
     fn from_pattern(v: i32) -> f32 {
         v as f32
     }
@@ -71,6 +138,9 @@ impl Summable for f64 {
     fn widen(partial: f64) -> f64 {
         partial
     }
+    fn partial_value(partial: f64) -> Value {
+        partial.into()
+    }
     fn from_pattern(v: i32) -> f64 {
         v as f64
     }
@@ -80,5 +150,21 @@ impl Summable for f64 {
     fn check_total(total: f64, r: &Reference, depth: u64) -> std::result::Result<(), String> {
         // The f64 adds across GPUs are roundings of the same size: one more level per doubling.
         check_float(total, r, F64_UNIT_ROUNDOFF, depth + 8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_equal_when_their_bits_are_and_print_as_rust_reads_them() {
+        assert_eq!(Value::F64(f64::NAN), Value::F64(f64::NAN));
+        assert_ne!(Value::F64(0.0), Value::F64(-0.0));
+        assert_ne!(Value::I64(3), Value::F64(3.0));
+        assert_eq!(Value::F64(3.0).to_string(), "3.0");
+        assert_eq!(Value::F32(0.1).to_string(), "0.1");
+        assert_eq!(Value::I64(-1_073_741_824).to_string(), "-1073741824");
+        assert_eq!(<f32 as Summable>::partial_value(1.5), Value::F32(1.5));
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! | module | the file it reads and writes |
 //! |---|---|
-//! | [`bench`] | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
+//! | [`bench`](mod@bench) | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
 //! | [`rows`] | the row sums' conventions in those rows (`plots/data/rows/`) |
 //! | [`tile`] | the tile languages' whole-array sums (`plots/data/tile/`) |
 //! | [`accuracy`] | `plots/data/accuracy/<gpu>.csv` and `accuracy/conditioning/<gpu>.csv` |
@@ -16,6 +16,9 @@
 //! | [`allreduce`] | `plots/data/nccl/<gpu>-x<count>.csv`, and the bus-bandwidth formulas |
 //! | [`mistakes`] | `plots/data/mistakes/<gpu>.csv`: what each mistake did |
 //! | [`exercises`] | `book/generated/exercises.md`: the checker's tally on a GPU |
+//! | [`experiments`] | `plots/data/experiments/<gpu>.csv`: one change to a kernel, timed alone (CuPy) |
+//! | [`ncu`] | `plots/data/ncu/<kernel>.csv`: Nsight Compute's raw metrics of one launch |
+//! | [`sass`] | `plots/data/sass/<arch>/<entry>.sass`: the machine code NVRTC writes |
 //! | [`machine`] | the header every results file starts with |
 //! | [`summary`] | median, minimum and maximum of repeated timings |
 
@@ -25,9 +28,12 @@ pub mod bench;
 pub mod csv;
 pub mod determinism;
 pub mod exercises;
+pub mod experiments;
 pub mod machine;
 pub mod mistakes;
+pub mod ncu;
 pub mod rows;
+pub mod sass;
 pub mod summary;
 pub mod tile;
 

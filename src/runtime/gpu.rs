@@ -195,7 +195,7 @@ impl Gpu {
     /// Allocate `len` elements, uninitialised, after checking that they fit: a request larger
     /// than the free memory gets [`Error::OutOfMemory`] instead of a driver error.
     pub fn alloc<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).unwrap_or(usize::MAX);
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
         let (free, _) = self.memory()?;
         if bytes > free {
             return Err(Error::OutOfMemory { requested_bytes: bytes, free_bytes: free });

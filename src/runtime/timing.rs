@@ -110,5 +110,5 @@ fn capture(gpu: &Gpu, ops: usize, enqueue: &mut impl FnMut(usize) -> Result<()>)
     let queued = (0..ops).try_for_each(&mut *enqueue);
     let graph = stream.end_capture(CUgraphInstantiate_flags(0)).during("finishing a graph capture");
     queued?;
-    graph?.ok_or_else(|| Error::EmptyGraph)
+    graph?.ok_or(Error::EmptyGraph)
 }

@@ -1,13 +1,15 @@
 //! The catalogue: every mistake of the chapter, by number, what runs it and what catches it, and
 //! the broken kernels it launches (`kernels/broken/`).
 
+use crate::child::Sanitizer;
 use crate::element::Dtype;
 use crate::error::Result;
 use crate::kernels::{GridRule, KernelSpec, Shape, Shared, Status};
 use crate::records::mistakes::Class;
+use crate::kernels::names;
 
 
-/// A broken kernel: a [`KernelSpec`] so that [`Gpu::function`] compiles and loads it like any
+/// A broken kernel: a [`KernelSpec`] so that [`crate::gpu::Gpu::function`] compiles and loads it like any
 /// other, but kept out of [`crate::kernels::all`]. (`status` is unused for these: they are never
 /// benchmarked; `chapter` 0 means "the mistakes chapter".)
 const fn broken(name: &'static str, title: &'static str, file: &'static str, source: &'static str, min_block: u32, elements_per_thread: u32) -> KernelSpec {
@@ -84,7 +86,7 @@ pub struct Mistake {
     /// What finds it, in Markdown.
     pub caught_by: &'static str,
     /// The compute-sanitizer tool whose report the chapter shows, if any.
-    pub sanitizer: Option<&'static str>,
+    pub sanitizer: Option<Sanitizer>,
     /// The outcome the GPU tests assert, where it does not depend on luck (the kernel is wrong
     /// by construction); `None` where the outcome is only recorded.
     pub asserted: Option<Class>,
@@ -94,7 +96,7 @@ pub struct Mistake {
 static MISTAKES: &[Mistake] = &[
     Mistake {
         number: 1, name: "sync_in_branch", title: "`__syncthreads()` inside `if (tid < s)`",
-        caught_by: "reading the code against the rule (synccheck is the tool for barriers: its verdict is below)", sanitizer: Some("synccheck"), asserted: None,
+        caught_by: "reading the code against the rule (synccheck is the tool for barriers: its verdict is below)", sanitizer: Some(Sanitizer::Synccheck), asserted: None,
         kind: Kind::Passes { kernel: "sync_in_branch", block: 256, shared: SharedMemory::OnePerThread },
     },
     Mistake {
@@ -104,8 +106,8 @@ static MISTAKES: &[Mistake] = &[
     },
     Mistake {
         number: 3, name: "warp_volatile_no_syncwarp", title: "warp-synchronous last warp, `volatile`, no `__syncwarp()`",
-        caught_by: "compute-sanitizer racecheck", sanitizer: Some("racecheck"), asserted: None,
-        kind: Kind::Passes { kernel: "reduce5_volatile", block: 256, shared: SharedMemory::OnePerThread },
+        caught_by: "compute-sanitizer racecheck", sanitizer: Some(Sanitizer::Racecheck), asserted: None,
+        kind: Kind::Passes { kernel: names::REDUCE5_VOLATILE, block: 256, shared: SharedMemory::OnePerThread },
     },
     Mistake {
         number: 4, name: "tail_not_written", title: "shared memory not written for threads past `n`",
@@ -118,18 +120,18 @@ static MISTAKES: &[Mistake] = &[
         caught_by: "`KernelSpec::check_block`, before any launch", sanitizer: None, asserted: Some(Class::WrongResult),
         // Kernel 3, unchanged. The launcher of the mistakes does not call check_block, on
         // purpose: that check is what refuses this block size.
-        kind: Kind::Passes { kernel: "reduce3", block: 300, shared: SharedMemory::OnePerThread },
+        kind: Kind::Passes { kernel: names::REDUCE3, block: 300, shared: SharedMemory::OnePerThread },
     },
     // ANCHOR_END: block_300
     Mistake {
         number: 6, name: "second_load_unchecked", title: "second load `in[i + blockDim.x]` without its bound check",
-        caught_by: "compute-sanitizer memcheck", sanitizer: Some("memcheck"), asserted: None,
+        caught_by: "compute-sanitizer memcheck", sanitizer: Some(Sanitizer::Memcheck), asserted: None,
         kind: Kind::Passes { kernel: "second_load_unchecked", block: 256, shared: SharedMemory::OnePerThread },
     },
     Mistake {
         number: 7, name: "shared_size_missing", title: "dynamic shared memory size left out of the launch",
         caught_by: "the driver's error at the next wait; memcheck names the access", sanitizer: None, asserted: Some(Class::LaunchError),
-        kind: Kind::Passes { kernel: "reduce3", block: 256, shared: SharedMemory::LeftOut },
+        kind: Kind::Passes { kernel: names::REDUCE3, block: 256, shared: SharedMemory::LeftOut },
     },
     Mistake {
         number: 8, name: "grid_barrier_spin", title: "blocks spinning on a global counter as a grid barrier",
@@ -139,12 +141,12 @@ static MISTAKES: &[Mistake] = &[
     Mistake {
         number: 9, name: "float_equality", title: "an `f32` sum compared with `==`",
         caught_by: "the error bound `(n − 1)·u·Σ|x|`", sanitizer: None, asserted: None,
-        kind: Kind::FloatEquality { kernel: "reduce3", block: 256 },
+        kind: Kind::FloatEquality { kernel: names::REDUCE3, block: 256 },
     },
     Mistake {
         number: 10, name: "partials_to_host", title: "partial sums copied to the host between passes",
         caught_by: "timing it against the passes on the GPU", sanitizer: None, asserted: None,
-        kind: Kind::HostRoundTrips { kernel: "reduce3", block: 256 },
+        kind: Kind::HostRoundTrips { kernel: names::REDUCE3, block: 256 },
     },
 ];
 

@@ -4,13 +4,14 @@
 //! checks against the kernel's own lines (or from the host's planner), as the addressing
 //! diagrams are: a figure cannot show an access pattern the kernels do not have.
 
-use crate::book::diagrams::{steps, Scheme, Step};
+use crate::book::draw::diagrams::{steps, Scheme, Step};
 use crate::error::{io_error, Result};
 use plotters::coord::Shift;
 use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use crate::kernels::names;
 
 type Drawn<T = ()> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -88,7 +89,7 @@ fn render(path: &Path, size: (u32, u32), draw: impl FnOnce(&Area) -> Drawn) -> R
         root.fill(&WHITE).map_err(|e| io_error(path, e))?;
         draw(&root).and_then(|()| root.present()).map_err(|e| io_error(path, e))?;
     }
-    Ok(crate::book::plots::fit_to_page(svg))
+    Ok(crate::book::draw::charts::fit_to_page(svg))
 }
 
 fn banks_figure(scheme: Scheme, path: &Path) -> Result<String> {
@@ -166,7 +167,7 @@ fn draw_bank_row(root: &Area, step: &Step, left: i32, y: i32) -> Drawn {
 /// The launches of a sum of 64 values by kernel 3 with blocks of 8 threads, as the host plans
 /// them ([`crate::plan::plan_passes`]), and the values after each.
 pub fn decomposition(values: &[i64], block: u32) -> Result<Vec<(crate::plan::Pass, Vec<i64>)>> {
-    let kernel = crate::kernels::find("reduce3")?;
+    let kernel = crate::kernels::find(names::REDUCE3)?;
     let passes = crate::plan::plan_passes(kernel, values.len() as u64, block, u32::MAX)?;
     let mut current = values.to_vec();
     let mut out = Vec::new();
@@ -400,25 +401,41 @@ fn ticket_figure(path: &Path) -> Result<String> {
 
 // ---- all of them ------------------------------------------------------------------------------
 
-/// Draw every figure of this module into `out_dir`.
-pub fn draw_all(out_dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out_dir).map_err(|e| io_error(out_dir, e))?;
-    let mut jobs: Vec<(String, Box<dyn Fn(&Path) -> Result<String>>)> = Scheme::ALL
+/// A figure of a later chapter, drawn from the host's arithmetic, by its file name under
+/// `plots/diagrams/`.
+pub type Drawing = Box<dyn Fn() -> Result<String>>;
+
+/// The chapter that shows the figure `name` (a file name under `plots/diagrams/`).
+pub fn chapter_of(name: &str) -> &'static str {
+    match name {
+        "interleaved_divergent_64.svg" | "decomposition.svg" => "01_interleaved_divergent.md",
+        "interleaved_strided_64.svg" => "02_interleaved_strided.md",
+        "sequential_64.svg" => "03_sequential.md",
+        "grid_stride.svg" => "07_multiple_elements.md",
+        "shuffle_tree.svg" => "08_warp_shuffle.md",
+        _ => "10_single_pass.md",
+    }
+}
+
+/// Every figure, as (file name under `plots/diagrams/`, drawing): each tree's shared-memory
+/// banks at 64 values, the kernel decomposition, the grid-stride loop, the shuffle tree and the
+/// last block's ticket.
+pub fn figures() -> Vec<(String, Drawing)> {
+    let mut figures: Vec<(String, Drawing)> = Scheme::ALL
         .iter()
-        .map(|&s| (format!("{}_64.svg", s.name()), Box::new(move |p: &Path| banks_figure(s, p)) as Box<dyn Fn(&Path) -> Result<String>>))
-        .collect();
-    jobs.push(("decomposition.svg".into(), Box::new(decomposition_figure)));
-    jobs.push(("grid_stride.svg".into(), Box::new(grid_stride_figure)));
-    jobs.push(("shuffle_tree.svg".into(), Box::new(shuffle_figure)));
-    jobs.push(("last_block_ticket.svg".into(), Box::new(ticket_figure)));
-    jobs.into_iter()
-        .map(|(file, draw)| {
-            let path = out_dir.join(file);
-            let svg = draw(&path)?;
-            std::fs::write(&path, svg).map_err(|e| io_error(&path, e))?;
-            Ok(path)
+        .map(|&s| {
+            let name = format!("{}_64.svg", s.name());
+            let path = format!("plots/diagrams/{name}");
+            (name, Box::new(move || banks_figure(s, Path::new(&path))) as Drawing)
         })
-        .collect()
+        .collect();
+    let at = |name: &str| std::path::PathBuf::from(format!("plots/diagrams/{name}"));
+    let (d, g, s, t) = (at("decomposition.svg"), at("grid_stride.svg"), at("shuffle_tree.svg"), at("last_block_ticket.svg"));
+    figures.push(("decomposition.svg".into(), Box::new(move || decomposition_figure(&d))));
+    figures.push(("grid_stride.svg".into(), Box::new(move || grid_stride_figure(&g))));
+    figures.push(("shuffle_tree.svg".into(), Box::new(move || shuffle_figure(&s))));
+    figures.push(("last_block_ticket.svg".into(), Box::new(move || ticket_figure(&t))));
+    figures
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@
 //! TileLang and Triton versions did against the book's kernels and `torch.sum` (from
 //! `plots/data/rows/` and `plots/data/tile/`, written by `plots/tile_peers.py`).
 
+use crate::book::context::Context;
 use crate::records::rows::{self as rows_records, AUTO_KERNEL, TILELANG_KERNEL, TORCH_KERNEL, TRITON_KERNEL};
-use crate::records::tile::{results_dir, GENERATED_SOURCE, TILELANG_SUM, TRITON_SUM};
+use crate::records::tile::{TILELANG_SUM, TRITON_SUM};
 use crate::element::Dtype;
-use crate::error::{io_error, Result};
+use crate::error::Result;
 use crate::records::bench::{Cache, Row};
 use crate::records::Machine;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// A listing the chapter counts: its label, its file, and the anchors whose lines are its code.
 pub struct Listing {
@@ -61,12 +61,12 @@ pub fn code_lines(text: &str, anchor: &str) -> Option<usize> {
 /// checkout: the book can be redrawn anywhere.
 pub fn listed_source(file: &str) -> Option<&'static str> {
     Some(match file {
-        "kernels/tilelang/row_sum.py" => include_str!("../../kernels/tilelang/row_sum.py"),
-        "kernels/triton/row_sum.py" => include_str!("../../kernels/triton/row_sum.py"),
-        "kernels/tilelang/sum.py" => include_str!("../../kernels/tilelang/sum.py"),
-        "kernels/triton/sum.py" => include_str!("../../kernels/triton/sum.py"),
-        "kernels/13_rows.cu" => include_str!("../../kernels/13_rows.cu"),
-        "kernels/vector_load.cuh" => include_str!("../../kernels/vector_load.cuh"),
+        "kernels/tilelang/row_sum.py" => include_str!("../../../kernels/tilelang/row_sum.py"),
+        "kernels/triton/row_sum.py" => include_str!("../../../kernels/triton/row_sum.py"),
+        "kernels/tilelang/sum.py" => include_str!("../../../kernels/tilelang/sum.py"),
+        "kernels/triton/sum.py" => include_str!("../../../kernels/triton/sum.py"),
+        "kernels/13_rows.cu" => include_str!("../../../kernels/13_rows.cu"),
+        "kernels/vector_load.cuh" => include_str!("../../../kernels/vector_load.cuh"),
         _ => return None,
     })
 }
@@ -242,44 +242,43 @@ pub fn sums_comparison(tile: &(Machine, Vec<Row>), bench: Option<&(Machine, Vec<
     Some(s)
 }
 
-/// Write `book/generated/tile_lines.md`, `tile_generated.md`, `tile_rows.md` and `tile_sums.md`.
-pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBuf>> {
-    let slug = crate::records::slug(&book.gpu);
-    let generated = root.join("book/generated");
-    std::fs::create_dir_all(&generated).map_err(|e| io_error(&generated, e))?;
-    let not_yet = |what: &str| format!("*{what} not yet measured on the {}: `cargo run --release -- rows-bench` (it runs `python3 plots/tile_peers.py` after its own measurement; on a GPU host without Rust, `bash tests/gpu-host.sh rows`).*\n", book.gpu);
+/// What the tile chapter says where a measurement is missing.
+fn not_yet(c: &Context, what: &str) -> Result<String> {
+    Ok(format!("*{what} not yet measured on the {}: `cargo run --release -- rows-bench` (it runs `python3 plots/tile_peers.py` after its own measurement; on a GPU host without Rust, `bash tests/gpu-host.sh rows`).*\n", c.book()?.0.gpu))
+}
 
+/// `tile_lines.md`: the lines of code of each listing.
+pub fn lines_markdown(_: &Context) -> Result<String> {
     let mut lines = String::from("| listing | lines of code |\n|---|--:|\n");
     for (label, count) in line_counts()? {
         writeln!(lines, "| {label} | {count} |").unwrap();
     }
-    lines.push_str("\n*Counted by `reduction::book::tile::line_counts` in the files the listings above include: lines that are not blank and not comments.*\n");
+    lines.push_str("\n*Counted by `reduction::book::chapters::tile::line_counts` in the files the listings above include: lines that are not blank and not comments.*\n");
+    Ok(lines)
+}
 
-    let source_path = results_dir(data_dir).join(GENERATED_SOURCE);
-    let facts = match std::fs::read_to_string(&source_path) {
-        Ok(source) => generated_facts(&source).into_iter().map(|f| format!("- {f}\n")).collect::<String>(),
-        Err(_) => not_yet("The generated source"),
-    };
-
-    let row_data = rows_records::load(&rows_records::results_dir(data_dir), &slug)?;
-    let rows_md = row_data.as_ref().and_then(|(m, r)| rows_comparison(m, r)).unwrap_or_else(|| not_yet("The tile-language row sums"));
-
-    let tile_file = results_dir(data_dir).join(format!("{slug}.csv"));
-    let bench = crate::book::render::load_all(data_dir)?.into_iter().find(|(m, _)| m.gpu == book.gpu);
-    let sums_md = if tile_file.is_file() {
-        let tile = crate::records::bench::read_csv(&tile_file)?;
-        sums_comparison(&tile, bench.as_ref()).unwrap_or_else(|| not_yet("The tile-language sums"))
-    } else {
-        not_yet("The tile-language sums")
-    };
-
-    let mut written = Vec::new();
-    for (name, text) in [("tile_lines.md", lines), ("tile_generated.md", facts), ("tile_rows.md", rows_md), ("tile_sums.md", sums_md)] {
-        let path = generated.join(name);
-        std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
-        written.push(path);
+/// `tile_generated.md`: what the CUDA TileLang generated does ([`generated_facts`]).
+pub fn generated_markdown(c: &Context) -> Result<String> {
+    match &c.tile_source {
+        Some(source) => Ok(generated_facts(source).into_iter().map(|f| format!("- {f}\n")).collect()),
+        None => not_yet(c, "The generated source"),
     }
-    Ok(written)
+}
+
+/// `tile_rows.md`: the tile languages' row sums beside the book's ([`rows_comparison`]).
+pub fn rows_markdown(c: &Context) -> Result<String> {
+    match c.row_sums.as_ref().and_then(|(m, r)| rows_comparison(m, r)) {
+        Some(text) => Ok(text),
+        None => not_yet(c, "The tile-language row sums"),
+    }
+}
+
+/// `tile_sums.md`: the tile languages' whole-array sums beside the book's ([`sums_comparison`]).
+pub fn sums_markdown(c: &Context) -> Result<String> {
+    match c.tile_sums.as_ref().and_then(|tile| sums_comparison(tile, Some(c.book().ok()?))) {
+        Some(text) => Ok(text),
+        None => not_yet(c, "The tile-language sums"),
+    }
 }
 
 #[cfg(test)]

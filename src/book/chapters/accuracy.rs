@@ -1,15 +1,20 @@
-//! The accuracy experiment's results as data and as the chapter shows them: the results file
-//! (`plots/data/accuracy/<gpu>.csv`), the median error of each method, and the table. The
-//! experiment itself is `measure::accuracy`; its chart is drawn by `plots::draw_accuracy`.
+//! "How wrong does a float sum get?" (`book/accuracy.md`): the median error of each method as N
+//! grows and as the condition number grows, as tables (`accuracy.md`,
+//! `accuracy_conditioning.md`) and charts, and the cascaded kernel input by input
+//! (`accuracy_cascade.md`), from `plots/data/accuracy/`
+//! ([`crate::records::accuracy`]).
 
-use crate::error::{io_error, Result};
-use crate::records::accuracy::{book_file, conditioning_file, read_conditioning_csv, read_csv, Conditioned, Measurement, METHODS};
+use super::common::size_text;
+use crate::book::context::Context;
+use crate::element::Dtype;
+use crate::book::draw::charts::{accuracy_chart, conditioning_chart, MethodPoints};
+use crate::error::Result;
+use crate::records::accuracy::{Conditioned, Measurement, METHODS};
 use crate::records::summary::median;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// The median relative error of each method at each n (over the seeds), in method order.
-pub fn medians(rows: &[Measurement]) -> Vec<(&'static str, &'static str, Vec<(usize, f64)>)> {
+pub fn medians(rows: &[Measurement]) -> Vec<MethodPoints<usize>> {
     METHODS
         .iter()
         .filter_map(|&(method, what)| {
@@ -64,44 +69,39 @@ pub fn table(gpu: &str, rows: &[Measurement]) -> String {
     s
 }
 
-/// Write `book/generated/accuracy.md` (the table) and `plots/accuracy.svg` (the chart) from the
-/// results of the GPU the book shows; where the experiment has not run on it, a note says how to
-/// run it and the chart is empty.
-pub fn render(data_dir: &Path, book_gpu: &str, root: &Path) -> Result<Vec<PathBuf>> {
-    let file = book_file(data_dir, book_gpu);
-    let path = root.join("book/generated/accuracy.md");
-    let chart = root.join("plots/accuracy.svg");
-    let mut written = Vec::new();
-    if file.is_file() {
-        let (gpu, rows) = read_csv(&file)?;
-        std::fs::write(&path, table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
-        written.push(crate::book::plots::draw_accuracy(&chart, &gpu, &medians(&rows))?);
-    } else {
-        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
-        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
-        written.push(crate::book::plots::draw_accuracy(&chart, book_gpu, &[])?);
+/// What the chapter shows until the size sweep has run on the book's GPU.
+pub const NOT_MEASURED: &str = "*Not yet measured on this GPU: `cargo run --release -- accuracy` writes the data and redraws this table and its chart.*\n";
+/// The same for the conditioning sweep.
+pub const CONDITIONING_NOT_MEASURED: &str = "*Not yet measured on this GPU: `cargo run --release -- accuracy --only conditioning` writes the data and redraws this table and its chart.*\n";
+
+/// `accuracy.md`: the size sweep's table, or how to measure it.
+pub fn sizes_markdown(c: &Context) -> String {
+    c.accuracy.as_ref().map_or_else(|| NOT_MEASURED.to_string(), |(gpu, rows)| table(gpu, rows))
+}
+
+/// `plots/accuracy.svg`: each method's median error against N (empty where not measured).
+pub fn sizes_chart(c: &Context) -> Result<String> {
+    match &c.accuracy {
+        Some((gpu, rows)) => accuracy_chart(gpu, &medians(rows)),
+        None => accuracy_chart(&c.book()?.0.gpu, &[]),
     }
-    written.push(path);
-    // The conditioning sweep (`reduction accuracy --only conditioning`).
-    let file = conditioning_file(data_dir, book_gpu);
-    let path = root.join("book/generated/accuracy_conditioning.md");
-    let chart = root.join("plots/accuracy_conditioning.svg");
-    if file.is_file() {
-        let (gpu, rows) = read_conditioning_csv(&file)?;
-        std::fs::write(&path, conditioning_table(&gpu, &rows)).map_err(|e| io_error(&path, e))?;
-        let n = rows.first().map_or(0, |r| r.n);
-        written.push(crate::book::plots::draw_conditioning(&chart, &gpu, n, &conditioning_medians(&rows))?);
-    } else {
-        let note = "*Not yet measured on this GPU: `cargo run --release -- accuracy --only conditioning` writes the data and redraws this table and its chart.*\n";
-        std::fs::write(&path, note).map_err(|e| io_error(&path, e))?;
-        written.push(crate::book::plots::draw_conditioning(&chart, book_gpu, 0, &[])?);
+}
+
+/// `accuracy_conditioning.md`: the conditioning sweep's table, or how to measure it.
+pub fn conditioning_markdown(c: &Context) -> String {
+    c.conditioning.as_ref().map_or_else(|| CONDITIONING_NOT_MEASURED.to_string(), |(gpu, rows)| conditioning_table(gpu, rows))
+}
+
+/// `plots/accuracy_conditioning.svg`: each method's median error against the condition number.
+pub fn conditioning_chart_svg(c: &Context) -> Result<String> {
+    match &c.conditioning {
+        Some((gpu, rows)) => conditioning_chart(gpu, rows.first().map_or(0, |r| r.n), &conditioning_medians(rows)),
+        None => conditioning_chart(&c.book()?.0.gpu, 0, &[]),
     }
-    written.push(path);
-    Ok(written)
 }
 
 /// Each method's (median condition, median relative error) at each target, in method order.
-pub fn conditioning_medians(rows: &[Conditioned]) -> Vec<(&'static str, &'static str, Vec<(f64, f64)>)> {
+pub fn conditioning_medians(rows: &[Conditioned]) -> Vec<MethodPoints<f64>> {
     let mut targets: Vec<f64> = rows.iter().map(|r| r.target).collect();
     targets.sort_by(|a, b| a.total_cmp(b));
     targets.dedup();
@@ -193,10 +193,68 @@ pub fn compensated_reach(rows: &[Conditioned]) -> Option<String> {
     })
 }
 
+/// `accuracy_cascade.md`: where the cascaded kernel's error lies against the tree's and the CPU
+/// loop's, input by input (not only the medians of three), from [`Context::accuracy`].
+pub fn cascade_markdown(c: &Context) -> String {
+    accuracy_cascade(c.accuracy.as_ref().map(|(_, m)| m.as_slice()))
+}
+
+/// Where the cascaded kernel's error lies against the tree's and the CPU loop's, input by input.
+pub fn accuracy_cascade(measurements: Option<&[Measurement]>) -> String {
+    let Some(ms) = measurements.filter(|m| !m.is_empty()) else {
+        return "*The accuracy experiment has not run on this GPU.*\n".into();
+    };
+    let by = |method: &str, n: usize| -> Vec<(u64, f64)> {
+        let mut v: Vec<(u64, f64)> =
+            ms.iter().filter(|m| m.method == method && m.input == Dtype::F32 && m.n == n).map(|m| (m.seed, m.relative_error())).collect();
+        v.sort_by_key(|x| x.0);
+        v
+    };
+    let mut sizes: Vec<usize> = ms.iter().filter(|m| m.method == "gpu_cascaded").map(|m| m.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let (mut between, mut total, mut not) = (0, 0, Vec::new());
+    for &n in &sizes {
+        let (tree, cascade, cpu) = (by("gpu_tree", n), by("gpu_cascaded", n), by("cpu_sequential", n));
+        for ((seed, c), ((_, t), (_, l))) in cascade.iter().zip(tree.iter().zip(cpu.iter())) {
+            total += 1;
+            if (t.min(*l)..=t.max(*l)).contains(c) {
+                between += 1;
+            } else {
+                not.push(format!("{} seed {seed}", size_text(n)));
+            }
+        }
+    }
+    let seeds = ms.iter().map(|m| m.seed).collect::<std::collections::BTreeSet<_>>().len();
+    let mut s = format!(
+        "Input by input ({seeds} inputs at each of {} sizes, `f32`), the cascaded kernel's error lies between the tree's and the CPU \
+        loop's in {between} of {total} cases",
+        sizes.len()
+    );
+    if !not.is_empty() {
+        write!(s, "; not at {}", not.iter().take(6).cloned().collect::<Vec<_>>().join(", ")).unwrap();
+        if not.len() > 6 {
+            write!(s, " and {} more", not.len() - 6).unwrap();
+        }
+    }
+    s.push_str(". With three inputs a size, a median moves with one of them: read the table's medians as that.\n");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::element::Dtype;
+
+    #[test]
+    fn the_cascade_is_placed_input_by_input() {
+        let m = |method: &str, seed: u64, result: f64| Measurement { method: method.into(), input: Dtype::F32, n: 1 << 20, seed, result, exact: 1000.0 };
+        // Seed 1: tree 1e-3, CPU 1e-2, cascade 5e-3 (between); seed 2: the cascade is worse than both.
+        let rows = vec![m("gpu_tree", 1, 1001.0), m("cpu_sequential", 1, 1010.0), m("gpu_cascaded", 1, 1005.0),
+            m("gpu_tree", 2, 1001.0), m("cpu_sequential", 2, 1002.0), m("gpu_cascaded", 2, 1020.0)];
+        let text = accuracy_cascade(Some(&rows));
+        assert!(text.contains("in 1 of 2 cases; not at 2^20 seed 2"), "{text}");
+        assert!(accuracy_cascade(None).contains("has not run"));
+    }
 
     #[test]
     fn the_table_shows_each_method_at_the_sizes_measured() {
@@ -235,8 +293,8 @@ mod tests {
     fn the_committed_conditioning_data_meets_the_goal() {
         // From condition number 10^6 on, the compensated sum's error is at least 100 times
         // smaller than the tree's; and the plain tree's error grows with the condition number.
-        let path = conditioning_file(&crate::records::repo_root().join("plots/data"), "NVIDIA H200");
-        let (_, rows) = read_conditioning_csv(&path).unwrap();
+        let path = crate::records::accuracy::conditioning_file(&crate::records::repo_root().join("plots/data"), "NVIDIA H200");
+        let (_, rows) = crate::records::accuracy::read_conditioning_csv(&path).unwrap();
         let advantage = compensated_advantage(&rows).unwrap();
         assert!(advantage >= 100.0, "{advantage}");
         let tree = errors_from(&rows, "gpu_tree", 1.0);

@@ -35,7 +35,7 @@ pub(super) const CACHE_LOOKS: [(Cache, Look, &str); 2] = [
 
 pub(super) fn speedup_chart((machine, rows): &(Machine, Vec<Row>)) -> BarChart {
     // Harris's seven kernels only (the corrected kernel 5; no variants, no later kernels).
-    let is_harris = |r: &Row| crate::book::tables::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
+    let is_harris = |r: &Row| crate::book::chapters::harris::HARRIS_G80.iter().any(|(name, ..)| *name == r.kernel);
     let harris: Vec<&Row> =
         rows.iter().filter(|r| r.status == Status::Correct && r.dtype == HARRIS_DTYPE && r.n == HARRIS_N && is_harris(r)).collect();
     let kernels = kernels_in_order(harris.iter().copied());

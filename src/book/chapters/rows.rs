@@ -1,61 +1,75 @@
-//! The row-sum chapter's table and chart, drawn from `plots/data/rows/` with no GPU. Row-sum
-//! results are ordinary benchmark rows ([`crate::records::bench`]) with one convention: `n` is the row
-//! length N, and `bytes` the M·N·size bytes read, so M = bytes / (size·n) ([`rows_of`]).
+//! "Row sums" (`book/rows.md`): the table and chart of every strategy at every shape, the f16 and
+//! bf16 rows, and what the data says of few rows, from `plots/data/rows/`
+//! ([`crate::records::rows`]: ordinary benchmark rows where `n` is the row length N and M is
+//! [`rows_of`]).
 
-use crate::error::{io_error, Result};
+use crate::book::context::Context;
+use crate::book::draw::charts::{line_chart, PlainSeries};
 use crate::element::Dtype;
-use crate::records::bench::{Cache, Row};
-use crate::records::rows::{load, results_dir, rows_of, MEASURE_COMMAND, PEERS, AUTO_KERNEL, TORCH_KERNEL};
+use crate::error::Result;
+use crate::records::bench::{Cache, Row, Status};
+use crate::records::rows::{rows_of, AUTO_KERNEL, MEASURE_COMMAND, PEERS, TORCH_KERNEL};
 use crate::records::Machine;
 use crate::rows::Strategy;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// The f32 rows: the main table and chart; f16 and bf16 have a table of their own.
 fn f32_only(rows: &[Row]) -> Vec<Row> {
     rows.iter().filter(|r| r.dtype == Dtype::F32).cloned().collect()
 }
 
-/// Write `book/generated/rows.md` (the table), `book/generated/rows_chart.md` (the chart, or
-/// why there is none) and, where there are measurements, `plots/rows.svg`, for the GPU the
-/// book shows. With no row data, the two notes say how to measure, and no chart is drawn.
-pub fn render(data_dir: &Path, book: &Machine, root: &Path) -> Result<Vec<PathBuf>> {
-    let slug = crate::records::slug(&book.gpu);
-    let loaded = load(&results_dir(data_dir), &slug)?;
-    let generated = root.join("book/generated");
-    std::fs::create_dir_all(&generated).map_err(|e| io_error(&generated, e))?;
-    let mut written = Vec::new();
-    let (table, chart_note) = match &loaded {
-        Some((machine, all)) if all.iter().any(|r| r.dtype == Dtype::F32) => {
-            let rows = &f32_only(all);
-            let svg = root.join("plots/rows.svg");
-            let (title, y_desc, series) = chart_series(machine, rows);
-            written.push(crate::book::plots::draw_line_chart(&svg, title, y_desc, series)?);
-            (table(machine, rows), "{{#include ../../plots/rows.svg}}\n".to_string())
-        }
-        _ => {
-            let note = format!("*Not yet measured on the {}: run `{MEASURE_COMMAND}` on it (on a GPU host without Rust, \
-                `bash tests/gpu-host.sh rows` and copy `$OUT/rows/*.csv` to `plots/data/rows/`), then \
-                `cargo run -- bench --plot-only`.*\n", book.gpu);
-            (note, format!("*Not yet measured on the {}: no chart yet.*\n", book.gpu))
-        }
-    };
-    let half = match &loaded {
-        Some((machine, all)) => half_table(machine, all),
-        None => None,
-    }
-    .unwrap_or_else(|| format!("*f16 and bf16 row sums not yet measured on the {}: `{MEASURE_COMMAND}` measures them.*\n", book.gpu));
-    for (name, text) in [("rows.md", table), ("rows_chart.md", chart_note), ("rows_half.md", half)] {
-        let path = generated.join(name);
-        std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
-        written.push(path);
-    }
-    Ok(written)
+/// The row sums of the book's GPU that have f32 rows: the main table and chart.
+fn f32_sums(c: &Context) -> Option<(&Machine, Vec<Row>)> {
+    c.row_sums.as_ref().filter(|(_, all)| all.iter().any(|r| r.dtype == Dtype::F32)).map(|(m, all)| (m, f32_only(all)))
+}
+
+/// `rows.md`: the f32 row sums at every shape, each strategy and the peers, or how to measure.
+pub fn table_markdown(c: &Context) -> Result<String> {
+    Ok(match f32_sums(c) {
+        Some((machine, rows)) => table(machine, &rows),
+        None => format!("*Not yet measured on the {}: run `{MEASURE_COMMAND}` on it (on a GPU host without Rust, \
+            `bash tests/gpu-host.sh rows` and copy `$OUT/rows/*.csv` to `plots/data/rows/`), then \
+            `cargo run -- bench --plot-only`.*\n", c.book()?.0.gpu),
+    })
+}
+
+/// `rows_chart.md`: the chart (a nested include), or why there is none.
+pub fn chart_markdown(c: &Context) -> Result<String> {
+    Ok(match f32_sums(c) {
+        Some(_) => "{{#include ../../plots/rows.svg}}\n".to_string(),
+        None => format!("*Not yet measured on the {}: no chart yet.*\n", c.book()?.0.gpu),
+    })
+}
+
+/// `plots/rows.svg`: time per row sum against N; `None` (not drawn) with no f32 row sums.
+pub fn chart(c: &Context) -> Result<Option<String>> {
+    f32_sums(c)
+        .map(|(machine, rows)| {
+            let (title, y_desc, series) = chart_series(machine, &rows);
+            line_chart(title, y_desc, series)
+        })
+        .transpose()
+}
+
+/// `rows_half.md`: the f16 and bf16 row sums, or that they are not measured.
+pub fn half_markdown(c: &Context) -> Result<String> {
+    Ok(match c.row_sums.as_ref().and_then(|(machine, all)| half_table(machine, all)) {
+        Some(table) => table,
+        None => format!("*f16 and bf16 row sums not yet measured on the {}: `{MEASURE_COMMAND}` measures them.*\n", c.book()?.0.gpu),
+    })
+}
+
+/// `rows_few.md`: what the row sums did with fewer rows than SMs ([`rows_few_sentence`]).
+pub fn few_markdown(c: &Context) -> Result<String> {
+    let book = &c.book()?.0;
+    let sm_count = c.row_sums.as_ref().map_or(book.sm_count, |(m, _)| m.sm_count);
+    let f32_sums: Option<Vec<Row>> = c.row_sums.as_ref().map(|(_, rows)| f32_only(rows));
+    Ok(rows_few_sentence(&book.gpu, sm_count, f32_sums.as_deref()))
 }
 
 /// The series the chart draws: time against N at the M·N most shapes share (the fixed product
 /// of the sweep), one line per strategy, the automatic choice and the library peer (dashed).
-fn chart_series(machine: &Machine, rows: &[Row]) -> (String, String, crate::book::plots::PlainSeries) {
+fn chart_series(machine: &Machine, rows: &[Row]) -> (String, String, PlainSeries) {
     let product = common_product(rows);
     let mut series = Vec::new();
     let names: Vec<(&str, String, bool)> = Strategy::ALL.iter().map(|s| (s.kernel(), format!("{}: {}", s.kernel(), s.title()), false))
@@ -151,7 +165,7 @@ pub fn table(machine: &Machine, rows: &[Row]) -> String {
                 picked_best += 1;
             } else {
                 let slower = chosen.median_us / best.median_us;
-                if worst.map_or(true, |(w, _, _)| slower > w) {
+                if worst.is_none_or(|(w, _, _)| slower > w) {
                     worst = Some((slower, m, n));
                 }
             }
@@ -224,6 +238,55 @@ pub fn half_table(machine: &Machine, rows: &[Row]) -> Option<String> {
     }
     writeln!(s, "*Inputs of 2 bytes a value, summed in f32; bytes read are M·N·2. Measured on an {} by `{}` and `python3 plots/tile_peers.py` on {}.*", machine.gpu, machine.command, machine.date).unwrap();
     Some(s)
+}
+
+/// `128 × 2^21`, as the row-sum table writes a shape.
+pub fn shape(m: usize, n: usize) -> String {
+    let side = |v: usize| if v.is_power_of_two() && v > 8192 { format!("2^{}", v.trailing_zeros()) } else { v.to_string() };
+    format!("{} × {}", side(m), side(n))
+}
+
+/// The row-sum chapter's claim about few rows: with fewer rows than SMs, which of one block per
+/// row and several blocks per row was faster at each shape, and where `torch.sum` beat both.
+/// `rows` are the row-sum measurements (`plots/data/rows/`), `None` where there are none.
+pub fn rows_few_sentence(gpu: &str, sm_count: u32, rows: Option<&[Row]>) -> String {
+    let Some(rows) = rows.filter(|r| !r.is_empty()) else {
+        return format!("*Not yet measured on the {gpu}: `cargo run --release -- rows-bench`.*\n");
+    };
+    let time = |kernel: &str, m: usize, n: usize| {
+        rows.iter().find(|r| r.kernel == kernel && crate::records::rows::rows_of(r) == m && r.n == n).map(|r| r.median_us)
+    };
+    let (block, split) = (crate::rows::Strategy::Block.kernel(), crate::rows::Strategy::Split.kernel());
+    let mut shapes: Vec<(usize, usize)> = rows.iter().map(|r| (crate::records::rows::rows_of(r), r.n)).filter(|&(m, _)| m < sm_count as usize).collect();
+    shapes.sort_by(|a, b| b.cmp(a));
+    shapes.dedup();
+    let (mut block_won, mut split_won, mut torch_won) = (Vec::new(), Vec::new(), Vec::new());
+    for &(m, n) in &shapes {
+        let (Some(b), Some(sp)) = (time(block, m, n), time(split, m, n)) else { continue };
+        if b <= sp {
+            block_won.push(format!("{} ({b:.2} µs against {sp:.2})", shape(m, n)));
+        } else {
+            split_won.push(format!("{} ({sp:.2} µs against {b:.2})", shape(m, n)));
+        }
+        let ours = rows.iter().filter(|r| crate::records::rows::rows_of(r) == m && r.n == n && r.status != Status::Peer).map(|r| r.median_us).fold(f64::MAX, f64::min);
+        if let Some(t) = time(crate::records::rows::TORCH_KERNEL, m, n).filter(|&t| t < ours) {
+            torch_won.push(format!("{} ({t:.2} µs)", shape(m, n)));
+        }
+    }
+    if block_won.is_empty() && split_won.is_empty() {
+        return format!("*No shape with fewer rows than the {gpu}'s {sm_count} SMs was measured with both one block and several blocks per row.*\n");
+    }
+    let list = |v: &[String]| if v.is_empty() { "none of them".to_string() } else { v.join(", ") };
+    let mut s = format!(
+        "With fewer rows than the {gpu}'s {sm_count} SMs, the measurements say: one block per row was still the faster of the two \
+        at {}; several blocks per row won at {}.",
+        list(&block_won), list(&split_won)
+    );
+    if !torch_won.is_empty() {
+        write!(s, " `torch.sum(x, dim=1)` was faster than all three of the book's kernels at {}.", torch_won.join(", ")).unwrap();
+    }
+    s.push('\n');
+    s
 }
 
 #[cfg(test)]

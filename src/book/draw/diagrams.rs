@@ -5,7 +5,7 @@
 //! cannot show an addressing that the tests have not summed with.
 //!
 //! ```
-//! use reduction::book::diagrams::{steps, Scheme};
+//! use reduction::book::draw::diagrams::{steps, Scheme};
 //! // Kernel 2 at its first step: thread 1 adds element 3 into element 2.
 //! let first = &steps(Scheme::InterleavedStrided, 16)?[0];
 //! assert_eq!((first.s, first.adds[1].thread, first.adds[1].dst, first.adds[1].src), (1, 1, 2, 3));
@@ -17,7 +17,8 @@ use plotters::coord::Shift;
 use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use crate::kernels::names;
 
 /// How a block's tree pairs up its elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,9 +47,9 @@ impl Scheme {
     /// The first kernel of the registry that uses this scheme.
     pub fn kernel(self) -> &'static str {
         match self {
-            Scheme::InterleavedDivergent => "reduce1",
-            Scheme::InterleavedStrided => "reduce2",
-            Scheme::Sequential => "reduce3",
+            Scheme::InterleavedDivergent => names::REDUCE1,
+            Scheme::InterleavedStrided => names::REDUCE2,
+            Scheme::Sequential => names::REDUCE3,
         }
     }
 
@@ -184,7 +185,7 @@ pub fn block_of_300_sentence() -> String {
         format!("{} slots never reach slot 0", k1.never_reach_slot_0.len())
     };
     format!(
-        "Traced on the CPU with kernel 1's own loop (`reduction::diagrams::ragged_block`, tested against the kernel's lines): with \
+        "Traced on the CPU with kernel 1's own loop (`reduction::book::draw::diagrams::ragged_block`, tested against the kernel's lines): with \
         300 threads {reach}; the sum goes wrong because {} of the adds read a slot past the end of the 300-value tile ({}, …), \
         whatever shared memory holds there. Kernel 3's halving loop fails the other way: with 300 threads {} slots never reach slot 0 \
         (the first is slot {}), {}.\n",
@@ -217,21 +218,11 @@ pub fn simulate(scheme: Scheme, values: &[i64]) -> Result<Vec<Vec<i64>>> {
 /// The 16 values of Harris's slides, so the pictures can be set beside them.
 const EXAMPLE: [i64; 16] = [10, 1, 8, -1, 0, -2, 3, 5, -2, -3, 2, 7, 0, 11, 0, 2];
 
-/// Draw every diagram into `out_dir`.
-pub fn draw_all(out_dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out_dir).map_err(|e| io_error(out_dir, e))?;
-    let mut drawn = Scheme::ALL
-        .iter()
-        .map(|&scheme| {
-            let path = out_dir.join(format!("{}.svg", scheme.name()));
-            let svg = diagram(scheme, &EXAMPLE, &path)?;
-            std::fs::write(&path, crate::book::plots::fit_to_page(svg)).map_err(|e| io_error(&path, e))?;
-            Ok(path)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    // The figures drawn from the same arithmetic at a larger scale, and those of later chapters.
-    drawn.extend(crate::book::figures::draw_all(out_dir)?);
-    Ok(drawn)
+/// The addressing diagram of `scheme`'s tree over sixteen example values, as the book inlines it
+/// (`plots/diagrams/<scheme>.svg`).
+pub fn tree_diagram(scheme: Scheme) -> Result<String> {
+    let path = format!("plots/diagrams/{}.svg", scheme.name());
+    Ok(crate::book::draw::charts::fit_to_page(diagram(scheme, &EXAMPLE, Path::new(&path))?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -329,7 +320,7 @@ fn draw_cells(root: &DrawingArea<SVGBackend, Shift>, r: usize, values: &[i64], w
     let y = row_y(r);
     for (i, value) in values.iter().enumerate() {
         let i = i as u32;
-        let fresh = written.map_or(true, |adds| adds.iter().any(|a| a.dst == i));
+        let fresh = written.is_none_or(|adds| adds.iter().any(|a| a.dst == i));
         let fill = match written {
             None => WHITE,
             Some(_) if fresh => WRITTEN,

@@ -1,14 +1,22 @@
-//! The determinism experiment's results as data and as the chapter shows them: the results file
-//! (`plots/data/determinism/<gpu>.csv`, one row per kernel and visible GPU), the level each
-//! kernel reaches, and what each level costs in the benchmark's data. The experiment itself is
-//! `measure::determinism`.
+//! "The same bits every time" (`book/determinism.md`): the level each kernel reaches
+//! (`determinism.md`, from [`crate::records::determinism`]), what each level costs in the
+//! benchmark's data, kernel 15's speed goal (`reproducible_goal.md`), and where its time goes
+//! in Nsight Compute's profiles (`reproducible_ncu.md`).
 
-use crate::error::{io_error, Result};
+use crate::book::context::Context;
+use crate::error::Result;
 use crate::records::bench::{Cache, Machine, Row};
 use crate::records::csv::{self, Header};
-use crate::records::determinism::{book_file, level, read_csv, Level, Record};
+use crate::records::determinism::{level, Level, Record};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use crate::kernels::names;
+
+/// Kernel 15's three (`kernels/15_reproducible.cu`), whose goal and profile the chapter shows.
+const KERNEL15: [&str; 3] = [names::REDUCE15_REPRODUCIBLE, names::REDUCE15_NEUMAIER, names::REDUCE15_F64];
+
+fn is_kernel15(kernel: &str) -> bool {
+    KERNEL15.contains(&kernel)
+}
 
 /// The kernels in the order of the file, each with its rows.
 fn by_kernel(rows: &[Record]) -> Vec<(&str, Vec<&Record>)> {
@@ -79,7 +87,7 @@ pub fn table(header: &Header, rows: &[Record], bench: Option<&(Machine, Vec<Row>
 /// 2^28 and 2^30 as a share of the theoretical peak, the goal (90%; 85% for the f64
 /// accumulator), and the fastest plain (not chunked) kernel and the read-only ceiling beside it.
 pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
-    const GOALS: [(&str, f64); 3] = [("reduce15_reproducible", 90.0), ("reduce15_neumaier", 90.0), ("reduce15_f64", 85.0)];
+    const GOALS: [(&str, f64); 3] = [(names::REDUCE15_REPRODUCIBLE, 90.0), (names::REDUCE15_NEUMAIER, 90.0), (names::REDUCE15_F64, 85.0)];
     let Some(peak) = machine.peak_gbps.filter(|p| *p > 0.0) else { return String::new() };
     let at = |kernel: &str, n: usize| bench.iter().find(|r| r.kernel == kernel && r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated);
     let mut s = String::new();
@@ -97,7 +105,7 @@ pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
     }
     for n in [1usize << 28, 1 << 30] {
         let plain = bench.iter()
-            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::records::bench::Status::Correct && !r.kernel.starts_with("reduce15"))
+            .filter(|r| r.dtype == crate::Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == crate::records::bench::Status::Correct && !is_kernel15(&r.kernel))
             .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
         let ceiling = at(crate::records::bench::READ_ONLY_KERNEL, n);
         if let (Some(p), Some(c)) = (plain, ceiling) {
@@ -110,31 +118,24 @@ pub fn goal_table(machine: &Machine, bench: &[Row]) -> String {
     s
 }
 
-/// Write `book/generated/determinism.md` from the file of the book's GPU, or a note saying how
-/// to measure it, and `reproducible_goal.md` from the benchmark rows of the book's GPU.
-pub fn render(data_dir: &Path, book: &(Machine, Vec<Row>), root: &Path) -> Result<Vec<PathBuf>> {
-    let file = book_file(data_dir, &book.0.gpu);
-    let path = root.join("book/generated/determinism.md");
-    let text = if file.is_file() {
-        let (header, rows) = read_csv(&file)?;
-        table(&header, &rows, Some(book))
-    } else {
-        "*Not yet measured on this GPU: `cargo run --release -- determinism` writes the data and redraws this table.*\n".to_string()
-    };
-    std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
-    // The speed goal of kernel 15, measured in the same benchmark run as every other kernel.
-    let goal = root.join("book/generated/reproducible_goal.md");
-    let text = if book.1.iter().any(|r| r.kernel.starts_with("reduce15")) {
+/// `determinism.md`: every kernel's level, with the benchmark's cost of each, or how to measure.
+pub fn levels_markdown(c: &Context) -> Result<String> {
+    Ok(match &c.determinism {
+        Some((header, rows)) => table(header, rows, Some(c.book()?)),
+        None => "*Not yet measured on this GPU: `cargo run --release -- determinism` writes the data and redraws this table.*\n".to_string(),
+    })
+}
+
+/// `reproducible_goal.md`: the speed goal of kernel 15, measured in the same benchmark run as
+/// every other kernel.
+pub fn goal_markdown(c: &Context) -> Result<String> {
+    let (machine, rows) = c.book()?;
+    Ok(if rows.iter().any(|r| is_kernel15(&r.kernel)) {
         format!("*From the benchmark's data (`{}`); f32, inputs rotated past L2, percentages of the theoretical peak of {:.0} GB/s.*\n\n{}",
-            book.0.command, book.0.peak_gbps.unwrap_or(0.0), goal_table(&book.0, &book.1))
+            machine.command, machine.peak_gbps.unwrap_or(0.0), goal_table(machine, rows))
     } else {
         "*Not yet measured on this GPU: `cargo run --release -- bench` measures kernel 15 beside every other kernel.*\n".to_string()
-    };
-    std::fs::write(&goal, text).map_err(|e| io_error(&goal, e))?;
-    // Where kernel 15's time goes: Nsight Compute on one launch of each kernel.
-    let profile = root.join("book/generated/reproducible_ncu.md");
-    std::fs::write(&profile, ncu_table(&data_dir.join("ncu"))?).map_err(|e| io_error(&profile, e))?;
-    Ok(vec![path, goal, profile])
+    })
 }
 
 /// What Nsight Compute reported for one launch (`plots/data/ncu/<kernel>.txt`, its text output
@@ -177,30 +178,22 @@ pub fn parse_ncu(kernel: &str, text: &str) -> Option<Profile> {
     })
 }
 
-/// The table of every profile in `dir` (kernel 15's first, then the others), and what it says
-/// of occupancy, from the numbers; a note when nothing was profiled.
-pub fn ncu_table(dir: &Path) -> Result<String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect()).unwrap_or_default();
-    files.sort();
-    let mut profiles = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| io_error(&file, e))?;
-        let kernel = file.file_stem().unwrap().to_string_lossy().to_string();
-        if let Some(p) = parse_ncu(&kernel, &text) {
-            profiles.push(p);
-        }
-    }
+/// `reproducible_ncu.md`: the table of every profile (`ncu`: (kernel, ncu's text), kernel 15's
+/// first, then the others), and what it says of occupancy, from the numbers; a note when nothing
+/// was profiled.
+pub fn ncu_table(ncu: &[(String, String)]) -> String {
+    let mut profiles: Vec<Profile> = ncu.iter().filter_map(|(kernel, text)| parse_ncu(kernel, text)).collect();
     if profiles.is_empty() {
-        return Ok("*Not yet profiled on this GPU: `tests/gpu-host.sh ncu` runs Nsight Compute on kernel 15 and writes `plots/data/ncu/`.*\n".into());
+        return "*Not yet profiled on this GPU: `tests/gpu-host.sh ncu` runs Nsight Compute on kernel 15 and writes `plots/data/ncu/`.*\n".into();
     }
-    profiles.sort_by_key(|p| (!p.kernel.starts_with("reduce15"), p.kernel.clone()));
+    profiles.sort_by_key(|p| (!is_kernel15(&p.kernel), p.kernel.clone()));
     let mut s = String::from("| kernel | block × grid | registers a thread | occupancy: possible / achieved | SM throughput | DRAM throughput | duration |\n|---|--:|--:|--:|--:|--:|--:|\n");
     for p in &profiles {
         writeln!(s, "| `{}` | {} × {} | {} | {:.0}% / {:.1}% | {:.1}% | {:.1}% | {:.2} µs |", p.kernel, p.block, p.grid, p.registers,
             p.theoretical_occupancy, p.achieved_occupancy, p.compute_percent, p.dram_percent, p.duration_us).unwrap();
     }
-    let ours: Vec<&Profile> = profiles.iter().filter(|p| p.kernel.starts_with("reduce15")).collect();
-    if let (Some(fullest), false) = (profiles.iter().filter(|p| !p.kernel.starts_with("reduce15")).max_by(|a, b| a.theoretical_occupancy.total_cmp(&b.theoretical_occupancy)), ours.is_empty()) {
+    let ours: Vec<&Profile> = profiles.iter().filter(|p| is_kernel15(&p.kernel)).collect();
+    if let (Some(fullest), false) = (profiles.iter().filter(|p| !is_kernel15(&p.kernel)).max_by(|a, b| a.theoretical_occupancy.total_cmp(&b.theoretical_occupancy)), ours.is_empty()) {
         let most = ours.iter().map(|p| p.theoretical_occupancy).fold(0.0, f64::max);
         let busiest = ours.iter().max_by(|a, b| a.compute_percent.total_cmp(&b.compute_percent)).unwrap();
         let limit = ours.iter().map(|p| p.register_block_limit).max().unwrap_or(0);
@@ -208,7 +201,7 @@ pub fn ncu_table(dir: &Path) -> Result<String> {
             fullest.theoretical_occupancy, fullest.kernel, busiest.kernel, busiest.compute_percent, fullest.compute_percent, fullest.kernel).unwrap();
     }
     writeln!(s, "\n*One launch of each at 2^28 `f32`, profiled by Nsight Compute (`tests/gpu-host.sh ncu`; SpeedOfLight, Occupancy and LaunchStats sections) on the book's GPU.*").unwrap();
-    Ok(s)
+    s
 }
 
 #[cfg(test)]
@@ -226,8 +219,8 @@ mod tests {
 
     #[test]
     fn the_committed_profiles_are_read() {
-        let dir = crate::records::repo_root().join("plots/data/ncu");
-        let table = ncu_table(&dir).unwrap();
+        let ctx = Context::load(&crate::records::repo_root()).unwrap();
+        let table = ncu_table(&ctx.ncu);
         assert!(table.contains("`reduce15_neumaier`") && table.contains("`reduce10_last_block`"), "{table}");
         assert!(table.contains("Kernel 15's launches could hold at most 50% of an SM's threads — their registers allow 2 blocks an SM"), "{table}");
     }
@@ -242,7 +235,7 @@ mod tests {
         let machine = Machine { gpu: "Test GPU".into(), sm_count: 4, date: "2026-11-30".into(), command: "reduction determinism".into(), ..Default::default() };
         let path = std::env::temp_dir().join(format!("reduction-determinism-{}.csv", std::process::id()));
         crate::records::determinism::write_csv(&path, &machine, &rows).unwrap();
-        let (header, back) = read_csv(&path).unwrap();
+        let (header, back) = crate::records::determinism::read_csv(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(back, rows);
         let t = table(&header, &back, None);

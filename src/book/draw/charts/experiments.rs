@@ -1,9 +1,8 @@
 //! Charts of the other experiments, drawn by the same renderer as the benchmark's: the accuracy
 //! of a sum against N, the all-reduce sweep against message size, and the row sums.
 
-use crate::error::{Result, io_error};
-use std::path::{Path, PathBuf};
-use super::write_svg;
+use crate::error::Result;
+use super::svg;
 use super::draw::Figure;
 use super::lines::{Axis, LineChart, Series, XAxis};
 use super::looks::{KERNEL_COLOURS, KERNEL_MARKERS, Look, Marker, PEAK_LOOK, nth_look};
@@ -11,7 +10,10 @@ use super::looks::{KERNEL_COLOURS, KERNEL_MARKERS, Look, Marker, PEAK_LOOK, nth_
 /// The accuracy chart: each method's median relative error against N, log-log, with the two
 /// textbook bounds for f32 dashed. Errors of exactly zero, and the infinite errors of a sum that
 /// overflowed, cannot be drawn on a log axis and are left out (the chapter's table shows them).
-pub(crate) fn draw_accuracy(path: &Path, gpu: &str, medians: &[(&str, &str, Vec<(usize, f64)>)]) -> Result<PathBuf> {
+/// One method's median relative errors: its name, what it is, and (x, error) points.
+pub type MethodPoints<X> = (&'static str, &'static str, Vec<(X, f64)>);
+
+pub fn accuracy_chart(gpu: &str, medians: &[MethodPoints<usize>]) -> Result<String> {
     let mut series: Vec<Series> = medians
         .iter()
         .enumerate()
@@ -48,13 +50,13 @@ pub(crate) fn draw_accuracy(path: &Path, gpu: &str, medians: &[(&str, &str, Vec<
         if_empty: "no accuracy measurements".into(),
         x_axis: XAxis::Elements,
     };
-    write_svg(path, Figure::Lines(chart).render())
+    svg("plots/accuracy.svg", Figure::Lines(chart).render())
 }
 
 /// The accuracy chart against the condition number: each method's median relative error
 /// against the median condition number of its inputs, log-log, with the tree's bound
 /// `cond · ⌈log₂ n⌉ · u` dashed. Zero errors (exact sums) are left out, as above.
-pub(crate) fn draw_conditioning(path: &Path, gpu: &str, n: usize, medians: &[(&str, &str, Vec<(f64, f64)>)]) -> Result<PathBuf> {
+pub fn conditioning_chart(gpu: &str, n: usize, medians: &[MethodPoints<f64>]) -> Result<String> {
     let mut series: Vec<Series> = medians
         .iter()
         .enumerate()
@@ -82,13 +84,13 @@ pub(crate) fn draw_conditioning(path: &Path, gpu: &str, n: usize, medians: &[(&s
         if_empty: "no conditioning measurements".into(),
         x_axis: XAxis::Condition,
     };
-    write_svg(path, Figure::Lines(chart).render())
+    svg("plots/accuracy_conditioning.svg", Figure::Lines(chart).render())
 }
 
 /// One line of a chart against message size: `group` picks the colour, so that two measures of
 /// one run (bus and algorithm bandwidth) share it, the second `dashed`.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct BytesSeries {
+pub struct BytesSeries {
     pub label: String,
     /// (bytes, value), in increasing bytes; values above zero.
     pub points: Vec<(f64, f64)>,
@@ -98,7 +100,7 @@ pub(crate) struct BytesSeries {
 
 /// Draw a log-log chart of `series` against message size into `path` (the all-reduce
 /// benchmark's), with the look of every other chart of the book.
-pub(crate) fn draw_bytes_chart(path: &Path, title: &str, y_desc: &str, series: &[BytesSeries], if_empty: &str) -> Result<PathBuf> {
+pub fn bytes_chart(title: &str, y_desc: &str, series: &[BytesSeries], if_empty: &str) -> Result<String> {
     let n = KERNEL_COLOURS.len();
     let chart = LineChart {
         title: title.to_string(),
@@ -116,20 +118,17 @@ pub(crate) fn draw_bytes_chart(path: &Path, title: &str, y_desc: &str, series: &
         if_empty: if_empty.to_string(),
         x_axis: XAxis::Bytes,
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-    }
-    write_svg(path, Figure::Lines(chart).render())
+    svg("plots/nccl.svg", Figure::Lines(chart).render())
 }
 
 /// Series given as `(label, (N, value) points, dashed)`.
-pub(crate) type PlainSeries = Vec<(String, Vec<(f64, f64)>, bool)>;
+pub type PlainSeries = Vec<(String, Vec<(f64, f64)>, bool)>;
 
 /// A line chart against N for data that is not a full sum (the row sums of [`crate::rows`]),
 /// drawn by the same renderer as every chart here: one series per `(label, points, dashed)`,
 /// looks in list order, a log y axis.
-pub(crate) fn draw_line_chart(path: &Path, title: String, y_desc: String, series: PlainSeries) -> Result<PathBuf> {
+pub fn line_chart(title: String, y_desc: String, series: PlainSeries) -> Result<String> {
     let series = series.into_iter().enumerate().map(|(i, (label, points, dashed))| Series { label, points, look: nth_look(i, dashed) }).collect();
     let chart = LineChart { title, y_desc, y_axis: Axis::Log, y_reach: 0.0, series, if_empty: "no measurements".into(), x_axis: XAxis::Elements };
-    write_svg(path, Figure::Lines(chart).render())
+    svg("plots/rows.svg", Figure::Lines(chart).render())
 }

@@ -1,25 +1,64 @@
-//! Which kernel went through which compute-sanitizer tool, read from the logs in
-//! `plots/data/sanitizer/` (`tests/gpu-host.sh sanitize` writes them: every test binary that
-//! launches the book's kernels, under each of the four tools, each test's line kept). A kernel
-//! counts as checked by a tool when a log of that tool holds a passing test that launched it.
+//! What compute-sanitizer reported, as the chapters quote it (`sanitizer/<log>.md`): one sentence
+//! per log under `plots/data/sanitizer/`, naming the tool and its summary line; and which kernel
+//! went through which tool, read from the same logs (`sanitizer_coverage.md`: `tests/gpu-host.sh
+//! sanitize` runs every test binary that launches the book's kernels under each of the four
+//! tools, each test's line kept). A kernel counts as checked by a tool when a log of that tool
+//! holds a passing test that launched it.
 
+use crate::child::Sanitizer;
 use crate::records::bench::{COPY_KERNEL, READ_ONLY_KERNEL};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
-/// The four tools, in the order the chapter names them.
-pub const TOOLS: [&str; 4] = ["memcheck", "racecheck", "synccheck", "initcheck"];
+/// "compute-sanitizer's racecheck reported 3 hazards displayed (0 errors, 10 warnings)." The
+/// tool is the first one named in the text (the log's file name comes first).
+pub fn sanitizer_sentence(log: &str) -> String {
+    let tool = Sanitizer::ALL
+        .into_iter()
+        .map(Sanitizer::name)
+        .filter_map(|t| log.find(t).map(|at| (at, t)))
+        .min()
+        .map_or("the sanitizer", |(_, t)| t);
+    let summary = log
+        .lines()
+        .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
+        .find(|s| !s.contains("not printed"));
+    let tests = log.lines().find_map(|l| l.strip_prefix("test result: ok. ")).and_then(|rest| rest.split(" passed").next().map(str::to_string));
+    let under = tests.map(|n| format!(" ({n} tests ran under it and passed)")).unwrap_or_default();
+    match summary {
+        Some(summary) => format!("On the GPU this book was last measured on, compute-sanitizer's {tool} reported **{summary}**{under}.\n"),
+        None => match log.lines().find_map(|l| l.strip_prefix("# not yet run: ")) {
+            Some(command) => format!("compute-sanitizer's {tool} has not been run here yet (`{command}`).\n"),
+            None => format!("The {tool} log has no summary line: the run did not finish.\n"),
+        },
+    }
+}
 
-/// The row kernels' name in the table (`kernels/13_rows.cu`, launched by `RowReducer`).
+/// The chapter that shows the sentence of the log `name` (`plots/data/sanitizer/<name>.log`):
+/// a mistake's tool run on it in the mistake's chapter, Harris's kernel 5 in its own chapter,
+/// everything else in the sanitizer chapter.
+pub fn chapter_of(name: &str) -> &'static str {
+    let mistake = crate::kernels::broken::all()
+        .iter()
+        .find(|m| crate::kernels::broken::sanitizer_log(m).is_some_and(|log| log == format!("plots/data/sanitizer/{name}.log")));
+    if let Some(m) = mistake {
+        super::mistakes::chapter_of(m)
+    } else if name == "kernel5-racecheck" {
+        "05_unroll_last_warp.md"
+    } else {
+        "sanitizers.md"
+    }
+}
+
+/// The row kernels' name in the coverage table (`kernels/13_rows.cu`, launched by `RowReducer`).
 pub const ROWS: &str = "rows";
 
 /// The groups of `tests/rows.rs` whose tests launch the row kernels (the others check the
 /// planner, the chapter and the scripts, on the host).
 pub const ROW_KERNEL_GROUPS: [&str; 9] = ["auto", "exact", "half", "one_hot", "random", "reuse", "row_loop", "strided", "empty"];
 
-/// Every kernel the table must account for: the registry's correct ones (Harris's racy 2007
-/// kernel 5 is kept for the lesson, and racecheck's report on it is chapter 5's), the two
+/// Every kernel the coverage table must account for: the registry's correct ones (Harris's racy
+/// 2007 kernel 5 is kept for the lesson, and racecheck's report on it is chapter 5's), the two
 /// yardsticks, the row sums.
 pub fn registered_kernels() -> Vec<String> {
     let mut names: Vec<String> = crate::kernels::correct().map(|k| k.name.to_string()).collect();
@@ -31,7 +70,7 @@ pub fn registered_kernels() -> Vec<String> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Log {
     pub name: String,
-    pub tool: Option<&'static str>,
+    pub tool: Option<Sanitizer>,
     pub passed_by_kernel: BTreeMap<String, usize>,
     pub failed: usize,
     /// `ERROR SUMMARY: 0 errors` / `RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)`.
@@ -46,10 +85,10 @@ impl Log {
     }
 }
 
-/// Read one log. `name` is its file name, which names the tool (`sanitize-racecheck-test-gpu.log`)
-/// and, for the row sums' binary, contains `rows`.
+/// Read one log. `name` is its file name (or stem), which names the tool
+/// (`sanitize-racecheck-test-gpu`) and, for the row sums' binary, contains `rows`.
 pub fn parse_log(name: &str, text: &str) -> Log {
-    let tool = TOOLS.into_iter().filter_map(|t| name.find(t).map(|at| (at, t))).min().map(|(_, t)| t);
+    let tool = Sanitizer::ALL.into_iter().filter_map(|t| name.find(t.name()).map(|at| (at, t))).min_by_key(|(at, _)| *at).map(|(_, t)| t);
     let kernels = registered_kernels();
     let rows_binary = name.contains("rows");
     let mut log = Log { name: name.to_string(), tool, ..Log::default() };
@@ -63,8 +102,7 @@ pub fn parse_log(name: &str, text: &str) -> Log {
         }
         let Some(test) = line.strip_prefix("test ") else { continue };
         let Some((test_name, outcome)) = test.rsplit_once(" ... ") else { continue };
-        let test_name = test_name.trim();
-        let group = test_name.split("::").next().unwrap_or_default();
+        let group = test_name.trim().split("::").next().unwrap_or_default();
         let kernel = if kernels.iter().any(|k| k == group) {
             Some(group.to_string())
         } else if rows_binary && ROW_KERNEL_GROUPS.contains(&group) {
@@ -81,28 +119,14 @@ pub fn parse_log(name: &str, text: &str) -> Log {
     log
 }
 
-/// Every `*.log` under `dir`, parsed, by file name.
-pub fn load_logs(dir: &Path) -> Vec<Log> {
-    let mut logs: Vec<Log> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .filter_map(|p| Some(parse_log(&p.file_name()?.to_string_lossy(), &std::fs::read_to_string(&p).ok()?)))
-        .collect();
-    logs.sort_by(|a, b| a.name.cmp(&b.name));
-    logs
-}
-
 /// (tests that passed under the tool, the errors the logs that ran them reported, whether every
-/// such log has its summary) for each kernel and tool.
+/// such log has its summary) for each kernel and tool (by the tool's name).
 pub fn coverage(logs: &[Log]) -> BTreeMap<(String, &'static str), (usize, u64, bool)> {
     let mut out = BTreeMap::new();
     for log in logs {
         let Some(tool) = log.tool else { continue };
         for (kernel, passed) in &log.passed_by_kernel {
-            let cell = out.entry((kernel.clone(), tool)).or_insert((0, 0, true));
+            let cell = out.entry((kernel.clone(), tool.name())).or_insert((0, 0, true));
             cell.0 += passed;
             cell.1 += log.errors().unwrap_or(0);
             cell.2 &= log.summary.is_some();
@@ -111,9 +135,10 @@ pub fn coverage(logs: &[Log]) -> BTreeMap<(String, &'static str), (usize, u64, b
     out
 }
 
-/// The chapter's table: every registered kernel against the four tools, from the logs.
-pub fn coverage_table(dir: &Path) -> String {
-    let logs = load_logs(dir);
+/// `sanitizer_coverage.md`: every registered kernel against the four tools, from the logs
+/// (`logs`: (name, text), [`crate::book::context::Context::sanitizer_logs`]).
+pub fn coverage_table(logs: &[(String, String)]) -> String {
+    let logs: Vec<Log> = logs.iter().map(|(name, text)| parse_log(name, text)).collect();
     let cells = coverage(&logs);
     let mut s = String::from("| kernel | memcheck | racecheck | synccheck | initcheck |\n|---|--:|--:|--:|--:|\n");
     let mut missing: Vec<String> = Vec::new();
@@ -121,13 +146,13 @@ pub fn coverage_table(dir: &Path) -> String {
     for kernel in registered_kernels() {
         write!(s, "| `{kernel}` |").unwrap();
         let mut tools_missing = Vec::new();
-        for tool in TOOLS {
-            match cells.get(&(kernel.clone(), tool)) {
-                Some((passed, errors, true)) => write!(s, " {passed} tests, {errors} {} |", if tool == "racecheck" { "hazards" } else { "errors" }).unwrap(),
+        for tool in Sanitizer::ALL {
+            match cells.get(&(kernel.clone(), tool.name())) {
+                Some((passed, errors, true)) => write!(s, " {passed} tests, {errors} {} |", if tool == Sanitizer::Racecheck { "hazards" } else { "errors" }).unwrap(),
                 Some((passed, _, false)) => write!(s, " {passed} tests, no summary (the run was cut short) |").unwrap(),
                 None => {
                     write!(s, " not run |").unwrap();
-                    tools_missing.push(tool);
+                    tools_missing.push(tool.name());
                 }
             }
         }
@@ -143,11 +168,15 @@ pub fn coverage_table(dir: &Path) -> String {
     if missing.is_empty() {
         writeln!(s, "Every registered kernel passed tests under all four tools.").unwrap();
     } else {
-        writeln!(s, "Not yet run, {pairs_missing} of {} kernel–tool pairs: {} (`tests/gpu-host.sh sanitize` runs them all, and its \
-            logs go to `plots/data/sanitizer/`).", registered_kernels().len() * TOOLS.len(), missing.join(", ")).unwrap();
+        writeln!(s, "{COVERAGE_NOT_YET_RUN} {pairs_missing} of {} kernel–tool pairs: {} (`tests/gpu-host.sh sanitize` runs them all, and its \
+            logs go to `plots/data/sanitizer/`).", registered_kernels().len() * Sanitizer::ALL.len(), missing.join(", ")).unwrap();
     }
     s
 }
+
+/// How the coverage table starts its list of the kernel–tool pairs no log covers yet (allowed,
+/// with the reason, in [`crate::book::manifest::NOT_MEASURED_ALLOWED`]).
+pub const COVERAGE_NOT_YET_RUN: &str = "Not yet run,";
 
 #[cfg(test)]
 mod tests {
@@ -159,11 +188,13 @@ test copy::u32::n=3 ... ok\ntest device::info_is_plausible ... ok\ntest reduce3:
     #[test]
     fn a_log_counts_its_passing_tests_by_kernel_and_reads_its_summary() {
         let log = parse_log("sanitize-memcheck-test-gpu.log", LOG);
-        assert_eq!(log.tool, Some("memcheck"));
+        assert_eq!(log.tool, Some(Sanitizer::Memcheck));
         assert_eq!(log.passed_by_kernel.get("reduce15_neumaier"), Some(&1));
         assert_eq!(log.passed_by_kernel.get(READ_ONLY_KERNEL), Some(&1));
         assert_eq!(log.passed_by_kernel.get(COPY_KERNEL), Some(&1));
         assert_eq!((log.failed, log.errors()), (1, Some(2)));
+        // The first tool named in the name is the log's.
+        assert_eq!(parse_log("racecheck-memcheck-x", "").tool, Some(Sanitizer::Racecheck));
         // Row tests count for the row kernels only in the row binary's logs.
         let rows = parse_log("sanitize-racecheck-test-rows.log", "test random::warp::1x1 ... ok\ntest choice::short ... ok\n");
         assert_eq!(rows.passed_by_kernel.get(ROWS), Some(&1));
@@ -173,16 +204,15 @@ test copy::u32::n=3 ... ok\ntest device::info_is_plausible ... ok\ntest reduce3:
 
     #[test]
     fn the_table_names_every_kernel_and_every_pair_not_run() {
-        let dir = std::env::temp_dir().join(format!("reduction-sanitizer-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("sanitize-memcheck-test-gpu.log"), LOG).unwrap();
-        let table = coverage_table(&dir);
-        std::fs::remove_dir_all(&dir).ok();
+        let table = coverage_table(&[("sanitize-memcheck-test-gpu".to_string(), LOG.to_string())]);
         assert!(table.contains("| `reduce15_neumaier` | 1 tests, 2 errors | not run |"), "{table}");
         assert!(table.contains("`reduce1` (no tool)") && table.contains("`reduce15_neumaier` (racecheck, synccheck, initcheck)"), "{table}");
         for kernel in registered_kernels() {
             assert!(table.contains(&format!("| `{kernel}` |")), "{kernel}");
         }
+        // A log cut short before its summary says so in its cells.
+        let cut = coverage_table(&[("sanitize-racecheck-test-gpu".to_string(), "test reduce9::f32::n=1 ... ok\n".to_string())]);
+        assert!(cut.contains("| `reduce9` | not run | 1 tests, no summary (the run was cut short) |"), "{cut}");
     }
 
     /// The sanitize stage of `tests/gpu-host.sh` runs every test binary but those it names, and

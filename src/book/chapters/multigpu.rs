@@ -1,11 +1,12 @@
-//! The all-reduce chapter's table and chart, drawn with no GPU from `plots/data/nccl/`
-//! ([`crate::records::allreduce`], written by `reduction multigpu allreduce`).
+//! "Across GPUs with NCCL" (`book/multigpu.md`): the all-reduce table (`nccl.md`) and chart
+//! (`plots/nccl.svg`), drawn with no GPU from `plots/data/nccl/` ([`crate::records::allreduce`],
+//! written by `reduction multigpu allreduce`).
 
-use crate::book::plots::{draw_bytes_chart, BytesSeries};
-use crate::error::{io_error, Result};
-use crate::records::allreduce::{bus_factor, data_dir, load_all, AllReduceHeader, AllReduceRow};
+use crate::book::context::{AllReduceRun, Context};
+use crate::book::draw::charts::{bytes_chart, BytesSeries};
+use crate::error::Result;
+use crate::records::allreduce::{bus_factor, AllReduceHeader, AllReduceRow};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// The sizes the chapter's table shows: 8 B and every eighth size up from it (2^3, 2^6, …), and
 /// the largest.
@@ -28,7 +29,7 @@ pub fn not_measured_note() -> String {
         .to_string()
 }
 
-/// The chapter's table for one run: the machine line, the sizes of [`table_sizes`], what the
+/// The chapter's table for one run: the machine line, the sizes of `table_sizes`, what the
 /// smallest and the largest message show, and the GPUs' topology where it was recorded.
 pub fn table(header: &AllReduceHeader, rows: &[AllReduceRow], topology: Option<&str>) -> String {
     let ranks = header.ranks();
@@ -97,48 +98,44 @@ pub fn bytes_text(bytes: usize) -> String {
     }
 }
 
-/// Redraw `book/generated/nccl.md` and, where there are results, `plots/nccl.svg`: the table
-/// shows the run with the most GPUs of the book's GPU (`book_slug`), or else of any GPU; the
-/// chart shows every run. With no results the table is the [`not_measured_note`] and no chart
-/// is drawn.
-pub fn render(root: &Path, book_slug: Option<&str>) -> Result<Vec<PathBuf>> {
-    let runs = load_all(&data_dir(root))?;
-    let generated = root.join("book/generated");
-    std::fs::create_dir_all(&generated).map_err(|e| io_error(&generated, e))?;
-    let table_path = generated.join("nccl.md");
-    let mut written = Vec::new();
-    let Some(shown) = runs
+/// The run the table shows: the one with the most GPUs of the book's GPU, or else of any GPU.
+fn shown(c: &Context) -> Option<&AllReduceRun> {
+    let book_slug = c.book_gpu().map(crate::records::slug).or_else(|| c.book_slug.clone());
+    c.allreduce
         .iter()
-        .filter(|(_, h, _)| book_slug.is_some_and(|slug| crate::records::slug(&h.gpus[0]) == slug))
-        .max_by_key(|(_, h, _)| h.ranks())
-        .or_else(|| runs.iter().max_by_key(|(_, h, _)| h.ranks()))
-    else {
-        std::fs::write(&table_path, not_measured_note()).map_err(|e| io_error(&table_path, e))?;
-        return Ok(vec![table_path]);
-    };
-    let (file, header, rows) = shown;
-    let topology_file = file.with_file_name(file.file_stem().map(|s| format!("{}-topo.txt", s.to_string_lossy())).unwrap_or_default());
-    let topology = std::fs::read_to_string(topology_file).ok();
-    let mut md = table(header, rows, topology.as_deref());
-    // Nested include: mdBook resolves it from book/generated/.
-    md = format!("{{{{#include ../../plots/nccl.svg}}}}\n\n{md}");
-    std::fs::write(&table_path, md).map_err(|e| io_error(&table_path, e))?;
-    written.push(table_path);
+        .filter(|r| book_slug.as_deref().is_some_and(|slug| crate::records::slug(&r.header.gpus[0]) == slug))
+        .max_by_key(|r| r.header.ranks())
+        .or_else(|| c.allreduce.iter().max_by_key(|r| r.header.ranks()))
+}
 
+/// `nccl.md`: the chart (a nested include, which mdBook resolves from `book/generated/`) and the
+/// table of the run `shown` picks, or the [`not_measured_note`] where nothing was measured.
+pub fn table_markdown(c: &Context) -> String {
+    match shown(c) {
+        Some(run) => format!("{{{{#include ../../plots/nccl.svg}}}}\n\n{}", table(&run.header, &run.rows, run.topology.as_deref())),
+        None => not_measured_note(),
+    }
+}
+
+/// `plots/nccl.svg`: every run's bus and algorithm bandwidth against message size; `None` (not
+/// drawn) where nothing was measured.
+pub fn chart(c: &Context) -> Result<Option<String>> {
+    if c.allreduce.is_empty() {
+        return Ok(None);
+    }
     let mut series = Vec::new();
-    for (group, (_, h, rows)) in runs.iter().enumerate() {
-        let mut sorted: Vec<&AllReduceRow> = rows.iter().collect();
+    for (group, run) in c.allreduce.iter().enumerate() {
+        let mut sorted: Vec<&AllReduceRow> = run.rows.iter().collect();
         sorted.sort_by_key(|r| r.bytes);
-        let ranks = h.ranks();
+        let (h, ranks) = (&run.header, run.header.ranks());
         series.push(BytesSeries { label: format!("{}: busbw", h.describe()), points: sorted.iter().map(|r| (r.bytes as f64, r.busbw_gbps(ranks))).collect(), group, dashed: false });
         // On two GPUs the bus factor is 1 and the lines coincide: the legend says so.
         let same = if bus_factor(ranks) == 1.0 { " (= busbw on 2 GPUs)" } else { "" };
         series.push(BytesSeries { label: format!("{}: algbw{same}", h.describe()), points: sorted.iter().map(|r| (r.bytes as f64, r.algbw_gbps())).collect(), group, dashed: true });
     }
-    let names: Vec<String> = runs.iter().map(|(_, h, _)| h.describe()).collect();
+    let names: Vec<String> = c.allreduce.iter().map(|r| r.header.describe()).collect();
     let title = format!("NCCL all-reduce (f32, sum): {}", names.join(", "));
-    written.push(draw_bytes_chart(&root.join("plots/nccl.svg"), &title, "bandwidth (GB/s)", &series, "no all-reduce measurements")?);
-    Ok(written)
+    bytes_chart(&title, "bandwidth (GB/s)", &series, "no all-reduce measurements").map(Some)
 }
 
 #[cfg(test)]

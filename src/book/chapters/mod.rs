@@ -1,0 +1,19 @@
+//! The generators of `book/generated/`, grouped by the chapter that includes what they write.
+//! Each is a function of the loaded data ([`crate::book::context::Context`]) or of the rows in
+//! it, returning the file's text; [`crate::book::manifest`] names the file each one writes.
+
+pub mod accuracy;
+pub mod benchmark;
+pub mod classic;
+pub mod common;
+pub mod determinism;
+pub mod harris;
+pub mod introduction;
+pub mod mistakes;
+pub mod modern;
+pub mod multigpu;
+pub mod rows;
+pub mod sanitizers;
+pub mod tile;
+#[cfg(test)]
+mod tests;
