@@ -4,8 +4,13 @@
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize (default)
+#                                                   and ops (only when named: the operators' tests and benchmark)
+#                                                   and racecheck (only when named: kernel 2 padded and the row kernels
+#                                                   at larger sizes; sanitize already runs racecheck on every binary)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #                                                   and book (only when named: the chapters' recorded outputs)
+#                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
+#                                                   with .gpu-peers/ from plots/pack_peers.sh)
 #                                                   and reproducible (only when named: kernel 15's
 #                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools;
@@ -19,6 +24,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
 mkdir -p "$OUT"
 B=.gpu-bundle
+# The Python peers a host without network lacks (TileLang, Liger, Quack: plots/pack_peers.sh), for
+# every stage whose Python children import them (tile-language tests, rows-bench, ops-bench, dl-bench).
+if [ -d .gpu-peers ]; then source plots/peers_env.sh .gpu-peers; fi
 stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
@@ -68,11 +76,13 @@ if has sanitize; then
   # added later is picked up without touching this script. Skipped: the binaries whose kernels
   # are broken on purpose (mistakes, mutation, the exercises' near misses), the one that needs
   # two GPUs (multigpu), the 2^31-element ones (reliability: the same kernels, too large for the
-  # tools), the Python tile languages, and those that launch nothing. Sizes: every size up to
-  # 2^16 + 1 (racecheck: 4097, on 4 test threads, where it finishes; with one per core it did not).
+  # tools), the Python tile languages and peers, and those that launch nothing; in the operators'
+  # binary (test-ops), its planted bugs and its 2^31-element cases, for the same reasons. Sizes:
+  # every size up to 2^16 + 1 (racecheck: 4097, on 4 test threads, where it finishes; with one per
+  # core it did not).
   # Every test's line is kept, so that the chapter can say which kernel went through which tool
   # (src/book/chapters/sanitizers.rs reads them). Copy $OUT/sanitizer/sanitize-*.log to plots/data/sanitizer/.
-  skip=" ${SANITIZE_SKIP:-test-mistakes test-mutation test-exercises test-multigpu test-reliability test-tile_languages test-book test-plots test-nvrtc test-browser test-skeptic test-cli} "
+  skip=" ${SANITIZE_SKIP:-test-mistakes test-mutation test-exercises test-multigpu test-reliability test-tile_languages test-peers test-dispatch test-book test-plots test-nvrtc test-browser test-skeptic test-cli} "
   mkdir -p "$OUT/sanitizer"
   for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
     echo "=== compute-sanitizer --tool $tool"
@@ -80,14 +90,15 @@ if has sanitize; then
     for t in $B/tests/test-*; do
       name=$(basename "$t")
       [[ "$skip" == *" $name "* ]] && continue
+      case $name in test-ops) extra="--skip planted:: --skip large::";; *) extra="";; esac
       for filter in ${FILTERS:-all}; do
         [ "$filter" = all ] && filter=""
         log="$OUT/sanitizer/sanitize-$tool-$name${filter:+-$filter}.log"
         started=$(date +%s)
         MAX_TEST_N=$max_n REQUIRE_GPU=1 timeout ${SANITIZE_TIMEOUT:-600} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-          "$t" $filter --skip determinism:: --test-threads $threads > "$log.full" 2>&1
+          "$t" $filter --skip determinism:: $extra --test-threads $threads > "$log.full" 2>&1
         rc=$?
-        { echo "# MAX_TEST_N=$max_n REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 .gpu-bundle/tests/$name $filter --skip determinism:: --test-threads $threads   ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F); exit $rc after $(( $(date +%s) - started )) s; the tests' lines and the tool's, padding removed)"
+        { echo "# MAX_TEST_N=$max_n REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 .gpu-bundle/tests/$name $filter --skip determinism:: $extra --test-threads $threads   ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F); exit $rc after $(( $(date +%s) - started )) s; the tests' lines and the tool's, padding removed)"
           grep -E '^test |^=========|^test result' "$log.full" | sed -E 's/ {2,}\.\.\. / ... /'; } > "$log"
         rm -f "$log.full"
         echo "$tool $name ${filter}: exit $rc in $(( $(date +%s) - started )) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1); $(grep 'test result' "$log" | tail -1)"
@@ -100,6 +111,26 @@ if has sanitize; then
   timeout 120 compute-sanitizer --tool racecheck --print-limit 4 $B/bin/reduction sum --kernel reduce5_volatile --n 100000 --block 256 \
     > "$OUT/racecheck-reduce5_volatile.log" 2>&1
   echo "exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-reduce5_volatile.log" | tail -1)"
+  pack
+fi
+
+if has racecheck; then
+  # Only when named (the sanitize stage runs racecheck on every binary up to 4097 values): the
+  # kernels whose shared-memory trees make racecheck slowest (kernel 2 padded, the row kernels),
+  # at sizes small enough for it to finish: every size up to 4097 (8193 values a row) and every
+  # block size, f32 and i32, on 4 test threads: with one per core (16) the same run had not
+  # finished kernel 2's f32 sizes after 200 s; with 4 it takes seconds. The logs go to
+  # plots/data/sanitizer/ for the chapter.
+  echo "=== racecheck, sized to finish"
+  mkdir -p "$OUT/sanitizer"
+  MAX_TEST_N=4097 REQUIRE_GPU=1 timeout 400 compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 \
+    $B/tests/test-gpu reduce2_padded:: --skip ::f64:: --skip ::bf16:: --skip ::f16:: --skip determinism:: --test-threads 4 > "$OUT/sanitizer/racecheck-reduce2_padded.log" 2>&1
+  rc=$?; [ $rc = 0 ] || status=1
+  echo "racecheck reduce2_padded: exit $rc; $(grep -E 'RACECHECK SUMMARY' "$OUT/sanitizer/racecheck-reduce2_padded.log" | tail -1); $(grep 'test result' "$OUT/sanitizer/racecheck-reduce2_padded.log" | tail -1)"
+  MAX_TEST_N=8193 REQUIRE_GPU=1 timeout 200 compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 \
+    $B/tests/test-rows --skip determinism:: --test-threads 4 > "$OUT/sanitizer/racecheck-rows.log" 2>&1
+  rc=$?; [ $rc = 0 ] || status=1
+  echo "racecheck rows: exit $rc; $(grep -E 'RACECHECK SUMMARY' "$OUT/sanitizer/racecheck-rows.log" | tail -1); $(grep 'test result' "$OUT/sanitizer/racecheck-rows.log" | tail -1)"
   pack
 fi
 
@@ -165,9 +196,13 @@ if has bench; then
   # (the read-only kernel at every shape: the evidence for the shape of its rows), then
   # `cargo run -- bench --plot-only`.
   echo "=== bench"
-  # The read-only kernel at its 20 shapes at every size adds about 20 s of GPU time (estimated from
-  # the one-shape rows: 0.9 s of GPU time each) and the captures around them.
-  timeout 480 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  # The kernels, the read-only kernel at its 20 shapes at every size (the fastest is the ceiling
+  # there; about 20 s of GPU time and the captures around them, estimated from the one-shape rows)
+  # and the entry point, then the peers after each element type (plots/peers.py, plots/cub_sum.cu
+  # built by nvcc, plots/tile_peers.py): $OUT/<gpu>.csv, $OUT/<gpu>-peers.csv and
+  # $OUT/read-only/<gpu>.csv, written after each element type. BENCH_ARGS="--no-peers" or
+  # "--sizes ..." to shorten it, BENCH_TIMEOUT to give it longer.
+  timeout ${BENCH_TIMEOUT:-590} $B/bin/reduction bench --out "$OUT" ${BENCH_ARGS:-} 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
   pack
 fi
 if has multigpu; then
@@ -216,6 +251,36 @@ if has rows; then
   timeout 400 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
   ls -l "$OUT/rows" "$OUT/rows/tile"
+  pack
+fi
+
+if has ops; then
+  # The operators (chapter 16): their tests (every operator, type, size and row strategy, checked
+  # exactly or within the bounds; the planted bugs, with the mutation score, which must be
+  # 100%), a smoke run, then the benchmark, which runs plots/op_peers.py (torch, CuPy, Triton,
+  # TileLang) on the same sizes and shapes afterwards. OPS_BENCH="--quick" for a short run.
+  # Copy back $OUT/operators/*.csv to plots/data/operators/, then `cargo run -- bench --plot-only`.
+  echo "=== ops (operators: tests with REQUIRE_GPU=1, a smoke run, the benchmark and its peers)"
+  mkdir -p "$OUT/operators"
+  REQUIRE_GPU=1 timeout ${OPS_TESTS_TIMEOUT:-420} $B/tests/test-ops > "$OUT/ops-tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result|mutation score" "$OUT/ops-tests.log" | head -40
+  $B/bin/reduction op --op argmax --n 2^20 --dtype f16 --input ties || status=1
+  timeout ${OPS_BENCH_TIMEOUT:-300} $B/bin/reduction ops-bench ${OPS_BENCH:-} --out "$OUT/operators" > "$OUT/ops-bench.log" 2>&1 || status=1
+  grep -E "measurements in|peers|error" "$OUT/ops-bench.log" | head -20
+  pack
+fi
+
+if has peers; then
+  # The peers of the operators and of the deep-learning reductions (only when named): torch, CuPy,
+  # Triton, TileLang, Liger and Quack where they can be imported. .gpu-peers/ (plots/pack_peers.sh)
+  # is unpacked into /tmp/peers once; Quack needs both of its parts, which may come in two calls.
+  # Copy back $OUT/operators/* -> plots/data/operators/ and $OUT/dl/* -> plots/data/dl/.
+  echo "=== peers (operators, deep-learning reductions)"
+  source plots/peers_env.sh .gpu-peers
+  timeout ${PEERS_TIMEOUT:-600} python3 plots/op_peers.py --out "$OUT/operators" ${OP_PEERS_ARGS:-} > "$OUT/op-peers.txt" 2> "$OUT/op-peers.log" || status=1
+  tail -3 "$OUT/op-peers.txt"
+  timeout ${PEERS_TIMEOUT:-600} python3 plots/dl_peers.py --out "$OUT/dl" ${DL_PEERS_ARGS:-} > "$OUT/dl-peers.txt" 2> "$OUT/dl-peers.log" || status=1
+  tail -3 "$OUT/dl-peers.txt"
   pack
 fi
 

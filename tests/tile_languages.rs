@@ -1,8 +1,9 @@
-//! The row sums and whole-array sums written in TileLang (kernels/tilelang/) and Triton
-//! (kernels/triton/), checked on the GPU against a float64 reference by
+//! The kernels written in TileLang (kernels/tilelang/) and Triton (kernels/triton/) -- the row
+//! and whole-array sums, max, row mean/variance, softmax, the norms, cross-entropy and the
+//! backward reductions -- checked on the GPU against a float64 reference by
 //! `tests/tile_languages.py`, one child process per (language, kernel), each with a deadline:
-//! exact and random inputs in f32, f16 and bf16, at N = 1, 31, 2^k ± 1, M = 1 and tiles that
-//! do not divide the shape.
+//! exact and random inputs in f32, f16 and bf16 (and i32 for max), at N = 1, 31, 2^k ± 1, M = 1
+//! and tiles that do not divide the shape, and one planted bug a type that must be caught.
 //!
 //! Where Python, PyTorch, a CUDA GPU or the language itself cannot be imported, the trial is
 //! reported ignored with the reason; `REQUIRE_TILE_LANGUAGES=1` makes that a failure. The
@@ -23,6 +24,15 @@ fn root() -> PathBuf {
 fn required() -> bool {
     std::env::var("REQUIRE_TILE_LANGUAGES").is_ok_and(|v| v == "1")
 }
+
+/// The kernels of each language that `tests/tile_languages.py` checks: the sums of the
+/// tile-language chapter, then the operators' and deep-learning reductions' peers (plots/op_peers.py,
+/// plots/dl_peers.py). TileLang has no softmax backward or dγ/dβ written here.
+const KERNELS: [(&str, &[&str]); 2] = [
+    ("tilelang", &["row_sum", "sum", "max", "row_max", "row_mean_var", "softmax", "log_softmax", "layer_norm", "rms_norm", "cross_entropy"]),
+    ("triton", &["row_sum", "sum", "max", "row_max", "row_mean_var", "softmax", "log_softmax", "layer_norm", "rms_norm", "cross_entropy",
+        "softmax_bwd", "layer_norm_bwd_gamma_beta"]),
+];
 
 /// How long one child may take: TileLang compiles each kernel with nvcc (~2 s each, in parallel).
 const DEADLINE: Duration = Duration::from_secs(600);
@@ -107,8 +117,8 @@ fn checks_trial(language: &'static str, kernel: &'static str) -> Trial {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    for language in ["tilelang", "triton"] {
-        for kernel in ["row_sum", "sum"] {
+    for (language, kernels) in KERNELS {
+        for kernel in kernels {
             trials.push(checks_trial(language, kernel));
         }
     }

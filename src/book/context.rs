@@ -71,6 +71,9 @@ pub struct Context {
     pub allreduce: Vec<AllReduceRun>,
     /// The snippets' outputs under `book/generated/snippets/` (written on the GPU host), by name.
     pub snippet_outputs: Vec<String>,
+    /// The book's GPU's operators (`operators/<gpu>.csv`) and their peers (`<gpu>-peers.csv`).
+    pub operators: Option<crate::records::operators::OpFile>,
+    pub operator_peers: Option<crate::records::operators::OpFile>,
 }
 
 /// The kernels whose raw metrics chapters 1 and 4 show (`ncu/<kernel>.csv`), in book order.
@@ -137,6 +140,10 @@ impl Context {
                 AllReduceRun { file, header, rows, topology }
             })
             .collect();
+        let (operators, operator_peers) = match &slug {
+            Some(slug) => crate::records::operators::load(&data_dir, slug)?,
+            None => (None, None),
+        };
         Ok(Context {
             root: root.to_path_buf(),
             ncu: texts(&data_dir.join("ncu"), "txt")?,
@@ -160,6 +167,8 @@ impl Context {
             mistakes,
             allreduce,
             snippet_outputs: file_names(&root.join("book/generated/snippets"), "txt"),
+            operators,
+            operator_peers,
         })
     }
 

@@ -42,7 +42,7 @@ pub static RUNS: &[Run] = &[
     run("reduce10_last_block", "10_single_pass.md", "reduction sum --kernel reduce10_last_block --dtype f32 --n 2^24 --runs 20 --same-input --block 256"),
     run("reduce11_grid", "11_cooperative_groups.md", "reduction sum --kernel reduce11_grid --n 2^26 --runs 3"),
     run("reduce12", "12_cub.md", "reduction sum --kernel reduce12 --n 2^26 --block 512 --runs 3"),
-    run("benchmark_quick", "benchmark.md", "reduction bench --quick --kernels reduce9,reduce10_last_block,reduce12 --out /tmp/reduction-bench-quick"),
+    run("benchmark_quick", "benchmark.md", "reduction bench --quick --kernels reduce9,reduce10_last_block,reduce12 --no-peers --out /tmp/reduction-bench-quick"),
     run("multigpu_sum", "multigpu.md", "reduction multigpu sum --per-gpu 2^28"),
     run("reduce_kahan", "accuracy.md", "reduction sum --kernel reduce_kahan --n 2^24 --runs 3"),
     run("rows_4096x768", "rows.md", "reduction rows --m 4096 --n 768"),

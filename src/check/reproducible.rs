@@ -161,11 +161,13 @@ pub fn transcribe<A: Accumulator + Send>(xs: &[f32], bytes_per_value: usize) -> 
 // ANCHOR_END: order
 
 /// The transcription of a registered chunked kernel by name: `reduce15_reproducible`,
-/// `reduce15_neumaier` or `reduce15_f64`; `None` for any other kernel.
+/// `reduce15_neumaier` or `reduce15_f64` (and the one-lane `_b1024` forms of the first two);
+/// `None` for any other kernel.
 pub fn transcribe_kernel(kernel: &str, xs: &[f32], bytes_per_value: usize) -> Option<f32> {
     match kernel {
-        names::REDUCE15_REPRODUCIBLE => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
-        names::REDUCE15_NEUMAIER => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
+        // The one-lane kernels (blocks of 1024) run the same order.
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
         names::REDUCE15_F64 => Some(transcribe::<WideF64>(xs, bytes_per_value)),
         _ => None,
     }

@@ -24,6 +24,7 @@ pub mod child;
 pub mod fence;
 pub mod pace;
 pub mod launch;
+pub mod operators;
 pub mod report;
 
 pub use catalogue::{all, find, CaughtBy, Exercise, NearMiss, TODO_MARKER};
