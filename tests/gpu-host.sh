@@ -3,15 +3,18 @@
 # test binaries, the four compute-sanitizer tools, and the benchmark. Build the bundle first on
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
-#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
+#   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize (default)
 #                                                   and ops (only when named: the operators' tests and benchmark)
+#                                                   and racecheck (only when named: kernel 2 padded and the row kernels
+#                                                   at larger sizes; sanitize already runs racecheck on every binary)
 #                                                   and multigpu (only when named: it needs 2+ GPUs)
 #                                                   and book (only when named: the chapters' recorded outputs)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
 #                                                   and reproducible (only when named: kernel 15's
 #                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
-#   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
+#   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools;
+#   FILTERS="reduce15 read_only" to the tests whose names contain one of them (a log each).
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
 # whole of $OUT is also packed into that file after every stage, so that a run cut short by a
@@ -24,7 +27,7 @@ B=.gpu-bundle
 # The Python peers a host without network lacks (TileLang, Liger, Quack: plots/pack_peers.sh), for
 # every stage whose Python children import them (tile-language tests, rows-bench, ops-bench, dl-bench).
 if [ -d .gpu-peers ]; then source plots/peers_env.sh .gpu-peers; fi
-stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck}
+stages=${*:-smoke tests mistakes bench rows ncu atomic accuracy sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
 pack() { [ -n "${PACK:-}" ] && tar czf "$PACK" -C "$OUT" . ; true; }
 status=0
@@ -68,23 +71,37 @@ if has mistakes; then
 fi
 
 if has sanitize; then
-  # Every correct kernel under each tool, at sizes up to 2^16 (the sanitizers slow kernels down
-  # a hundredfold); book and compile tests need no GPU and are skipped here.
-  # FILTERS="reduce2_padded reduce_kahan" limits the run to the tests whose names contain one of
-  # them (for kernels added since the last full run); each filter gets its own log.
+  # The four compute-sanitizer tools on every kernel the book registers: every test binary of the
+  # bundle that launches the book's kernels runs under each tool, so a kernel (or a test binary)
+  # added later is picked up without touching this script. Skipped: the binaries whose kernels
+  # are broken on purpose (mistakes, mutation, the exercises' near misses), the one that needs
+  # two GPUs (multigpu), the 2^31-element ones (reliability: the same kernels, too large for the
+  # tools), the Python tile languages and peers, and those that launch nothing; in the operators'
+  # binary (test-ops), its planted bugs and its 2^31-element cases, for the same reasons. Sizes:
+  # every size up to 2^16 + 1 (racecheck: 4097, on 4 test threads, where it finishes; with one per
+  # core it did not).
+  # Every test's line is kept, so that the chapter can say which kernel went through which tool
+  # (src/book/chapters/sanitizers.rs reads them). Copy $OUT/sanitizer/sanitize-*.log to plots/data/sanitizer/.
+  skip=" ${SANITIZE_SKIP:-test-mistakes test-mutation test-exercises test-multigpu test-reliability test-tile_languages test-peers test-dispatch test-book test-plots test-nvrtc test-browser test-skeptic test-cli} "
+  mkdir -p "$OUT/sanitizer"
   for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
     echo "=== compute-sanitizer --tool $tool"
-    for t in $B/tests/test-gpu $B/tests/test-snippets $B/tests/test-rows; do
+    case $tool in racecheck) max_n=4097; threads=4;; *) max_n=65537; threads=${SANITIZE_THREADS:-8};; esac
+    for t in $B/tests/test-*; do
+      name=$(basename "$t")
+      [[ "$skip" == *" $name "* ]] && continue
+      case $name in test-ops) extra="--skip planted:: --skip large::";; *) extra="";; esac
       for filter in ${FILTERS:-all}; do
         [ "$filter" = all ] && filter=""
-        [ -n "$filter" ] && [ "$(basename $t)" != test-gpu ] && continue
-        log="$OUT/sanitize-$tool-$(basename $t)${filter:+-$filter}.log"
-        # f32, i32 and f16 cover every code path the other element types share; the determinism
-        # trials (2^24 values, 20 runs) add nothing the sanitizers could see at small sizes.
-        MAX_TEST_N=65537 REQUIRE_GPU=1 timeout 300 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-          "$t" $filter --skip ::f64:: --skip ::bf16:: --skip determinism:: > "$log" 2>&1
+        log="$OUT/sanitizer/sanitize-$tool-$name${filter:+-$filter}.log"
+        started=$(date +%s)
+        MAX_TEST_N=$max_n REQUIRE_GPU=1 timeout ${SANITIZE_TIMEOUT:-600} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+          "$t" $filter --skip determinism:: $extra --test-threads $threads > "$log.full" 2>&1
         rc=$?
-        echo "$tool $(basename $t) ${filter}: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1); $(grep 'test result' "$log" | tail -1)"
+        { echo "# MAX_TEST_N=$max_n REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 .gpu-bundle/tests/$name $filter --skip determinism:: $extra --test-threads $threads   ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F); exit $rc after $(( $(date +%s) - started )) s; the tests' lines and the tool's, padding removed)"
+          grep -E '^test |^=========|^test result' "$log.full" | sed -E 's/ {2,}\.\.\. / ... /'; } > "$log"
+        rm -f "$log.full"
+        echo "$tool $name ${filter}: exit $rc in $(( $(date +%s) - started )) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1); $(grep 'test result' "$log" | tail -1)"
         [ $rc = 0 ] || status=1
         pack
       done
@@ -98,11 +115,12 @@ if has sanitize; then
 fi
 
 if has racecheck; then
-  # racecheck on the kernels whose shared-memory trees make it slowest (kernel 2 padded, the
-  # row kernels), at sizes small enough for it to finish: every size up to 4097 (8193 values a
-  # row) and every block size, f32 and i32, on 4 test threads: with one per core (16) the same
-  # run had not finished kernel 2's f32 sizes after 200 s; with 4 it takes seconds. The logs go
-  # to plots/data/sanitizer/ for the chapter.
+  # Only when named (the sanitize stage runs racecheck on every binary up to 4097 values): the
+  # kernels whose shared-memory trees make racecheck slowest (kernel 2 padded, the row kernels),
+  # at sizes small enough for it to finish: every size up to 4097 (8193 values a row) and every
+  # block size, f32 and i32, on 4 test threads: with one per core (16) the same run had not
+  # finished kernel 2's f32 sizes after 200 s; with 4 it takes seconds. The logs go to
+  # plots/data/sanitizer/ for the chapter.
   echo "=== racecheck, sized to finish"
   mkdir -p "$OUT/sanitizer"
   MAX_TEST_N=4097 REQUIRE_GPU=1 timeout 400 compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 \
@@ -127,9 +145,24 @@ if has ncu; then
       $B/bin/reduction sum --kernel $k --n 2^22 --dtype i32 --block 256 > "$OUT/bank-conflicts/$k.log" 2>&1
     echo "$k: exit $?; $(grep -c bank_conflicts "$OUT/bank-conflicts/$k.log") conflict metrics read"
   done
+  # Instruction costs of kernels 1-7 (chapters 1-7): issue slots, stalls, instructions per element,
+  # the first launch of a sum of 2^25 i32, blocks of 256. Copy $OUT/ncu/reduce<k>.{csv,txt} to plots/data/ncu/.
+  mkdir -p "$OUT/ncu"
+  metrics=smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,smsp__cycles_active.avg,dram__bytes_read.sum,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+  for spec in "reduce1 reduce1_i32" "reduce2 reduce2_i32" "reduce3 reduce3_i32" "reduce4 reduce4_i32" "reduce5 reduce5_i32" "reduce6 reduce6_b256_i32" "reduce7 reduce7_b256_i32"; do
+    set -- $spec
+    timeout 120 ncu --clock-control none --launch-count 1 --kernel-name regex:"^$2\$" --section SpeedOfLight --section SchedulerStats \
+      --section WarpStateStats --section InstructionStats --section Occupancy --section LaunchStats --metrics $metrics -f -o "$OUT/ncu/$1" \
+      $B/bin/reduction sum --kernel $1 --n 2^25 --dtype i32 --block 256 > "$OUT/ncu/$1.log" 2>&1
+    echo "$1: exit $?"
+    if [ -f "$OUT/ncu/$1.ncu-rep" ]; then
+      ncu -i "$OUT/ncu/$1.ncu-rep" --page details > "$OUT/ncu/$1.txt" 2>&1
+      ncu -i "$OUT/ncu/$1.ncu-rep" --page raw --csv > "$OUT/ncu/$1.csv" 2>&1
+      rm -f "$OUT/ncu/$1.ncu-rep"
+    fi
+  done
   # Where kernel 15's time goes (the determinism chapter): registers, occupancy and throughput
   # of one launch at 2^28 f32, beside the fastest plain sum. Copy $OUT/ncu/ to plots/data/ncu/.
-  mkdir -p "$OUT/ncu"
   for spec in "reduce15_neumaier 512" "reduce15_reproducible 512" "reduce10_last_block 1024"; do
     set -- $spec
     timeout 100 ncu --clock-control none --launch-count 1 --kernel-name regex:"^$1" --section SpeedOfLight --section Occupancy \
@@ -159,10 +192,16 @@ if has accuracy; then
 fi
 
 if has bench; then
+  # Copy back $OUT/<gpu>.csv -> plots/data/ and $OUT/read-only/<gpu>.csv -> plots/data/read-only/
+  # (the read-only kernel at every shape: the evidence for the shape of its rows), then
+  # `cargo run -- bench --plot-only`.
   echo "=== bench"
-  # The kernels and the entry point, then the peers after each element type (plots/peers.py,
-  # plots/cub_sum.cu built by nvcc, plots/tile_peers.py): $OUT/<gpu>.csv and $OUT/<gpu>-peers.csv,
-  # both written after each element type. BENCH_ARGS="--no-peers" or "--sizes ..." to shorten it.
+  # The kernels, the read-only kernel at its 20 shapes at every size (the fastest is the ceiling
+  # there; about 20 s of GPU time and the captures around them, estimated from the one-shape rows)
+  # and the entry point, then the peers after each element type (plots/peers.py, plots/cub_sum.cu
+  # built by nvcc, plots/tile_peers.py): $OUT/<gpu>.csv, $OUT/<gpu>-peers.csv and
+  # $OUT/read-only/<gpu>.csv, written after each element type. BENCH_ARGS="--no-peers" or
+  # "--sizes ..." to shorten it, BENCH_TIMEOUT to give it longer.
   timeout ${BENCH_TIMEOUT:-590} $B/bin/reduction bench --out "$OUT" ${BENCH_ARGS:-} 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
   pack
 fi

@@ -17,6 +17,9 @@
 //! | [`allreduce`] | `plots/data/nccl/<gpu>-x<count>.csv`, and the bus-bandwidth formulas |
 //! | [`mistakes`] | `plots/data/mistakes/<gpu>.csv`: what each mistake did |
 //! | [`exercises`] | `book/generated/exercises.md`: the checker's tally on a GPU |
+//! | [`experiments`] | `plots/data/experiments/<gpu>.csv`: one change to a kernel, timed alone (CuPy) |
+//! | [`ncu`] | `plots/data/ncu/<kernel>.csv`: Nsight Compute's raw metrics of one launch |
+//! | [`sass`] | `plots/data/sass/<arch>/<entry>.sass`: the machine code NVRTC writes |
 //! | [`machine`] | the header every results file starts with |
 //! | [`summary`] | median, minimum and maximum of repeated timings |
 
@@ -26,10 +29,13 @@ pub mod bench;
 pub mod csv;
 pub mod determinism;
 pub mod exercises;
+pub mod experiments;
 pub mod machine;
 pub mod mistakes;
+pub mod ncu;
 pub mod operators;
 pub mod rows;
+pub mod sass;
 pub mod summary;
 pub mod tile;
 

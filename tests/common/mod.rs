@@ -36,6 +36,17 @@ pub fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Res
     })
 }
 
+/// [`gpu_trial`] for a body that may itself find it cannot run here, and says why
+/// (`Completion::ignored_with`): a near miss only a case this GPU has no memory for can show.
+pub fn gpu_trial_with_completion(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<Completion, Failed> + Send + 'static) -> Trial {
+    let _ = gpu();
+    Trial::ignorable_test(name, move || match gpu() {
+        Ok(gpu) => body(gpu),
+        Err(why) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
+        Err(_) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
+    })
+}
+
 /// A trial that needs a GPU and NCCL (the multi-GPU sum): run where both are; ignored with the
 /// reason where either is missing; failed when `REQUIRE_GPU=1` and either is missing (a GPU
 /// host is expected to have NCCL).

@@ -42,15 +42,20 @@ pub fn table(header: &AllReduceHeader, rows: &[AllReduceRow], topology: Option<&
     for r in table_sizes(rows) {
         writeln!(s, "| {} | {:.2} µs | {:.2} GB/s | {:.2} GB/s |", bytes_text(r.bytes), r.median_us, r.algbw_gbps(), r.busbw_gbps(ranks)).unwrap();
     }
-    let smallest = rows.iter().min_by_key(|r| r.bytes);
+    // The fixed cost of an all-reduce: what the messages whose bytes take no time (up to 32 KiB)
+    // took, fastest and slowest; the smallest message is not the fastest.
+    let small: Vec<&AllReduceRow> = rows.iter().filter(|r| r.bytes <= 32 << 10).collect();
+    let fastest = small.iter().min_by(|a, b| a.median_us.total_cmp(&b.median_us));
+    let slowest = small.iter().max_by(|a, b| a.median_us.total_cmp(&b.median_us));
     let best = rows.iter().max_by(|a, b| a.busbw_gbps(ranks).total_cmp(&b.busbw_gbps(ranks)));
-    if let (Some(small), Some(best)) = (smallest, best) {
+    if let (Some(fast), Some(slow), Some(best)) = (fastest, slowest, best) {
         writeln!(
             s,
-            "\nThe smallest message ({}) took {:.2} µs: that is the latency of one all-reduce. The highest \
-             bus bandwidth, {:.1} GB/s, came at {} (algorithm bandwidth {:.1} GB/s; the bus factor for {ranks} GPUs \
-             is {:.2}).",
-            bytes_text(small.bytes), small.median_us, best.busbw_gbps(ranks), bytes_text(best.bytes), best.algbw_gbps(), bus_factor(ranks)
+            "\nEvery message up to 32 KiB took between {:.2} µs ({}) and {:.2} µs ({}): that flat floor, not the bytes, is the \
+             fixed cost of one all-reduce here (its latency). The highest bus bandwidth, {:.1} GB/s, came at {} (algorithm \
+             bandwidth {:.1} GB/s; the bus factor for {ranks} GPUs is {:.2}).",
+            fast.median_us, bytes_text(fast.bytes), slow.median_us, bytes_text(slow.bytes), best.busbw_gbps(ranks), bytes_text(best.bytes),
+            best.algbw_gbps(), bus_factor(ranks)
         )
         .unwrap();
     }
