@@ -271,6 +271,7 @@ fn sample_header() -> AllReduceHeader {
         date: "2026-01-01".into(),
         command: "reduction multigpu allreduce".into(),
         method: allreduce::METHOD.into(),
+        algorithm: results::Algorithm::Default,
     }
 }
 

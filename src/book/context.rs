@@ -17,7 +17,7 @@ pub struct AllReduceRun {
     pub file: PathBuf,
     pub header: AllReduceHeader,
     pub rows: Vec<AllReduceRow>,
-    /// `nvidia-smi topo -m`, from `<run>-topo.txt`, where it was recorded.
+    /// `nvidia-smi topo -m`, from `<gpu>-x<count>-topo.txt`, where it was recorded.
     pub topology: Option<String>,
 }
 
@@ -111,7 +111,7 @@ impl Context {
         let allreduce = allreduce::load_all(&allreduce::data_dir(root))?
             .into_iter()
             .map(|(file, header, rows)| {
-                let topology = file.file_stem().map(|s| file.with_file_name(format!("{}-topo.txt", s.to_string_lossy()))).and_then(|t| std::fs::read_to_string(t).ok());
+                let topology = std::fs::read_to_string(file.with_file_name(header.topology_file_name())).ok();
                 AllReduceRun { file, header, rows, topology }
             })
             .collect();

@@ -6,7 +6,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use reduction::multigpu::allreduce::{self, AllReduceConfig};
 use reduction::error::human_bytes;
 use reduction::limits::{count_in_words as words, Need};
-use reduction::multigpu::{self, Input, Ranks, SumOptions};
+use reduction::multigpu::{self, nccl, Input, Ranks, SumOptions};
+use reduction::records::allreduce::Algorithm;
 use reduction::Dtype;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -149,9 +150,44 @@ pub struct AllreduceArgs {
     /// Seconds an NCCL operation may take before the communicator is aborted
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<Duration>,
+    /// NCCL's algorithm (sets NCCL_ALGO): its own choice, the ring or the tree. NVLS is never
+    /// asked for: NVLink multicast stays off
+    #[arg(long, value_enum, default_value = "default")]
+    algo: AlgoArg,
+}
+
+/// [`Algorithm`], for the command line.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AlgoArg {
+    /// NCCL_ALGO unset (or as the caller set it): NCCL picks per size
+    Default,
+    /// NCCL_ALGO=Ring
+    Ring,
+    /// NCCL_ALGO=Tree
+    Tree,
+}
+
+impl AlgoArg {
+    fn algorithm(self) -> Algorithm {
+        match self {
+            AlgoArg::Default => Algorithm::Default,
+            AlgoArg::Ring => Algorithm::Ring,
+            AlgoArg::Tree => Algorithm::Tree,
+        }
+    }
+}
+
+/// Ask NCCL for `algo`, first thing (before the GPUs are opened, while this process has one
+/// thread): `default` leaves whatever the caller set, checked; the others set `NCCL_ALGO`.
+fn choose_algorithm(algo: AlgoArg) -> Result<(), reduction::Error> {
+    match algo {
+        AlgoArg::Default => nccl::algorithm_setting().map(|_| ()),
+        other => nccl::choose_algorithm(other.algorithm()),
+    }
 }
 
 fn all_reduce(args: AllreduceArgs) -> Outcome {
+    choose_algorithm(args.algo)?;
     let mut config = AllReduceConfig { min_bytes: args.min, max_bytes: args.max, repeats: args.repeats, target_ms: args.target_ms, ..AllReduceConfig::default() };
     // Doubling from --min to --max must not overflow; no GPU holds 2^62 bytes anyway.
     for (name, bytes) in [("--min", config.min_bytes), ("--max", config.max_bytes)] {
@@ -178,7 +214,7 @@ fn all_reduce(args: AllreduceArgs) -> Outcome {
     // How the GPUs are connected, for the chapter's table (the link decides the bandwidth).
     match std::process::Command::new("nvidia-smi").args(["topo", "-m"]).output() {
         Ok(out) if out.status.success() => {
-            let topo = path.with_file_name(format!("{}-topo.txt", header.file_name().trim_end_matches(".csv")));
+            let topo = path.with_file_name(header.topology_file_name());
             std::fs::write(&topo, &out.stdout)?;
             println!("topology (nvidia-smi topo -m) written to {}", topo.display());
         }

@@ -13,7 +13,8 @@
 //! | [`tile`] | the tile languages' whole-array sums (`plots/data/tile/`) |
 //! | [`accuracy`] | `plots/data/accuracy/<gpu>.csv` and `accuracy/conditioning/<gpu>.csv` |
 //! | [`determinism`] | `plots/data/determinism/<gpu>.csv`, and the level each kernel reaches |
-//! | [`allreduce`] | `plots/data/nccl/<gpu>-x<count>.csv`, and the bus-bandwidth formulas |
+//! | [`allreduce`] | `plots/data/nccl/<gpu>-x<count>[-<algorithm>].csv`, and the bus-bandwidth formulas |
+//! | [`nccl_model`] | no file: the latency–bandwidth model fitted to the all-reduce runs |
 //! | [`mistakes`] | `plots/data/mistakes/<gpu>.csv`: what each mistake did |
 //! | [`exercises`] | `book/generated/exercises.md`: the checker's tally on a GPU |
 //! | [`machine`] | the header every results file starts with |
@@ -27,6 +28,7 @@ pub mod determinism;
 pub mod exercises;
 pub mod machine;
 pub mod mistakes;
+pub mod nccl_model;
 pub mod rows;
 pub mod summary;
 pub mod tile;
