@@ -15,6 +15,7 @@
 //! | [`determinism`] | `plots/data/determinism/<gpu>.csv`, and the level each kernel reaches |
 //! | [`allreduce`] | `plots/data/nccl/<gpu>-x<count>[-<algorithm>].csv`, and the bus-bandwidth formulas |
 //! | [`nccl_model`] | no file: the latency–bandwidth model fitted to the all-reduce runs |
+//! | [`rank_totals`] | `plots/data/ranks/*.csv`: one input's totals on 1, 2, 4 and 8 GPUs (CPU and GPU) |
 //! | [`mistakes`] | `plots/data/mistakes/<gpu>.csv`: what each mistake did |
 //! | [`exercises`] | `book/generated/exercises.md`: the checker's tally on a GPU |
 //! | [`machine`] | the header every results file starts with |
@@ -29,6 +30,7 @@ pub mod exercises;
 pub mod machine;
 pub mod mistakes;
 pub mod nccl_model;
+pub mod rank_totals;
 pub mod rows;
 pub mod summary;
 pub mod tile;
