@@ -11,20 +11,26 @@ use common::{gpu_required, nccl_trial, trial_seed};
 use libtest_mimic::{Completion, Failed, Trial};
 use reduction::multigpu::allreduce::{self, AllReduceConfig};
 use reduction::records::allreduce::{self as results, AllReduceHeader, AllReduceRow};
-use reduction::multigpu::{self, Input, Ranks, SumOptions};
+use reduction::multigpu::{self, Input, Mode, Ranks, SumOptions, Value};
+use reduction::records::rank_totals::Cross;
 use reduction::Error;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Every visible GPU, opened once for the whole binary.
+/// Every visible GPU, opened once for the whole binary; fewer than `REQUIRE_GPUS` is a failure.
 fn ranks() -> Result<&'static Ranks, Failed> {
     static RANKS: OnceLock<Result<Ranks, String>> = OnceLock::new();
     let ranks = RANKS.get_or_init(|| Ranks::open(None).map_err(|e| e.to_string())).as_ref().map_err(|e| Failed::from(e.clone()))?;
-    let wanted = std::env::var("REQUIRE_GPUS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(1);
+    let wanted = common::required_gpus()?;
     if ranks.len() < wanted {
         return Err(format!("REQUIRE_GPUS={wanted} but only {} GPU(s) are visible", ranks.len()).into());
     }
     Ok(ranks)
+}
+
+/// The GPU counts a trial runs on: 1, 2, 4, 8 up to every visible GPU, and all of them.
+fn rank_counts() -> Result<Vec<usize>, Failed> {
+    Ok(multigpu::determinism::rank_counts(ranks()?.len()))
 }
 
 /// One multi-GPU trial at a time: two communicators' kernels queued in different orders on two
@@ -169,7 +175,108 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
         let config = AllReduceConfig { max_bytes: 4 << 20, repeats: 5, target_ms: 0.5, progress: true, ..AllReduceConfig::default() };
         let (header, rows) = allreduce::run(ranks, &config)?;
         check_rows(&header, &rows, 20)?;
+        let asked = reduction::multigpu::nccl::algorithm_setting()?;
+        if header.ranks() != ranks.len() || header.algorithm != asked {
+            return Err(format!("the header says {} GPU(s) and {:?}; the run had {} and {asked:?}", header.ranks(), header.algorithm, ranks.len()).into());
+        }
         Ok(Completion::Completed)
+    }));
+    determinism_trials(trials);
+}
+
+/// The same input on 1, 2, 4, 8 GPUs: what the CPU works out ([`multigpu::simulate`]) is what
+/// the GPUs do, bit for bit.
+fn determinism_trials(trials: &mut Vec<Trial>) {
+    use reduction::check::reproducible::transcribe_kernel;
+    use reduction::multigpu::simulate;
+    trials.push(nccl_trial("sum::gathered_is_one_gpus_kernel15_bits_on_every_gpu_count", |_| {
+        let _serial = one_at_a_time();
+        let seed = trial_seed("gathered_on_every_gpu_count");
+        let n = 3 * (1 << 22) + 5; // 769 chunks, the last one 5 values
+        let input = Input::Random { seed };
+        let xs = simulate::values(input, n);
+        let cpu = transcribe_kernel(simulate::KERNEL, &xs, 4).expect("a chunked kernel");
+        // Kernel 15 on one GPU over the whole input, as the determinism chapter runs it.
+        let gpu0 = &ranks()?.gpus()[0];
+        let one = reduction::Reducer::<f32>::new(gpu0, simulate::KERNEL, 256)?.sum_host(&xs)?;
+        if one.to_bits() != cpu.to_bits() {
+            return Err(format!("kernel 15 on GPU 0 gave {one:?}, its transcription {cpu:?}").into());
+        }
+        let options = SumOptions { kernel: simulate::KERNEL.into(), mode: Mode::Gathered, ..SumOptions::default() };
+        for count in rank_counts()? {
+            let report = multigpu::sum::<f32>(&Ranks::open(Some(count))?, n, input, &options)?;
+            eprint!("{}", report.summary());
+            report.check()?;
+            for r in &report.ranks {
+                if r.total != Value::F32(cpu) {
+                    return Err(format!("{count} GPU(s), seed {seed}: rank {} holds {}, one GPU's kernel 15 gives {cpu:?}", r.rank, r.total).into());
+                }
+            }
+        }
+        Ok(())
+    }));
+    trials.push(nccl_trial("sum::sharded_kernel15_is_what_the_cpu_works_out_on_every_gpu_count", |_| {
+        let _serial = one_at_a_time();
+        let seed = trial_seed("sharded_on_every_gpu_count");
+        let n = 3 * (1 << 22) + 5;
+        let input = Input::Random { seed };
+        let xs = simulate::values(input, n);
+        let options = SumOptions { kernel: simulate::KERNEL.into(), ..SumOptions::default() };
+        for count in rank_counts()? {
+            let report = multigpu::sum::<f32>(&Ranks::open(Some(count))?, n, input, &options)?;
+            eprint!("{}", report.summary());
+            report.check()?;
+            // Each GPU's sum is its shard's transcription, bit for bit...
+            let cpu_partials = simulate::sharded_partials(&xs, simulate::KERNEL, count);
+            for (r, cpu) in report.ranks.iter().zip(&cpu_partials) {
+                if r.partial != Value::F32(*cpu) {
+                    return Err(format!("{count} GPU(s), seed {seed}: rank {} summed {}, the CPU {cpu:?}", r.rank, r.partial).into());
+                }
+            }
+            // ...and where the CPU finds every add across GPUs exact, the total is its total.
+            let cpu = simulate::sharded(&xs, simulate::KERNEL, count);
+            let total = report.ranks[0].total;
+            match cpu.cross {
+                Cross::Exact if total != Value::F64(cpu.total) => {
+                    return Err(format!("{count} GPU(s), seed {seed}: total {total}, the CPU (every order exact) {:?}", cpu.total).into());
+                }
+                Cross::Exact => {}
+                _ => eprintln!("{count} GPU(s), seed {seed}: some adds across GPUs round; the order NCCL chose decides the last bits ({total})"),
+            }
+        }
+        Ok(())
+    }));
+    trials.push(nccl_trial("sum::f32_gathered_ragged_sizes", |_| {
+        // Nothing, fewer chunks than GPUs, one value short of a chunk, and sizes no chunk
+        // count divides: every GPU's total is the transcription's, bit for bit.
+        let _serial = one_at_a_time();
+        let ranks = ranks()?;
+        let seed = trial_seed("f32_gathered_ragged_sizes");
+        let options = SumOptions { kernel: simulate::KERNEL.into(), mode: Mode::Gathered, ..SumOptions::default() };
+        for n in [0, 1, ranks.len() + 1, (1 << 14) - 1, 1_000_003, (3 << 24) + 5] {
+            let input = Input::Random { seed };
+            let cpu = transcribe_kernel(simulate::KERNEL, &simulate::values(input, n), 4).expect("a chunked kernel");
+            let report = multigpu::sum::<f32>(ranks, n, input, &options)?;
+            report.check().map_err(|e| format!("n = {n}, seed {seed}: {e}"))?;
+            if report.ranks.iter().any(|r| r.total != Value::F32(cpu)) {
+                return Err(format!("n = {n}, seed {seed}: {:?}, the CPU {cpu:?}", report.ranks.iter().map(|r| r.total).collect::<Vec<_>>()).into());
+            }
+        }
+        Ok(())
+    }));
+    trials.push(nccl_trial("errors::gathered_takes_f32_and_a_chunked_kernel_only", |_| {
+        let ranks = ranks()?;
+        let gathered = SumOptions { mode: Mode::Gathered, ..SumOptions::default() };
+        for (got, why) in [
+            (multigpu::sum::<f32>(ranks, 100, Input::Exact { seed: 1 }, &gathered).map(|_| ()), "one sum per chunk"),
+            (multigpu::sum::<i32>(ranks, 100, Input::Pattern, &SumOptions { kernel: simulate::KERNEL.into(), ..gathered.clone() }).map(|_| ()), "only f32"),
+        ] {
+            match got {
+                Err(Error::Config { reason, .. }) if reason.contains(why) => {}
+                other => return Err(format!("expected a Config error saying {why:?}, got {other:?}").into()),
+            }
+        }
+        Ok(())
     }));
 }
 
@@ -427,6 +534,24 @@ fn committed_table_is_current() -> Result<(), Failed> {
 
 fn nccl_trials(trials: &mut Vec<Trial>) {
     trials.push(Trial::test("render::committed_table_and_chart_are_current", committed_table_is_current));
+    trials.push(Trial::test("simulate::the_committed_cpu_table_is_what_the_cpu_works_out", || {
+        use reduction::records::rank_totals;
+        let path = rank_totals::cpu_file(&rank_totals::data_dir(&root()));
+        let (_, committed) = rank_totals::read_csv(&path)?;
+        let fresh = multigpu::simulate::table();
+        if committed != fresh {
+            return Err(format!("{} differs from what the simulation works out; run `cargo run -- multigpu determinism --simulate` and commit it", path.display()).into());
+        }
+        // What the chapter says of it: the gathered totals are one GPU's at every count, the
+        // exact input's too, and the sharded random totals are not.
+        for r in &fresh {
+            let expected = r.mode == "gathered" || r.input == "exact" || r.ranks == 1;
+            if r.same_as_one_gpu != expected || r.distinct != 1 {
+                return Err(format!("{r:?}").into());
+            }
+        }
+        Ok(())
+    }));
     trials.push(Trial::test("nccl::multicast_is_off_unless_the_caller_set_it", || {
         let value = std::env::var(reduction::multigpu::nccl::NVLS_VAR).map_err(|_| "NCCL_NVLS_ENABLE is not set")?;
         match reduction::multigpu::nccl::keep_multicast_off() {
