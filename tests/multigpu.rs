@@ -393,6 +393,20 @@ fn sample_rows() -> Vec<AllReduceRow> {
         .collect()
 }
 
+/// Rows timed exactly by the α–β ring model on `p` GPUs (never committed as data): α = 4 µs and
+/// β = 60 GB/s to 1 MiB, then `alpha` and `beta`.
+fn model_rows(p: usize, alpha: f64, beta: f64) -> Vec<AllReduceRow> {
+    use reduction::records::nccl_model::Shape;
+    allreduce::sizes(8, 1 << 30)
+        .into_iter()
+        .map(|bytes| {
+            let (a, b) = if bytes <= 1 << 20 { (4.0, 60.0) } else { (alpha, beta) };
+            let us = Shape::Ring.latency_steps(p) as f64 * a + Shape::Ring.busiest_rank_bytes(p, bytes as f64) / (1e3 * b);
+            AllReduceRow { bytes, count: bytes / 4, median_us: us, min_us: us, max_us: us, repeats: 15, ops_per_repeat: 10 }
+        })
+        .collect()
+}
+
 /// A scratch project root, removed when dropped.
 struct Scratch(PathBuf);
 
@@ -448,8 +462,15 @@ fn results_trials(trials: &mut Vec<Trial>) {
         let scratch = Scratch::new("empty");
         let written = render_nccl(&scratch.0)?;
         let note = std::fs::read_to_string(scratch.0.join("book/generated/nccl.md"))?;
-        if scratch.0.join("plots/nccl.svg").exists() || written.len() != 1 {
+        // The four tables say what is missing; no chart is drawn.
+        if scratch.0.join("plots/nccl.svg").exists() || scratch.0.join("plots/nccl_model.svg").exists() || written.len() != 4 {
             return Err(format!("drew {written:?} with no data").into());
+        }
+        for (file, wanted) in [("nccl_model.md", "Not yet measured"), ("nccl_ranks.md", "Not yet computed")] {
+            let text = std::fs::read_to_string(scratch.0.join("book/generated").join(file))?;
+            if !text.contains(wanted) {
+                return Err(format!("{file} does not say {wanted:?}:\n{text}").into());
+            }
         }
         if !note.contains("Not yet measured") || !note.contains("multigpu allreduce") {
             return Err(format!("the note does not say how to measure:\n{note}").into());
@@ -481,6 +502,76 @@ fn results_trials(trials: &mut Vec<Trial>) {
             if !table.contains(&wanted) {
                 return Err(format!("the table does not show {wanted:?}:\n{table}").into());
             }
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test("render::measured_runs_replace_predictions_and_say_so", || {
+        // A 2-GPU run to fit, then an 8-GPU ring run: its rows and line become "measured", the
+        // 4-GPU and 8-GPU-tree rows stay predictions, and every table says which is which.
+        let scratch = Scratch::new("model");
+        let dir = results::data_dir(&scratch.0);
+        let fit_rows = model_rows(2, 5.0, 300.0);
+        results::write_csv(&dir.join("test-gpu-x2.csv"), &sample_header(), &fit_rows)?;
+        let eight = AllReduceHeader { gpus: vec!["Test GPU".into(); 8], algorithm: results::Algorithm::Ring, ..sample_header() };
+        results::write_csv(&dir.join(eight.file_name()), &eight, &model_rows(8, 6.0, 280.0))?;
+        render_nccl(&scratch.0)?;
+        let model = std::fs::read_to_string(scratch.0.join("book/generated/nccl_model.md"))?;
+        let fit = reduction::records::nccl_model::fit(&fit_rows, 2, reduction::records::nccl_model::Shape::Ring, 2)?;
+        let beta = fit.regimes[1].beta_gbps;
+        for wanted in [
+            "| 8 | ring | measured (`test-gpu-x8-ring.csv`) |".to_string(),
+            "| 8 | tree | **prediction** |".into(),
+            "| 4 | ring | **prediction** |".into(),
+            "Predictions, not measurements: 4 GPUs (ring), 4 GPUs (tree), 8 GPUs (tree) are not measured".into(),
+            format!("{beta:.1} GB/s"),
+        ] {
+            if !model.contains(&wanted) {
+                return Err(format!("nccl_model.md does not show {wanted:?}:\n{model}").into());
+            }
+        }
+        if (beta - 300.0).abs() > 1e-6 {
+            return Err(format!("the fit's β is {beta}, the rows were made with 300").into());
+        }
+        let published = std::fs::read_to_string(scratch.0.join("book/generated/nccl_published.md"))?;
+        for wanted in ["| 8 | ring |", "measured, `test-gpu-x8-ring.csv`", "| 8 | tree |", "**prediction** of the model", "NVLS is not measured", "issues/272", "issues/212"] {
+            if !published.contains(wanted) {
+                return Err(format!("nccl_published.md does not show {wanted:?}:\n{published}").into());
+            }
+        }
+        let texts = svg_texts(&scratch.0.join("plots/nccl_model.svg"))?;
+        for wanted in ["8 GPUs, ring: measured", "8 GPUs, ring: prediction", "8 GPUs, tree: prediction", "2 GPUs: model (fit)", "2 GPUs, NCCL's choice: measured"] {
+            if !texts.iter().any(|t| t == wanted) {
+                return Err(format!("the model's chart does not show {wanted:?}: {texts:?}").into());
+            }
+        }
+        // The chart of NCCL's own choice leaves the ring run to the model's chart.
+        if svg_texts(&scratch.0.join("plots/nccl.svg"))?.iter().any(|t| t.starts_with("8 × Test GPU")) {
+            return Err("nccl.svg draws a run of a chosen algorithm".into());
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test("render::a_gpu_hosts_totals_are_held_against_the_cpus", || {
+        use reduction::records::rank_totals;
+        let scratch = Scratch::new("ranks");
+        let dir = rank_totals::data_dir(&scratch.0);
+        let (header, cpu) = rank_totals::read_csv(&rank_totals::cpu_file(&rank_totals::data_dir(&root())))?;
+        rank_totals::write_csv(&rank_totals::cpu_file(&dir), &header, &cpu)?;
+        render_nccl(&scratch.0)?;
+        let before = std::fs::read_to_string(scratch.0.join("book/generated/nccl_ranks.md"))?;
+        if !before.contains("not measured yet") {
+            return Err(format!("with no GPU file the table does not say so:\n{before}").into());
+        }
+        // A host of two GPUs whose sharded 2-GPU random total came out with other bits.
+        let mut gpu: Vec<_> = cpu.iter().filter(|r| r.ranks <= 2).cloned().collect();
+        let wrong = gpu.iter().position(|r| r.mode == "sharded" && r.ranks == 2).unwrap();
+        gpu[wrong].bits = "0x0".into();
+        let gpu_header = vec![("source".to_string(), "measured on 2 × Test GPU".to_string()), ("nccl".into(), "2.99.0".into()), ("nccl_algo".into(), "Ring (NCCL_ALGO=Ring)".into())];
+        rank_totals::write_csv(&rank_totals::gpu_file(&dir, "Test GPU", 2, results::Algorithm::Ring), &gpu_header, &gpu)?;
+        render_nccl(&scratch.0)?;
+        let after = std::fs::read_to_string(scratch.0.join("book/generated/nccl_ranks.md"))?;
+        let wanted = format!("on 1, 2 GPU(s), {} of {} totals have the CPU's bits", gpu.len() - 1, gpu.len());
+        if after.contains("not measured yet") || !after.contains(&wanted) || !after.contains("test-gpu-x2-ring.csv") {
+            return Err(format!("the table does not say {wanted:?}:\n{after}").into());
         }
         Ok(())
     }));

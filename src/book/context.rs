@@ -9,6 +9,7 @@ use crate::records::bench::{self, Machine, Row};
 use crate::records::csv::Header;
 use crate::records::determinism::{self, Record};
 use crate::records::mistakes::{self, Records};
+use crate::records::rank_totals::{self, RankTotal};
 use std::path::{Path, PathBuf};
 
 /// One all-reduce run: its file, header and rows, and the GPUs' topology recorded beside it.
@@ -56,6 +57,9 @@ pub struct Context {
     pub mistakes: Option<(PathBuf, Records)>,
     /// Every all-reduce run (`nccl/`), by file name.
     pub allreduce: Vec<AllReduceRun>,
+    /// One input's totals on 1, 2, 4 and 8 GPUs (`ranks/`): the CPU's file first, then the GPU
+    /// hosts'.
+    pub rank_totals: Vec<(PathBuf, Header, Vec<RankTotal>)>,
     /// The snippets' outputs under `book/generated/snippets/` (written on the GPU host), by name.
     pub snippet_outputs: Vec<String>,
 }
@@ -133,6 +137,7 @@ impl Context {
             bank_conflicts,
             mistakes,
             allreduce,
+            rank_totals: rank_totals::load_all(&rank_totals::data_dir(root))?,
             snippet_outputs: file_names(&root.join("book/generated/snippets"), "txt"),
         })
     }
