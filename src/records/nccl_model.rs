@@ -8,7 +8,7 @@
 //! - **ring**: a reduce-scatter and an all-gather of `p − 1` steps each, every step moving
 //!   `n/p` bytes over every link at once: `T = 2(p − 1)·α + 2(p − 1)/p · n/β`;
 //! - **tree, as NCCL builds it within one machine**: a chain through the `p` GPUs (NCCL's tuning
-//!   model, `src/graph/tuning.cc`, charges `2·((nRanks/nNodes − 1)·intraLat + log2(nNodes)·interLat)`:
+//!   model, `graph/tuning.cc` in <https://github.com/NVIDIA/nccl>, charges `2·((nRanks/nNodes − 1)·intraLat + log2(nNodes)·interLat)`:
 //!   the binary trees join machines, a chain joins a machine's GPUs), reduced up and broadcast
 //!   down, pipelined: `2(p − 1)` latency steps, and a middle GPU sends every byte twice (up with
 //!   the partial sums, down with the total), `T = 2(p − 1)·α + 2n/β` (`n/β` on two GPUs, where

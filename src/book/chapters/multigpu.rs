@@ -219,6 +219,11 @@ pub fn model_markdown(c: &Context) -> String {
     for r in &fit.regimes {
         writeln!(s, "| {} to {} | {:.2} µs | {:.1} GB/s | {} | {:.1}% |", bytes_text(r.first_bytes), bytes_text(r.last_bytes), r.alpha_us, r.beta_gbps, r.points, 100.0 * r.max_relative_error).unwrap();
     }
+    if let Ok(one) = nccl_model::fit(&run.rows, p0, fit.shape, 1) {
+        if let Some(w) = run.rows.iter().max_by(|a, b| one.relative_error(a).abs().total_cmp(&one.relative_error(b).abs())) {
+            writeln!(s, "\nOne regime for every size would be off by up to {:.0}% (at {}).", 100.0 * one.relative_error(w).abs(), bytes_text(w.bytes)).unwrap();
+        }
+    }
     let worst = run.rows.iter().max_by(|a, b| fit.relative_error(a).abs().total_cmp(&fit.relative_error(b).abs()));
     if let Some(w) = worst {
         writeln!(
