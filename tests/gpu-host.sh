@@ -10,7 +10,7 @@
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
 #                                                   and reproducible (only when named: kernel 15's
-#                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
+#                                                   bits on every GPU; REQUIRE_GPUS = all of them, 2 or more)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools.
 #
 # Logs, sanitizer reports and the benchmark CSV are written under $OUT. With PACK=file.tgz the
@@ -280,11 +280,12 @@ if has book; then
 fi
 
 if has reproducible; then
-  # Kernel 15 on every visible GPU: its launch-shape and across-GPU tests (REQUIRE_GPUS=2 by
-  # default, so a host that shows one GPU fails), then the determinism levels of every kernel on
+  # Kernel 15 on every visible GPU: its launch-shape and across-GPU tests (REQUIRE_GPUS = the
+  # host's count, at least 2, by default, so a host that shows one GPU fails), then the determinism levels of every kernel on
   # every GPU. Copy back $OUT/determinism/*.csv -> plots/data/determinism/.
   echo "=== reproducible (kernel 15 on every GPU)"
-  REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-2} timeout 200 $B/tests/test-reproducible > "$OUT/reproducible-tests.log" 2>&1 || status=1
+  G=$(nvidia-smi -L | grep -c '^GPU ')
+  REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-$(( G > 2 ? G : 2 ))} timeout 200 $B/tests/test-reproducible > "$OUT/reproducible-tests.log" 2>&1 || status=1
   grep -E "across_gpus|: GPU [0-9]|test result|FAILED|failures" "$OUT/reproducible-tests.log" | head -30
   timeout 150 $B/bin/reduction determinism --out "$OUT/determinism" 2> "$OUT/determinism.log" | tee "$OUT/determinism.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/determinism.log"; }
