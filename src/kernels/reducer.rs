@@ -261,7 +261,8 @@ impl<T: Element> Reducer<T> {
             Shape::AtomicAdd => [1, 0],
             Shape::LastBlock | Shape::GridSync => [1, most(0)],
             // 8 bytes per chunk, in accumulator-sized words.
-            Shape::Chunked => [1, (passes[0].n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>())],
+            // (An empty input has no pass and needs none: a shard of the multi-GPU sum can be.)
+            Shape::Chunked => [1, passes.first().map_or(0, |p| (p.n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>()))],
         }
     }
 
