@@ -354,6 +354,21 @@ fn sharding_trials(trials: &mut Vec<Trial>) {
         }
         Ok(())
     }));
+    trials.push(Trial::test("pattern::2^31_per_gpu_on_2_4_and_8_gpus_every_partial_fits_i32", || {
+        // The headline test's shards on every GPU count it runs on: each GPU's partial fits the
+        // kernel's i32 accumulator, and the partials add up to the whole in i64.
+        for gpus in [2u64, 4, 8] {
+            let n = gpus << 31;
+            let partials: Vec<i64> = multigpu::shards(n as usize, gpus as usize).into_iter().map(|s| multigpu::pattern_sum(s.start as u64..s.end as u64)).collect();
+            if let Some(p) = partials.iter().find(|p| i32::try_from(**p).is_err()) {
+                return Err(format!("{gpus} GPUs: a partial {p} does not fit i32").into());
+            }
+            if partials.iter().sum::<i64>() != multigpu::pattern_sum(0..n) || i32::try_from(multigpu::pattern_sum(0..n)).is_ok() {
+                return Err(format!("{gpus} GPUs: the partials {partials:?} do not add to the whole, or the whole fits i32").into());
+            }
+        }
+        Ok(())
+    }));
     trials.push(Trial::test("busbw::is_algbw_times_2(n-1)/n", || {
         let alg = results::algbw_gbps(1 << 30, 4e-3);
         let cases = [(1usize, 0.0), (2, 1.0), (4, 1.5), (8, 1.75)];

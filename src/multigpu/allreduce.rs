@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn expected_values_are_the_sums_of_the_send_values() {
-        for ranks in [2, 3, 8] {
+        for ranks in [2, 3, 4, 8] {
             for i in [0, 1, 12, 13, 1000, (1 << 28) - 1] {
                 let sum: f32 = (0..ranks).map(|r| send_value(r, i)).sum();
                 assert_eq!(sum, expected_value(ranks, i));
