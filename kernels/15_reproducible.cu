@@ -22,7 +22,7 @@
 // compiler option can change the rounding.
 // Still slow: nothing the memory would notice (the chapter's benchmark). The partials cost 8
 // bytes per 64 KiB of f32 input.
-// Preconditions: blockDim.x a power of two from 32 to 1024; `partials` room for one 8-byte
+// Preconditions: blockDim.x a power of two from 32 to 1024 (exactly 1024 for the _b1024 entries); `partials` room for one 8-byte
 // value per chunk (2 * ceil(n / 16384) floats); `ticket` zero before the launch (the kernel
 // leaves it at zero); any grid of at least one block.
 #include "warp_reduce.cuh"
@@ -146,7 +146,7 @@ __device__ __forceinline__ Acc warp_tree(Acc v) {
 // ANCHOR_END: lane
 
 // ANCHOR: chunked
-template <typename In, typename Acc>
+template <typename In, typename Acc, bool ONE_LANE>
 __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, u64 n, u64* partials, unsigned* ticket) {
     __shared__ Acc warps[CHUNK_LANES / 32];  // the 32 virtual warps' sums of one chunk
     __shared__ bool last;
@@ -157,17 +157,26 @@ __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, 
 
     for (u64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
         const bool whole = aligned && (chunk + 1) * CHUNK_VALUES <= n;
-        // Two virtual lanes at a time where a thread has two or more: all their loads in flight.
-        for (unsigned slot = 0; slot < slots; slot += 2) {
-            const unsigned v0 = slot * blockDim.x + threadIdx.x;
-            float x0[LANE_VALUES], x1[LANE_VALUES];
-            load_lane<In>(x0, in, n, chunk, v0, whole);
-            if (slots > 1) load_lane<In>(x1, in, n, chunk, v0 + blockDim.x, whole);
+        if constexpr (ONE_LANE) {
+            // One virtual lane per thread (blockDim.x == CHUNK_LANES): no registers are held for
+            // a second one, so that __launch_bounds__(1024, 2) fits the kernel in 32 a thread.
+            float x0[LANE_VALUES];
+            load_lane<In>(x0, in, n, chunk, threadIdx.x, whole);
             const Acc a0 = warp_tree(lane_sum<In, Acc>(x0));
-            if (lane == 0) warps[v0 / 32] = a0;
-            if (slots > 1) {
-                const Acc a1 = warp_tree(lane_sum<In, Acc>(x1));
-                if (lane == 0) warps[(v0 + blockDim.x) / 32] = a1;
+            if (lane == 0) warps[threadIdx.x / 32] = a0;
+        } else {
+            // Two virtual lanes at a time where a thread has two or more: all their loads in flight.
+            for (unsigned slot = 0; slot < slots; slot += 2) {
+                const unsigned v0 = slot * blockDim.x + threadIdx.x;
+                float x0[LANE_VALUES], x1[LANE_VALUES];
+                load_lane<In>(x0, in, n, chunk, v0, whole);
+                if (slots > 1) load_lane<In>(x1, in, n, chunk, v0 + blockDim.x, whole);
+                const Acc a0 = warp_tree(lane_sum<In, Acc>(x0));
+                if (lane == 0) warps[v0 / 32] = a0;
+                if (slots > 1) {
+                    const Acc a1 = warp_tree(lane_sum<In, Acc>(x1));
+                    if (lane == 0) warps[(v0 + blockDim.x) / 32] = a1;
+                }
             }
         }
         __syncthreads();
@@ -203,17 +212,17 @@ __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, 
 }
 // ANCHOR_END: chunked
 
-template <typename In, typename Out>
+template <typename In, typename Out, bool ONE_LANE = false>
 __device__ void reduce15_reproducible(const In* in, Out* out, u64 n, Out* partials, unsigned* ticket) {
-    chunked_sum<In, PlainF32>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
+    chunked_sum<In, PlainF32, ONE_LANE>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
 }
-template <typename In, typename Out>
+template <typename In, typename Out, bool ONE_LANE = false>
 __device__ void reduce15_neumaier(const In* in, Out* out, u64 n, Out* partials, unsigned* ticket) {
-    chunked_sum<In, Neumaier>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
+    chunked_sum<In, Neumaier, ONE_LANE>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
 }
-template <typename In, typename Out>
+template <typename In, typename Out, bool ONE_LANE = false>
 __device__ void reduce15_f64(const In* in, Out* out, u64 n, Out* partials, unsigned* ticket) {
-    chunked_sum<In, WideF64>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
+    chunked_sum<In, WideF64, ONE_LANE>(in, out, n, reinterpret_cast<u64*>(partials), ticket);
 }
 
 // f32, f16 and bf16 inputs; the result and the partials' buffer are f32 (the entry shape of
@@ -226,3 +235,14 @@ __device__ void reduce15_f64(const In* in, Out* out, u64 n, Out* partials, unsig
 INSTANTIATE_CHUNKED(reduce15_reproducible)
 INSTANTIATE_CHUNKED(reduce15_neumaier)
 INSTANTIATE_CHUNKED(reduce15_f64)
+
+// The plain and the compensated sums again, for blocks of exactly 1024 threads: one virtual
+// lane each, 32 registers, two blocks an SM (the others take any block, at 45-48 registers).
+// The same order, so the same bits: only who runs each virtual lane changes.
+#define ENTRY_ONE_LANE(name, body, suffix, In, Acc)                                              \
+    extern "C" __global__ void __launch_bounds__(CHUNK_LANES, 2)                                 \
+    name##_##suffix(const In* in, Acc* out, u64 n, Acc* partials, unsigned* ticket) {            \
+        body<In, Acc, true>(in, out, n, partials, ticket);                                       \
+    }
+ENTRY_ONE_LANE(reduce15_reproducible_b1024, reduce15_reproducible, f32, float, float)
+ENTRY_ONE_LANE(reduce15_neumaier_b1024, reduce15_neumaier, f32, float, float)

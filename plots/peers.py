@@ -3,17 +3,20 @@
 the way `reduction bench` measures the book's kernels, and write the results in the same CSV
 format, so that the charts carry them as peers.
 
-    python3 plots/peers.py [--out plots/data] [--sizes 2^10,...,2^30]
+    python3 plots/peers.py [--out plots/data] [--sizes 2^10,...,2^30] [--dtypes f32,i32] [--no-host]
 
 Row sums (torch.sum(x, dim=1), TileLang, Triton) are measured by plots/tile_peers.py, which
 `reduction rows-bench` runs; it shares this file's timing, CSV row and header.
 
 Needs PyTorch and/or CuPy with a CUDA GPU; a library that is missing is skipped with a message.
-Method, as in the Rust benchmark: each result is checked against a float64 sum of the same
-input before it is timed; inputs rotate through a pool larger than L2; K back-to-back sums are
-captured into a CUDA graph and timed with CUDA events (or, where capture fails, timed as K
+Method, as in the Rust benchmark: each result is checked against the exact sum of an
+exact-by-construction input (nonzero integers with random signs, small enough that every
+partial sum is exact, as src/check/data.rs makes them) before it is timed; inputs rotate
+through a pool larger than L2; K back-to-back sums are captured into a CUDA graph and timed with CUDA events (or, where capture fails, timed as K
 back-to-back calls, which the `method` column then says); the median of many repeats is kept.
-The file is named <gpu-slug>-peers.csv and merged with <gpu-slug>.csv when charts are drawn.
+Host-visible times (kernel names ending in _host): one call and .item(), the copy of the result
+to the host, by the host's clock, median of many calls. `reduction bench` runs this file in its
+own run (and passes --out and --command); the file is named <gpu-slug>-peers.csv.
 """
 import argparse
 import datetime
@@ -114,10 +117,44 @@ def time_graph(torch, enqueue, capture):
     return times, ops, method
 
 
+def exact_pool(torch, dtype, length, largest):
+    """Nonzero integers with random signs, small enough that every partial sum of `largest` of
+    them is exact (src/check/data.rs's construction), so that every peer's sum is checked bit for
+    bit: magnitudes up to 2^24 / largest (at most 128) for f32, 2^31 / largest (at most 1000) for
+    i32."""
+    limit = max(1, min((1 << 24) // largest, 128)) if dtype == "f32" else max(1, min((2 ** 31 - 1) // largest, 1000))
+    gen = torch.Generator(device="cuda").manual_seed(2007)
+    mags = torch.randint(1, limit + 1, (length,), device="cuda", generator=gen, dtype=torch.int32)
+    signs = torch.randint(0, 2, (length,), device="cuda", generator=gen, dtype=torch.int32) * 2 - 1
+    return (mags * signs).to(torch.float32 if dtype == "f32" else torch.int32), limit
+
+
+def time_host(call, target_ms=TARGET_MS):
+    """One call and the wait for its result on the host, by the host's clock: median of many."""
+    import time
+    for j in range(10):  # warm: first calls compile and allocate
+        call(j)
+    t0 = time.perf_counter()
+    for j in range(5):
+        call(j)
+    estimate_ms = max((time.perf_counter() - t0) * 1e3 / 5, 1e-3)
+    calls = max(31, min(401, int(target_ms * 4 / estimate_ms) + 1))
+    times = []
+    for j in range(calls):
+        a = time.perf_counter()
+        call(j)
+        times.append((time.perf_counter() - a) * 1e6)
+    times.sort()
+    return times, f"host-visible: one call + copy of the result to the host, perf_counter, median of {calls}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="plots/data")
     parser.add_argument("--sizes", default=",".join(f"2^{k}" for k in range(10, 31)))
+    parser.add_argument("--dtypes", default="f32,i32")
+    parser.add_argument("--no-host", action="store_true", help="graph-amortized times only")
+    parser.add_argument("--command", default="python3 plots/peers.py", help="the command line for the file's header")
     args = parser.parse_args()
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     try:
@@ -135,47 +172,61 @@ def main():
 
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
-    pool_len = max(2 * max(sizes), 8 * l2 // 4)
-    gen = torch.Generator(device="cuda").manual_seed(2007)
-    pool = torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1
-
-    def view(n, j):
-        stride = -(-n // 256) * 256
-        slots = (pool_len - n) // stride + 1
-        o = (j % slots) * stride
-        return pool[o:o + n], slots
-
-    peers = [("torch_sum", "torch.sum (PyTorch)", lambda x: torch.sum(x), True)]
-    if cupy is not None:
-        # Not captured: CuPy launches on its own stream and allocates CUB's scratch per call.
-        peers.append(("cupy_sum_cub", "cupy.sum (CUB)", lambda x: cupy.sum(cupy.from_dlpack(x)), False))
-
+    free, _ = torch.cuda.mem_get_info()
     rows = []
-    for name, title, fn, capture in peers:
+    for dtype in args.dtypes.split(","):
+        fits = int(free * 0.4) // 4
+        pool_len = min(max(2 * max(sizes), 8 * l2 // 4), fits)
+        pool, limit = exact_pool(torch, dtype, pool_len, max(sizes))
+        print(f"{dtype}: pool of {pool_len} values, nonzero integers up to {limit}, random signs", file=sys.stderr)
+
+        def view(n, j):
+            stride = -(-n // 256) * 256
+            slots = (pool_len - n) // stride + 1
+            o = (j % slots) * stride
+            return pool[o:o + n], slots
+
+        # torch.sum of int32 adds in int64 (and returns it), as a reader calling it gets.
+        peers = [("torch_sum", "torch.sum (PyTorch)", lambda x: torch.sum(x), True)]
+        if cupy is not None:
+            # Not captured: CuPy launches on its own stream and allocates CUB's scratch per call.
+            peers.append(("cupy_sum_cub", "cupy.sum (CUB)", lambda x: cupy.sum(cupy.from_dlpack(x)), False))
         for n in sizes:
-            x, slots = view(n, 0)
-            got = float(fn(x))
-            exact = float(x.double().sum())
-            bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * float(x.double().abs().sum())
-            if not abs(got - exact) <= bound:
-                print(f"{name} n={n}: {got} vs {exact} exceeds the bound {bound}; not timed", file=sys.stderr)
+            if n > pool_len:
+                print(f"n={n}: skipped, {4 * n} bytes do not fit beside the pool in the GPU's free memory", file=sys.stderr)
                 continue
-            out = [None]
+            x, slots = view(n, 0)
+            exact = float(x.double().sum())
+            for name, title, fn, capture in peers:
+                got = float(fn(x))
+                if got != exact:
+                    print(f"{name} {dtype} n={n}: {got} is not the exact sum {exact}; not timed", file=sys.stderr)
+                    continue
+                out = [None]
 
-            def enqueue(j, n=n, fn=fn):
-                out[0] = fn(view(n, j)[0])
+                def enqueue(j, n=n, fn=fn):
+                    out[0] = fn(view(n, j)[0])
 
-            times, ops, method = time_graph(torch, enqueue, capture)
-            median = statistics.median(times)
-            rows.append(csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
-            print(f"{name:14} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs  {4 * n / median / 1e3:8.1f} GB/s  ({method})")
+                times, ops, method = time_graph(torch, enqueue, capture)
+                median = statistics.median(times)
+                rows.append(csv_row(name, title, dtype, n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
+                print(f"{name:18} {dtype} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs  {4 * n / median / 1e3:8.1f} GB/s  ({method})")
+                if args.no_host:
+                    continue
+                # One call as a caller who reads the sum waits for it: .item() copies it back.
+                times, method = time_host(lambda j, fn=fn, n=n: fn(view(n, j)[0]).item())
+                median = statistics.median(times)
+                rows.append(csv_row(f"{name}_host", f"{title}, .item(), host-visible", dtype, n, median, times, 4 * n, min(len(times) + 15, slots) * 4 * n, method))
+                print(f"{name + '_host':18} {dtype} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs  host-visible")
+        del pool
 
     versions = f"torch {torch.__version__}" + (f", cupy {cupy.__version__}" if cupy is not None else "")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{slug(props.name)}-peers.csv")
     with open(path, "w") as f:
-        f.write("\n".join(header(torch, props, versions, "python3 plots/peers.py") + [COLUMNS] + rows) + "\n")
+        f.write("\n".join(header(torch, props, versions, args.command) + [COLUMNS] + rows) + "\n")
     print(f"{len(rows)} peer measurements written to {path}")
+
 
 if __name__ == "__main__":
     main()

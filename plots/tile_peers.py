@@ -4,7 +4,7 @@
 rows-bench` and `reduction bench` measure the book's kernels, in the same CSV format.
 
     python3 plots/tile_peers.py [--rows-out plots/data/rows] [--sums-out plots/data/tile]
-                                [--shapes 4096x64,2^20x2^8,...] [--sizes 2^10,...,2^30] [--no-sums]
+                                [--shapes 4096x64,2^20x2^8,...] [--sizes 2^10,...,2^30] [--no-sums] [--no-rows]
 
 Row sums go to <rows-out>/<gpu-slug>-peers.csv (n is the row length N, bytes the M*N*size
 read), merged with rows-bench's <gpu-slug>.csv when the chapter is drawn: TileLang and Triton
@@ -135,6 +135,8 @@ def main():
     parser.add_argument("--shapes", default=None, help="MxN,... (default: those of reduction rows-bench)")
     parser.add_argument("--sizes", default=",".join(f"2^{k}" for k in range(10, 31)))
     parser.add_argument("--no-sums", action="store_true", help="row sums only")
+    parser.add_argument("--no-rows", action="store_true", help="whole-array sums only (reduction bench runs it so)")
+    parser.add_argument("--command", default="python3 plots/tile_peers.py", help="the command line for the files' headers")
     args = parser.parse_args()
     shapes = peers.row_shapes() if args.shapes is None else [
         tuple(peers.parse_size(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
@@ -157,18 +159,19 @@ def main():
     else:
         import tilelang
         versions.append(f"tilelang {tilelang.__version__}")
-        # Every row-sum shape compiled at once, on every core (nvcc takes ~2 s a kernel).
-        funcs = [tl_rows.row_sum(m, n, "float32", *tl_rows.tile_shape(n)) for m, n in shapes]
-        kernels = dict(zip(shapes, tilelang.par_compile(funcs, out_idx=[1])))
-        row_peers["f32"].append(("tilelang_row_sum", "TileLang row sum (T.reduce_sum)", lambda x, m, n: kernels[(m, n)](x)))
-        os.makedirs(args.sums_out, exist_ok=True)
-        probe = (1 << 20, 256) if (1 << 20, 256) in kernels else shapes[0]
-        path = os.path.join(args.sums_out, "tilelang_row_sum.cu")
-        with open(path, "w") as f:
-            f.write(f"// The CUDA TileLang {tilelang.__version__} generated for kernels/tilelang/row_sum.py at "
-                    f"M x N = {probe[0]} x {probe[1]}, float32 (kernel.get_kernel_source()).\n")
-            f.write(kernels[probe].get_kernel_source())
-        print(f"generated source written to {path}")
+        if not args.no_rows:
+            # Every row-sum shape compiled at once, on every core (nvcc takes ~2 s a kernel).
+            funcs = [tl_rows.row_sum(m, n, "float32", *tl_rows.tile_shape(n)) for m, n in shapes]
+            kernels = dict(zip(shapes, tilelang.par_compile(funcs, out_idx=[1])))
+            row_peers["f32"].append(("tilelang_row_sum", "TileLang row sum (T.reduce_sum)", lambda x, m, n: kernels[(m, n)](x)))
+            os.makedirs(args.sums_out, exist_ok=True)
+            probe = (1 << 20, 256) if (1 << 20, 256) in kernels else shapes[0]
+            path = os.path.join(args.sums_out, "tilelang_row_sum.cu")
+            with open(path, "w") as f:
+                f.write(f"// The CUDA TileLang {tilelang.__version__} generated for kernels/tilelang/row_sum.py at "
+                        f"M x N = {probe[0]} x {probe[1]}, float32 (kernel.get_kernel_source()).\n")
+                f.write(kernels[probe].get_kernel_source())
+            print(f"generated source written to {path}")
         array_sum = tl_sum.ArraySum("float32")
         sum_peers.append(("tilelang_sum", "TileLang sum (passes of T.reduce_sum)", array_sum))
     tr_rows, why = load_kernel("triton/row_sum.py")
@@ -184,13 +187,14 @@ def main():
         row_peers[dtype].append(("torch_sum_dim1", "torch.sum(x, dim=1) (PyTorch)",
                                  lambda x, m, n: torch.sum(x, dim=1, dtype=torch.float32)))
 
-    command = "python3 plots/tile_peers.py"
-    rows = measure_rows(torch, shapes, row_peers)
-    os.makedirs(args.rows_out, exist_ok=True)
-    path = os.path.join(args.rows_out, f"{peers.slug(props.name)}-peers.csv")
-    with open(path, "w") as f:
-        f.write("\n".join(peers.header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + rows) + "\n")
-    print(f"{len(rows)} row-sum peer measurements written to {path}")
+    command = args.command
+    if not args.no_rows:
+        rows = measure_rows(torch, shapes, row_peers)
+        os.makedirs(args.rows_out, exist_ok=True)
+        path = os.path.join(args.rows_out, f"{peers.slug(props.name)}-peers.csv")
+        with open(path, "w") as f:
+            f.write("\n".join(peers.header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + rows) + "\n")
+        print(f"{len(rows)} row-sum peer measurements written to {path}")
     if not args.no_sums and sum_peers:
         sums = measure_sums(torch, sizes, sum_peers)
         path = os.path.join(args.sums_out, f"{peers.slug(props.name)}.csv")

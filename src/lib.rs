@@ -44,4 +44,4 @@ pub use runtime::{element, error, gpu, limits, nvrtc, timing};
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
-pub use reducer::Reducer;
+pub use reducer::{sum, Reducer};

@@ -34,6 +34,8 @@ fn main() -> ExitCode {
         Command::Determinism(args) => cli::determinism::run(args),
         Command::Rows(args) => cli::rows::one(args),
         Command::RowsBench(args) => cli::rows::bench(args),
+        Command::Op(args) => cli::ops::one(args),
+        Command::OpsBench(args) => cli::ops::bench(args),
         Command::Mistake(args) => cli::mistakes::one(args),
         Command::Mistakes(args) => cli::mistakes::all(args),
         Command::Multigpu(command) => cli::multigpu::run(command),

@@ -132,7 +132,7 @@ fn options_are_typed_when_they_are_parsed() {
         ("multigpu allreduce --max 1TB", "\"1TB\" is not a size in bytes (write 8B, 64KiB, 1GiB or 2^30)"),
         ("mistakes --deadline 0", "invalid value '0' for '--deadline <SECONDS>': must be more than 0"),
         ("sum --kernel reduce9 --bogus 1", "unexpected argument '--bogus'"),
-        ("sum", "--kernel <NAME>"),
+        ("sum --kernel", "a value is required for '--kernel <NAME>'"),
         ("", "Usage: reduction <COMMAND>"),
     ] {
         let (code, stdout, stderr) = reduction(args);

@@ -4,6 +4,7 @@
 # a machine with Rust (bash ../shared/gpu/bundle.sh), then run this from the project root:
 #
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize racecheck (default)
+#                                                   and ops (only when named: the operators' tests and benchmark)
 #                                                   and multigpu (only when named: it needs 2+ GPUs, and
 #                                                   runs on all of them: 2, 4 or 8; see the stage)
 #                                                   and book (only when named: the chapters' recorded outputs)
@@ -160,7 +161,10 @@ fi
 
 if has bench; then
   echo "=== bench"
-  timeout 420 $B/bin/reduction bench --out "$OUT" 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  # The kernels and the entry point, then the peers after each element type (plots/peers.py,
+  # plots/cub_sum.cu built by nvcc, plots/tile_peers.py): $OUT/<gpu>.csv and $OUT/<gpu>-peers.csv,
+  # both written after each element type. BENCH_ARGS="--no-peers" or "--sizes ..." to shorten it.
+  timeout ${BENCH_TIMEOUT:-590} $B/bin/reduction bench --out "$OUT" ${BENCH_ARGS:-} 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
   pack
 fi
 if has multigpu; then
@@ -247,6 +251,22 @@ if has rows; then
   timeout 400 $B/bin/reduction rows-bench --out "$OUT/rows" 2> "$OUT/rows-bench.log" | tee "$OUT/rows-summary.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/rows-bench.log"; }
   ls -l "$OUT/rows" "$OUT/rows/tile"
+  pack
+fi
+
+if has ops; then
+  # The operators (chapter 16): their tests (every operator, type, size and row strategy, checked
+  # exactly or within the bounds; the planted bugs, with the mutation score, which must be
+  # 100%), a smoke run, then the benchmark, which runs plots/op_peers.py (torch, CuPy, Triton,
+  # TileLang) on the same sizes and shapes afterwards. OPS_BENCH="--quick" for a short run.
+  # Copy back $OUT/operators/*.csv to plots/data/operators/, then `cargo run -- bench --plot-only`.
+  echo "=== ops (operators: tests with REQUIRE_GPU=1, a smoke run, the benchmark and its peers)"
+  mkdir -p "$OUT/operators"
+  REQUIRE_GPU=1 timeout ${OPS_TESTS_TIMEOUT:-420} $B/tests/test-ops > "$OUT/ops-tests.log" 2>&1 || status=1
+  grep -E "FAILED|panicked|^test result|mutation score" "$OUT/ops-tests.log" | head -40
+  $B/bin/reduction op --op argmax --n 2^20 --dtype f16 --input ties || status=1
+  timeout ${OPS_BENCH_TIMEOUT:-300} $B/bin/reduction ops-bench ${OPS_BENCH:-} --out "$OUT/operators" > "$OUT/ops-bench.log" 2>&1 || status=1
+  grep -E "measurements in|peers|error" "$OUT/ops-bench.log" | head -20
   pack
 fi
 

@@ -14,6 +14,8 @@ use reduction::data::Checked;
 use reduction::{kernels, Element, Gpu, Reducer};
 
 const CHUNKED: [&str; 3] = ["reduce15_reproducible", "reduce15_neumaier", "reduce15_f64"];
+/// The same orders at blocks of 1024, one virtual lane a thread (f32 only).
+const ONE_LANE: [&str; 2] = ["reduce15_reproducible_b1024", "reduce15_neumaier_b1024"];
 
 /// The input the launch-shape sweep sums: one where another order of additions gives other bits
 /// (the trial `another_order_gives_other_bits` checks that it does): values whose sum cancels,
@@ -21,7 +23,7 @@ const CHUNKED: [&str; 3] = ["reduce15_reproducible", "reduce15_neumaier", "reduc
 /// orders (condition number 10^6 for the plain sum, 10^12 for Neumaier's, 10^15 for f64's).
 fn input_for(kernel: &str, n: usize, seed: u64) -> Vec<f32> {
     match kernel {
-        "reduce15_neumaier" => reduction::measure::accuracy::conditioned_f32(n, 1e12, seed),
+        "reduce15_neumaier" | "reduce15_neumaier_b1024" => reduction::measure::accuracy::conditioned_f32(n, 1e12, seed),
         "reduce15_f64" => reduction::measure::accuracy::conditioned_f32(n, 1e15, seed),
         _ => reduction::measure::accuracy::conditioned_f32(n, 1e6, seed),
     }
@@ -70,6 +72,16 @@ fn every_shape<T: Checked>(gpu: &Gpu, kernel: &'static str, xs: &[T], shift: usi
 }
 
 fn launch_shape_trials(trials: &mut Vec<Trial>) {
+    for kernel in ONE_LANE {
+        let name = format!("every_launch_shape::{kernel}::f32::n=2^24+12345");
+        let seed = trial_seed(&name);
+        trials.push(gpu_trial(name, move |gpu| every_shape(gpu, kernel, &input_for(kernel, (1 << 24) + 12345, seed), 0, &grid_caps(gpu)).map(|_| ())));
+        for (n, shift) in [(1usize, 1usize), (16_385, 1), ((1 << 20) + 7, 2)] {
+            let name = format!("every_launch_shape::{kernel}::f32::shifted_by_{shift}::n={n}");
+            let seed = trial_seed(&name);
+            trials.push(gpu_trial(name, move |gpu| every_shape(gpu, kernel, &f32::random(n + shift, seed), shift, &[Some(1), Some(3), None]).map(|_| ())));
+        }
+    }
     for kernel in CHUNKED {
         // Ragged: 1025 chunks, the last with 12345 values.
         let name = format!("every_launch_shape::{kernel}::f32::n=2^24+12345");

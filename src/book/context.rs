@@ -62,6 +62,9 @@ pub struct Context {
     pub rank_totals: Vec<(PathBuf, Header, Vec<RankTotal>)>,
     /// The snippets' outputs under `book/generated/snippets/` (written on the GPU host), by name.
     pub snippet_outputs: Vec<String>,
+    /// The book's GPU's operators (`operators/<gpu>.csv`) and their peers (`<gpu>-peers.csv`).
+    pub operators: Option<crate::records::operators::OpFile>,
+    pub operator_peers: Option<crate::records::operators::OpFile>,
 }
 
 /// The kernels whose bank conflicts the chapter of kernel 2 shows, in its order.
@@ -119,6 +122,10 @@ impl Context {
                 AllReduceRun { file, header, rows, topology }
             })
             .collect();
+        let (operators, operator_peers) = match &slug {
+            Some(slug) => crate::records::operators::load(&data_dir, slug)?,
+            None => (None, None),
+        };
         Ok(Context {
             root: root.to_path_buf(),
             ncu: texts(&data_dir.join("ncu"), "txt")?,
@@ -139,6 +146,8 @@ impl Context {
             allreduce,
             rank_totals: rank_totals::load_all(&rank_totals::data_dir(root))?,
             snippet_outputs: file_names(&root.join("book/generated/snippets"), "txt"),
+            operators,
+            operator_peers,
         })
     }
 

@@ -5,7 +5,7 @@
 //! entry it can draw, in this order; the tests below check that every `{{#include}}` of a
 //! generated file has exactly one entry and that every entry is included by its chapter.
 
-use super::chapters::{accuracy, benchmark, classic, common, determinism, harris, introduction, mistakes, modern, multigpu, rows, sanitizers, tile};
+use super::chapters::{accuracy, benchmark, classic, common, determinism, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, sanitizers, tile};
 use super::context::Context;
 use super::draw::{charts, diagrams, figures};
 use crate::error::Result;
@@ -112,6 +112,9 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         bench("best.md", "benchmark.md", "book::chapters::benchmark::best_table", benchmark::best_table),
         bench("ceiling.md", "benchmark.md", "book::chapters::benchmark::ceiling_table", benchmark::ceiling_table),
         bench("pace.md", "benchmark.md", "book::chapters::benchmark::copy_pace", benchmark::copy_pace),
+        bench("entry_point.md", "benchmark.md", "book::chapters::entry::entry_table", entry::entry_table),
+        bench("host_visible.md", "benchmark.md", "book::chapters::entry::host_visible_table", entry::host_visible_table),
+        md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |_| Ok(entry::dispatch_bands())),
     ]);
     for name in charts::BENCHMARK_CHARTS {
         m.push(drawn(format!("plots/{name}"), "benchmark.md", "book::draw::charts::benchmark_chart", move |c| charts::benchmark_chart(name, &c.gpus, c.book()?).map(Some)));
@@ -130,6 +133,15 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         drawn("plots/rows.svg", "rows.md", "book::chapters::rows::chart", rows::chart),
         md("rows_half.md", "rows.md", "book::chapters::rows::half_markdown", rows::half_markdown),
         md("rows_few.md", "rows.md", "book::chapters::rows::few_markdown", rows::few_markdown),
+        md("operators_source.md", "operators.md", "book::chapters::operators::source_markdown", operators::source_markdown),
+        md("operators_broken.md", "operators.md", "book::chapters::operators::broken_markdown", operators::broken_markdown),
+        md("operators_accuracy.md", "operators.md", "book::chapters::operators::accuracy_markdown", operators::accuracy_markdown),
+        md("operators_goal.md", "operators.md", "book::chapters::operators::goal_markdown", operators::goal_markdown),
+        drawn("plots/operators.svg", "operators.md", "book::chapters::operators::chart", operators::chart),
+        drawn("plots/operators_rows.svg", "operators.md", "book::chapters::operators::rows_chart", operators::rows_chart),
+        md("operators_peers.md", "operators.md", "book::chapters::operators::peers_markdown", operators::peers_markdown),
+        md("operators_sum.md", "operators.md", "book::chapters::operators::sum_markdown", operators::sum_markdown),
+        md("operators_walks.md", "operators.md", "book::chapters::operators::walks_markdown", operators::walks_markdown),
         md("tile_lines.md", "tile_languages.md", "book::chapters::tile::lines_markdown", tile::lines_markdown),
         md("tile_generated.md", "tile_languages.md", "book::chapters::tile::generated_markdown", tile::generated_markdown),
         md("tile_rows.md", "tile_languages.md", "book::chapters::tile::rows_markdown", tile::rows_markdown),
@@ -172,6 +184,9 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         m.push(program(format!("snippets/{name}"), &chapter, "tests/snippets.rs", "SNIPPETS_RECORD=book/generated/snippets cargo test --release --test snippets (on the GPU host)"));
     }
     m.push(program("exercises.md", "exercises.md", "tests/exercises.rs", "EXERCISES_RECORD=book/generated/exercises.md cargo test --release --test exercises (on the GPU host)"));
+    // Written by the command line after the book's files (the exercises' catalogue is an
+    // experiment's, which the book does not import): the exercises that recorded run did not check.
+    m.push(program("exercises_unchecked.md", "exercises.md", "src/exercises/catalogue.rs", "cargo run -- bench --plot-only (exercises::catalogue::write_unchecked_sentence)"));
     m
 }
 
@@ -199,6 +214,13 @@ pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
         "On GPUs these totals are not measured yet: no host has run",
         "issue 26: `reduction multigpu determinism` was written after the last GPU call; the totals are the CPU's until a host runs it",
     ),
+    // Issue 25: the entry point, its host-visible time and the one-lane kernel 15 are new; the
+    // next `reduction bench` on the book's GPU measures them (with the peers in the same run),
+    // and then these allowances must go (the test below says so).
+    ("book/generated/entry_point.md", "The entry point is not yet measured on this GPU", "the entry point's rows are new; the next `reduction bench` measures them beside the peers"),
+    ("book/generated/host_visible.md", "The entry point is not yet measured on this GPU", "the host-visible rows are new; the next `reduction bench` measures them"),
+    ("book/generated/reproducible_goal.md", "`reduce15_reproducible_b1024` | ≥ 90% | – | – | not measured", "the one-lane kernel is new; the next `reduction bench` measures it"),
+    ("book/generated/reproducible_goal.md", "`reduce15_neumaier_b1024` | ≥ 90% | – | – | not measured", "the one-lane kernel is new; the next `reduction bench` measures it"),
 ];
 
 /// The phrases the generators write where a measurement is missing.

@@ -5,6 +5,8 @@
 
 pub mod data;
 pub mod mutants;
+pub mod ops;
+pub mod ops_mutants;
 pub mod reproducible;
 pub mod rows;
 

@@ -84,6 +84,14 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
         find: "partials[blockIdx.x] = v;",
         replace: "if (blockIdx.x != 0) partials[blockIdx.x] = v;",
     },
+    Mutant {
+        name: "tile_tail_off_by_one",
+        kernel: "reduce10_tiles",
+        strategy: None,
+        bug: "the last block's loop over the values after the last 16-byte pack stops one value early",
+        find: "for (u64 i = tail + threadIdx.x; i < n; i += BLOCK) acc += to_acc<Acc>(in[i]);",
+        replace: "for (u64 i = tail + threadIdx.x; i + 1 < n; i += BLOCK) acc += to_acc<Acc>(in[i]);",
+    },
 ];
 
 /// The bugs planted in the row kernels, each run with the strategy whose kernel carries it.

@@ -15,7 +15,7 @@ pub struct BenchArgs {
     /// Sizes to measure [default: 2^10 … 2^30 and a few that are not powers of two]
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_size)]
     sizes: Option<Vec<usize>>,
-    /// Kernels to measure [default: every registered kernel]
+    /// Kernels to measure, `entry_point` for the entry point [default: every registered kernel and the entry point]
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     kernels: Option<Vec<String>>,
     /// Element types to measure [default: f32,i32]
@@ -36,6 +36,9 @@ pub struct BenchArgs {
     /// Redraw every chart and table from plots/data; no GPU
     #[arg(long)]
     plot_only: bool,
+    /// Do not run the peers (plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py) after each element type's kernels
+    #[arg(long)]
+    no_peers: bool,
 }
 
 pub fn run(args: BenchArgs) -> Outcome {
@@ -51,7 +54,8 @@ pub fn run(args: BenchArgs) -> Outcome {
         config.sizes = sizes.clone();
     }
     if let Some(names) = &args.kernels {
-        config.kernels = names.iter().map(|name| kernels::find(name)).collect::<Result<_, _>>()?;
+        config.entry_point = names.iter().any(|name| name == bench::ENTRY_POINT);
+        config.kernels = names.iter().filter(|name| *name != bench::ENTRY_POINT).map(|name| kernels::find(name)).collect::<Result<_, _>>()?;
     }
     if let Some(dtypes) = args.dtype {
         config.dtypes = dtypes;
@@ -64,11 +68,39 @@ pub fn run(args: BenchArgs) -> Outcome {
     let largest = args.sizes.as_ref().map(|_| largest_input(&config)).transpose()?.flatten();
     let gpu = super::open_gpu_for(largest.as_ref())?;
     let started = std::time::Instant::now();
-    let rows = bench::run(&gpu, &config)?;
+    // The peers run in this run, on this GPU: after each element type's kernels, interleaved.
+    let peers = (!args.no_peers).then(|| super::peers::Peers::prepare(&config.sizes));
+    let mut rows = Vec::new();
+    let mut peer_rows = Vec::new();
     let machine = machine_of(&gpu, command_line());
     let slug = reduction::records::slug(&gpu.info().name);
     let path = out_dir.join(format!("{slug}.csv"));
-    results::write_csv(&path, &machine, &rows)?;
+    let peers_path = out_dir.join(format!("{slug}-peers.csv"));
+    // One file for every peer of this run, its header this run's.
+    let peers_machine = Machine { command: format!("{} (the peers: plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py, in the same run)", machine.command), ..machine.clone() };
+    let write = |rows: &[Row], peer_rows: &[Row]| -> Result<(), Box<dyn std::error::Error>> {
+        results::write_csv(&path, &machine, rows)?;
+        if !peer_rows.is_empty() {
+            results::write_csv(&peers_path, &peers_machine, peer_rows)?;
+        }
+        Ok(())
+    };
+    for &dtype in &config.dtypes {
+        let one = BenchConfig { dtypes: vec![dtype], ..config.clone() };
+        rows.extend(bench::run(&gpu, &one)?);
+        if let Some(peers) = &peers {
+            peer_rows.extend(peers.run(dtype, &format!("{dtype} kernels")));
+        }
+        // Into a folder of the reader's choosing, after each element type: a run cut short
+        // keeps what it measured. (plots/data is written once, complete.)
+        if args.out.is_some() {
+            write(&rows, &peer_rows)?;
+        }
+    }
+    write(&rows, &peer_rows)?;
+    if !peer_rows.is_empty() {
+        println!("{} peer measurements written to {}", peer_rows.len(), peers_path.display());
+    }
     print_summary(&machine, &rows);
     println!("\n{} measurements in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
     if args.out.is_none() {
@@ -99,14 +131,15 @@ fn print_summary(machine: &Machine, rows: &[Row]) {
         }
         println!("\n{} {dtype}: best kernel per size (inputs rotated past L2; peak {})", machine.gpu,
             machine.peak_gbps.map(|p| format!("{p:.0} GB/s")).unwrap_or("unknown".into()));
-        println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time");
+        println!("{:>12}  {:<20} {:>11} {:>9} {:>7} {:>11} {:>13} {:>11} {:>11}", "n", "kernel", "median µs", "GB/s", "% peak", "copy GB/s", "× cuBLAS time", "entry µs", "host-vis µs");
         for n in sizes {
             let Some(best) = reduction::book::chapters::benchmark::fastest(rows, dtype, n) else { continue };
             let copy = rows.iter().find(|r| r.kernel == results::COPY_KERNEL && r.dtype == dtype && r.n == n).map(|r| format!("{:.0}", r.gbps())).unwrap_or_default();
             let pct = machine.peak_gbps.map(|p| format!("{:.1}", 100.0 * best.gbps() / p)).unwrap_or_default();
             // The best kernel's time as a fraction of the library peer's (below 1: faster).
             let peer = rows.iter().find(|r| r.kernel == results::CUBLAS_KERNEL && r.dtype == dtype && r.n == n).map(|r| format!("{:.2}", best.median_us / r.median_us)).unwrap_or_default();
-            println!("{n:>12}  {:<20} {:>11.2} {:>9.1} {pct:>7} {copy:>11} {peer:>13}", best.kernel, best.median_us, best.gbps());
+            let entry = |name: &str| rows.iter().find(|r| r.kernel == name && r.dtype == dtype && r.n == n).map(|r| format!("{:.2}", r.median_us)).unwrap_or_default();
+            println!("{n:>12}  {:<20} {:>11.2} {:>9.1} {pct:>7} {copy:>11} {peer:>13} {:>11} {:>11}", best.kernel, best.median_us, best.gbps(), entry(bench::ENTRY_POINT), entry(bench::ENTRY_POINT_HOST));
         }
     }
 }

@@ -10,6 +10,8 @@ pub mod determinism;
 pub mod exercise;
 pub mod mistakes;
 pub mod multigpu;
+pub mod ops;
+pub mod peers;
 pub mod rows;
 pub mod sum;
 
@@ -44,6 +46,10 @@ pub enum Command {
     Rows(rows::RowsArgs),
     /// Row sums of several shapes: each strategy and the automatic choice
     RowsBench(rows::RowsBenchArgs),
+    /// One operator (max, argmax, mean_var, ...) on one planted input: the launch and the check
+    Op(ops::OpArgs),
+    /// Every operator, whole arrays and rows, beside the peers: writes plots/data/operators/
+    OpsBench(ops::OpsBenchArgs),
     /// Run one mistake in this process (what compute-sanitizer wraps)
     Mistake(mistakes::MistakeArgs),
     /// Run every mistake in a child process under a deadline
@@ -142,7 +148,9 @@ pub fn command_line() -> String {
 
 /// Redraw every chart and table from plots/data (no GPU needed).
 pub fn render() -> Outcome {
-    let written = reduction::book::render::render_all(std::path::Path::new("."))?;
+    let mut written = reduction::book::render::render_all(std::path::Path::new("."))?;
+    // The exercises added since the recorded GPU run of tests/exercises.rs, named under its counts.
+    written.push(reduction::exercises::catalogue::write_unchecked_sentence(std::path::Path::new("."))?);
     for path in &written {
         println!("drew {}", path.display());
     }
@@ -183,6 +191,12 @@ mod tests {
         "rows-bench",
         "rows-bench --out /tmp/out/rows",
         "rows-bench --quick --shapes 4096x64,2^10x2^16",
+        "op --op argmax --n 2^20 --dtype f16 --input ties",
+        "op --op mean_var --rows 4096 --n 768 --dtype bf16",
+        "op --op max --n 1000003 --input nan --strategy split --rows 3",
+        "ops-bench",
+        "ops-bench --quick",
+        "ops-bench --ops max,argmax --dtype f32,f16 --sizes 2^20,2^28 --shapes 4096x64 --no-peers --out /tmp/out/operators",
         "mistake sync_in_branch --n 10000 --runs 1",
         "mistake tail_not_written",
         "mistake grid_barrier_spin --allow-hang --seed 5",

@@ -92,7 +92,7 @@ pub struct RowsBenchArgs {
 }
 
 /// `4096x64`, `2^10x2^16`.
-fn parse_shape(shape: &str) -> Result<(usize, usize), String> {
+pub(crate) fn parse_shape(shape: &str) -> Result<(usize, usize), String> {
     let (m, n) = shape.split_once('x').ok_or(format!("{shape:?} is not a shape (write MxN: 4096x64, 2^10x2^16)"))?;
     Ok((parse_size(m)?, parse_size(n)?))
 }

@@ -1,4 +1,5 @@
-//! `reduction info` and `reduction sum`: the GPU, and one kernel checked against the reference.
+//! `reduction info` and `reduction sum`: the GPU, and one sum checked against the reference —
+//! through the entry point (the launch `kernels::dispatch` picks), or with the kernel named.
 
 use super::{parse_seed, parse_size, Outcome};
 use clap::Args;
@@ -25,12 +26,12 @@ pub fn info() -> Outcome {
 
 #[derive(Args)]
 pub struct SumArgs {
-    /// The kernel (`reduction info` lists them)
+    /// The kernel (`reduction info` lists them) [default: the entry point's choice for --n and --dtype]
     #[arg(long, value_name = "NAME")]
-    kernel: String,
-    /// Threads per block
-    #[arg(long, value_name = "THREADS", default_value = "256", value_parser = parse_size)]
-    block: usize,
+    kernel: Option<String>,
+    /// Threads per block [default: 256 with --kernel, else the entry point's choice]
+    #[arg(long, value_name = "THREADS", value_parser = parse_size)]
+    block: Option<usize>,
     /// Values to sum
     #[arg(long, default_value = "2^20", value_parser = parse_size)]
     n: usize,
@@ -51,26 +52,40 @@ pub struct SumArgs {
 /// `reduction sum`: exit 0 when every run was right, 2 when one was wrong.
 pub fn run(args: SumArgs) -> Outcome {
     let SumArgs { kernel, n, dtype, runs, seed, same_input, .. } = args;
-    let block = super::block(Some(args.block))?.unwrap_or(256);
+    let block = super::block(args.block)?;
     // Everything that can be refused without a GPU is refused before one is opened.
-    let spec = kernels::find(&kernel)?;
-    if !spec.supports(dtype) {
-        return Err(spec.unsupported(dtype).into());
+    if let Some(kernel) = &kernel {
+        let spec = kernels::find(kernel)?;
+        if !spec.supports(dtype) {
+            return Err(spec.unsupported(dtype).into());
+        }
     }
     // The input is made on the host, then copied to the GPU.
     let input = Need::values(n, dtype);
     input.check_host()?;
     let gpu = Gpu::open()?;
     input.check_device(&gpu)?;
-    let wrong = with_dtype!(dtype, T => sum_runs::<T>(&gpu, &kernel, block, n, runs, seed, same_input)?);
-    println!("{kernel} {} n={n} block={block}: {wrong} of {runs} runs wrong", dtype.name());
+    let (name, block) = match &kernel {
+        Some(kernel) => (kernel.clone(), block.unwrap_or(256)),
+        None => {
+            let choice = kernels::dispatch::choose(n, dtype, gpu.info());
+            let block = block.unwrap_or(choice.block);
+            println!("entry point: {} at block {block}{} ({})", choice.kernel.name, if choice.one_block { ", one block" } else { "" }, choice.band.why);
+            (choice.kernel.name.to_string(), block)
+        }
+    };
+    let auto = kernel.is_none() && args.block.is_none();
+    let wrong = with_dtype!(dtype, T => sum_runs::<T>(&gpu, &name, block, auto, n, runs, seed, same_input)?);
+    println!("{name} {} n={n} block={block}: {wrong} of {runs} runs wrong", dtype.name());
     Ok(if wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
 /// Sum `runs` fresh inputs (or, with `same_input`, one input `runs` times, counting the distinct
 /// results: a deterministic kernel gives one) and return how many sums were wrong.
-fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, n: usize, runs: usize, seed: u64, same_input: bool) -> Result<usize, Box<dyn std::error::Error>> {
-    let mut reducer = Reducer::<T>::new(gpu, kernel, block)?;
+#[allow(clippy::too_many_arguments)]
+fn sum_runs<T: Checked>(gpu: &Gpu, kernel: &str, block: u32, auto: bool, n: usize, runs: usize, seed: u64, same_input: bool) -> Result<usize, Box<dyn std::error::Error>> {
+    // Through the entry point unless a kernel or a block was named.
+    let mut reducer = if auto { Reducer::<T>::auto(gpu, n)? } else { Reducer::<T>::new(gpu, kernel, block)? };
     let mut wrong = 0;
     let mut distinct: Vec<String> = Vec::new();
     for run in 0..runs {

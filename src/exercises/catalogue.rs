@@ -4,6 +4,7 @@
 
 use super::launch::{Layout, Op, SharedRule};
 use crate::child::Sanitizer;
+use crate::element::Dtype;
 use crate::kernels::names;
 
 /// Who finds a near miss: the values the checker compares, or a compute-sanitizer tool (a race
@@ -69,6 +70,13 @@ const F7: (&str, &str) = files!("07_grid_stride");
 const F8: (&str, &str) = files!("08_warp_max");
 const F9: (&str, &str) = files!("09_vector_loads");
 const F10: (&str, &str) = files!("10_last_block");
+const F11: (&str, &str) = files!("11_argmax_ties");
+const F12: (&str, &str) = files!("12_welford_merge");
+const F13: (&str, &str) = files!("13_half_max");
+
+/// The launch rules of the operator exercises are the book's operators' (OpReducer's), not a
+/// layout of their own: these fields are unused for them.
+const OPERATOR_RULES: (Layout, SharedRule) = (Layout::LastBlock, SharedRule::Static);
 
 const DROP_LAST: NearMiss = NearMiss {
     name: "drops_last_element",
@@ -216,11 +224,73 @@ pub static EXERCISES: &[Exercise] = &[
                 find: "for (unsigned b = threadIdx.x; b < gridDim.x;", replace: "for (unsigned b = threadIdx.x + 1; b < gridDim.x;", caught_by: CaughtBy::Values },
         ],
     },
+    Exercise {
+        number: 11, stem: "11_argmax_ties", chapter: "operators.md",
+        title: "argmax, with the tie rule",
+        layout: OPERATOR_RULES.0, shared: OPERATOR_RULES.1, block: 256,
+        op: Op::Operator { op: crate::kernels::ops::Op::Argmax, dtypes: &[Dtype::F32, Dtype::BF16, Dtype::I32] }, book_kernel: "argmax_whole",
+        hint: "a NaN beats every number (a != a is true only of NaN); of two numbers the larger wins; on a tie (equal values, or two NaNs) keep the pair with the lower index",
+        stub: F11.0, solution: F11.1,
+        near_misses: &[
+            NearMiss { name: "ties_to_higher_index", mistake: "on a tie the pair with the higher index is kept",
+                find: "return a.index <= b.index ? a : b;", replace: "return a.index >= b.index ? a : b;", caught_by: CaughtBy::Values },
+            NearMiss { name: "nan_not_first", mistake: "no NaN rule: a NaN loses or wins by the order the pairs come in",
+                find: "        if (a_nan != b_nan) return a_nan ? a : b;                            // NaN beats every number\n", replace: "", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 12, stem: "12_welford_merge", chapter: "operators.md",
+        title: "a Welford merge across a warp",
+        layout: OPERATOR_RULES.0, shared: OPERATOR_RULES.1, block: 256,
+        op: Op::Operator { op: crate::kernels::ops::Op::MeanVar, dtypes: &[Dtype::F32, Dtype::F16] }, book_kernel: "mean_var_whole",
+        hint: "n = n_a + n_b (and if n is 0, return an empty state); delta = mean_b - mean_a; mean = mean_a + delta * n_b / n; M2 = M2_a + M2_b + delta * delta * n_a * n_b / n",
+        stub: F12.0, solution: F12.1,
+        near_misses: &[
+            NearMiss { name: "count_dropped", mistake: "the merged state keeps the first state's count",
+                find: "r.count = count;", replace: "r.count = a.count;", caught_by: CaughtBy::Values },
+            NearMiss { name: "no_spread_term", mistake: "M2 adds the two states' M2 but not the spread between their means",
+                find: "r.m2 = a.m2 + b.m2 + delta * delta * a.count * share;", replace: "r.m2 = a.m2 + b.m2;", caught_by: CaughtBy::Values },
+            NearMiss { name: "empty_merge_0_by_0", mistake: "two empty states (count 0) are merged by dividing 0 by 0",
+                find: "        if (count == 0.0f) return a;  // two empty states: nothing to weigh (and no 0 / 0)\n", replace: "", caught_by: CaughtBy::Values },
+        ],
+    },
+    Exercise {
+        number: 13, stem: "13_half_max", chapter: "operators.md",
+        title: "a block max over f16, without converting a value",
+        layout: OPERATOR_RULES.0, shared: OPERATOR_RULES.1, block: 256,
+        op: Op::Operator { op: crate::kernels::ops::Op::Max, dtypes: &[Dtype::F16] }, book_kernel: "max_whole",
+        hint: "a NaN has all exponent bits set and a fraction that is not zero ((bits & 0x7FFF) > 0x7C00); for the rest, map sign and magnitude to an int that orders like the value (negative: minus the magnitude) and compare those",
+        stub: F13.0, solution: F13.1,
+        near_misses: &[
+            NearMiss { name: "bits_compared_unsigned", mistake: "the bits are compared as unsigned integers: every negative value orders backwards",
+                find: "return ka >= kb ? a : b;", replace: "return a >= b ? a : b;", caught_by: CaughtBy::Values },
+            NearMiss { name: "negative_nan_swallowed", mistake: "no NaN rule: a NaN with its sign bit set orders below -inf and is lost",
+                find: "        if (a_nan || b_nan) return a_nan ? a : b;  // NaN propagates, whatever its sign\n", replace: "", caught_by: CaughtBy::Values },
+            NearMiss { name: "starts_from_zero", mistake: "the identity is +0 (bits 0): larger than every value of an all-negative input",
+                find: "{ return 0xFC00u; }", replace: "{ return 0u; }", caught_by: CaughtBy::Values },
+        ],
+    },
 ];
 
 /// Every exercise, in book order.
 pub fn all() -> &'static [Exercise] {
     EXERCISES
+}
+
+/// The sentence under the recorded counts (`book/generated/exercises.md`): the exercises of this
+/// catalogue that the recorded GPU run did not check.
+pub fn unchecked_sentence(note: &str) -> String {
+    let numbers: Vec<u32> = all().iter().map(|e| e.number).collect();
+    crate::records::exercises::unchecked_sentence(note, &numbers)
+}
+
+/// Write that sentence to `book/generated/exercises_unchecked.md` under `root` (the command
+/// line's `bench --plot-only` does, after the book's own generated files).
+pub fn write_unchecked_sentence(root: &std::path::Path) -> crate::Result<std::path::PathBuf> {
+    let note = std::fs::read_to_string(root.join(crate::records::exercises::NOTE)).unwrap_or_default();
+    let path = root.join(crate::records::exercises::UNCHECKED_NOTE);
+    std::fs::write(&path, unchecked_sentence(&note)).map_err(|e| crate::error::io_error(&path, e))?;
+    Ok(path)
 }
 
 /// The exercise with this number, or an error that lists them.
@@ -266,7 +336,11 @@ mod tests {
             assert!(e.stub.contains(TODO_MARKER), "{} has no {TODO_MARKER}", e.stem);
             assert!(!e.solution.contains(TODO_MARKER), "{}'s solution has a TODO", e.stem);
             assert!(e.solution.contains("ANCHOR: solution") && e.solution.contains("ANCHOR_END: solution"), "{}", e.stem);
-            assert!(crate::kernels::find(e.book_kernel).is_ok(), "{}", e.book_kernel);
+            match e.op {
+                // The book's operator the solved exercise is timed beside: `<op>_whole`.
+                Op::Operator { op, .. } => assert_eq!(e.book_kernel, format!("{}_whole", op.name())),
+                _ => assert!(crate::kernels::find(e.book_kernel).is_ok(), "{}", e.book_kernel),
+            }
             assert!(!e.near_misses.is_empty(), "{} has no near miss", e.stem);
         }
         assert!(all().len() >= 8);
@@ -287,20 +361,29 @@ mod tests {
     #[test]
     fn an_unknown_number_is_refused_with_the_range() {
         let e = find(99).unwrap_err().to_string();
-        assert!(e.contains("exercise 99") && e.contains("1 to 10"), "{e}");
+        assert!(e.contains("exercise 99") && e.contains(&format!("1 to {}", all().len())), "{e}");
     }
 
     /// The exercises chapter closes with the counts `tests/exercises.rs` wrote on the GPU
     /// (`EXERCISES_RECORD=book/generated/exercises.md`): every solution passed, every stub and
-    /// near miss failed, and as many of each as this catalogue has.
+    /// near miss failed, and as many of each as the exercises that run checked; the exercises
+    /// added since are named under it (`book/generated/exercises_unchecked.md`, written from the
+    /// note and this catalogue by `reduction bench --plot-only`).
     #[test]
     fn the_exercise_counts_are_from_a_run_where_every_check_held() {
         use crate::records::exercises::{Tally, NOTE};
-        let path = crate::records::repo_root().join(NOTE);
-        let note = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let root = crate::records::repo_root();
+        let note = std::fs::read_to_string(root.join(NOTE)).unwrap_or_else(|e| panic!("{NOTE}: {e}"));
         let tally = Tally::parse(note.lines().next().unwrap_or_default()).unwrap();
         assert!(tally.all_held(), "{tally:?}");
-        let near_misses: usize = all().iter().map(|e| e.near_misses.len()).sum();
-        assert_eq!((tally.solutions, tally.stubs, tally.near_misses), (all().len(), all().len(), near_misses), "{tally:?}");
+        let recorded = crate::records::exercises::recorded(&note);
+        let checked: Vec<&Exercise> = all().iter().filter(|e| recorded.contains(&e.number)).collect();
+        assert_eq!(recorded.len(), checked.len(), "the note names exercises this catalogue does not have: {recorded:?}");
+        let near_misses: usize = checked.iter().map(|e| e.near_misses.len()).sum();
+        assert_eq!((tally.solutions, tally.stubs, tally.near_misses), (checked.len(), checked.len(), near_misses), "{tally:?}");
+        let unchecked = std::fs::read_to_string(root.join(crate::records::exercises::UNCHECKED_NOTE)).unwrap_or_default();
+        assert_eq!(unchecked, unchecked_sentence(&note), "run `reduction bench --plot-only`");
+        let chapter = std::fs::read_to_string(root.join("book/exercises.md")).unwrap_or_default();
+        assert!(chapter.contains("{{#include generated/exercises_unchecked.md}}"));
     }
 }

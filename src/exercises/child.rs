@@ -65,6 +65,9 @@ impl KernelSource for ReaderKernel {
 }
 
 fn run(gpu: &Gpu, exercise: &Exercise, file: &str, text: &str, seed: u64, quick: bool, time: bool) -> Result<ChildReport> {
+    if let Op::Operator { op, dtypes } = exercise.op {
+        return super::operators::run(gpu, exercise, op, dtypes, super::operators::spec_for(op, file, text), seed, quick, time);
+    }
     let kernel = ReaderKernel::new(file, text);
     let load = |entry: &str| gpu.function(&kernel, entry);
     let mut f32s = Launcher::<f32>::new(gpu, load("exercise_f32")?, exercise.layout, exercise.shared, exercise.block)?;
@@ -125,7 +128,7 @@ fn launch_diagnosis(e: &Error) -> Option<String> {
         CUresult::CUDA_ERROR_ILLEGAL_ADDRESS => {
             Some("a load or store outside any allocation: an index without a bound (run with --sanitize memcheck to see which line)".into())
         }
-        CUresult::CUDA_ERROR_NOT_FOUND => Some("the entry points exercise_f32 and exercise_i32 must stay as the stub declares them".into()),
+        CUresult::CUDA_ERROR_NOT_FOUND => Some("the entry points must stay as the stub declares them (exercise_f32 and exercise_i32, or the stub's OP_ENTRIES line)".into()),
         _ => None,
     }
 }
@@ -149,11 +152,13 @@ fn speed(gpu: &Gpu, exercise: &Exercise, launcher: &mut Launcher<f32>, seed: u64
         book_us,
         peak_gbps: gpu.info().peak_bandwidth_bytes_per_s().map(|b| b / 1e9),
         target: if exercise.number == 2 { padded_target(gpu, yours_us, book_us) } else { None },
+        dtype: "f32".into(),
+        value_bytes: 4,
     })
 }
 
 /// Median of 15 CUDA-event timings of `work`, after 3 warm-up runs.
-fn median_us(gpu: &Gpu, work: impl FnMut() -> Result<()>) -> Result<f64> {
+pub(super) fn median_us(gpu: &Gpu, work: impl FnMut() -> Result<()>) -> Result<f64> {
     Ok(median(&EventTimer::new(gpu)?.repeat_us(3, 15, work)?))
 }
 

@@ -38,6 +38,10 @@ pub enum SharedRule {
 pub enum Op {
     Sum,
     Max,
+    /// An operator of chapter 16, written into the book's machinery (kernels/operators.cuh): the
+    /// reader's file instantiates the operator's entry points (`argmax_whole_f32`, ...), which
+    /// [`crate::kernels::ops::OpReducer`] launches, checked as tests/ops.rs checks the book's.
+    Operator { op: crate::kernels::ops::Op, dtypes: &'static [crate::element::Dtype] },
 }
 
 impl SharedRule {

@@ -20,6 +20,7 @@ pub mod catalogue;
 pub mod check;
 pub mod child;
 pub mod launch;
+pub mod operators;
 pub mod report;
 
 pub use catalogue::{all, find, CaughtBy, Exercise, NearMiss, TODO_MARKER};

@@ -28,11 +28,24 @@ pub struct Speed {
     pub peak_gbps: Option<f64>,
     /// Exercise 2: the speed-up the book measured for its padded kernel.
     pub target: Option<String>,
+    /// The timed values' type and size (f32, 4 bytes, unless an exercise says otherwise).
+    #[serde(default = "f32_name")]
+    pub dtype: String,
+    #[serde(default = "four")]
+    pub value_bytes: usize,
+}
+
+fn f32_name() -> String {
+    "f32".into()
+}
+
+fn four() -> usize {
+    4
 }
 
 impl Speed {
     pub fn gbps(&self, us: f64) -> f64 {
-        self.n as f64 * 4.0 / (us * 1e-6) / 1e9
+        self.n as f64 * self.value_bytes as f64 / (us * 1e-6) / 1e9
     }
 }
 
@@ -117,8 +130,8 @@ pub fn render_speed(speed: &Speed) -> String {
     let pct = |gbps: f64| speed.peak_gbps.map(|p| format!(" ({:.1}% of {:.0} GB/s)", 100.0 * gbps / p, p)).unwrap_or_default();
     let (yours, book) = (speed.gbps(speed.yours_us), speed.gbps(speed.book_us));
     let mut s = format!(
-        "speed at n = {} f32 (median of CUDA-event timings):\n  yours:   {:>9.1} µs = {:>6.0} GB/s{}\n  {:<8} {:>9.1} µs = {:>6.0} GB/s{}\n  yours / {}: {:.2}x",
-        crate::limits::count_in_words(speed.n), speed.yours_us, yours, pct(yours),
+        "speed at n = {} {} (median of CUDA-event timings):\n  yours:   {:>9.1} µs = {:>6.0} GB/s{}\n  {:<8} {:>9.1} µs = {:>6.0} GB/s{}\n  yours / {}: {:.2}x",
+        crate::limits::count_in_words(speed.n), speed.dtype, speed.yours_us, yours, pct(yours),
         format!("{}:", speed.book_kernel), speed.book_us, book, pct(book), speed.book_kernel, yours / book,
     );
     if let Some(target) = &speed.target {
@@ -145,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_solved_exercise_shows_its_bandwidth_beside_the_book_kernel() {
-        let speed = Speed { n: 1 << 26, yours_us: 100.0, book_kernel: "reduce3".into(), book_us: 200.0, peak_gbps: Some(4814.0), target: None };
+        let speed = Speed { n: 1 << 26, yours_us: 100.0, book_kernel: "reduce3".into(), book_us: 200.0, peak_gbps: Some(4814.0), target: None, dtype: "f32".into(), value_bytes: 4 };
         let text = Verdict::Solved { cases: 44, speed: Some(speed) }.render(&super::super::all()[2], "f.cu");
         assert!(text.contains("SOLVED: all 44"), "{text}");
         assert!(text.contains("2684 GB/s (55.8% of 4814 GB/s)") && text.contains("yours / reduce3: 2.00x"), "{text}");

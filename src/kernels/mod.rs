@@ -4,8 +4,10 @@
 
 pub mod broken;
 mod registry;
+pub mod dispatch;
 pub mod plan;
 pub mod reducer;
+pub mod ops;
 pub mod rows;
 
 pub use registry::*;

@@ -49,14 +49,21 @@ pub fn pass_grids(n: u64, shape: GridShape) -> Vec<u64> {
 }
 
 /// The launches that reduce `n` values to one. `resident_blocks` (SMs × blocks per SM) caps the
-/// grid of kernels that loop over their input.
+/// grid of kernels that loop over their input. Tiles are counted for 4-byte elements
+/// ([`plan_passes_for`] takes the element size).
 pub fn plan_passes(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32) -> Result<Vec<Pass>> {
+    plan_passes_for(kernel, n, block, resident_blocks, 4)
+}
+
+/// [`plan_passes`] for elements of `element_bytes`: a tile of 16-byte packs
+/// ([`GridRule::PackTiles`]) holds 16 / `element_bytes` values per pack.
+pub fn plan_passes_for(kernel: &KernelSpec, n: u64, block: u32, resident_blocks: u32, element_bytes: usize) -> Result<Vec<Pass>> {
     let shape = GridShape {
-        tile: kernel.tile(block),
+        tile: kernel.tile_values(block, element_bytes),
         cap: match kernel.grid {
             // A chunked kernel loops over its chunks, so a cap (a smaller GPU) may shrink its grid.
             GridRule::OneBlockPerTile if kernel.shape == Shape::Chunked => Some(resident_blocks),
-            GridRule::OneBlockPerTile => None,
+            GridRule::OneBlockPerTile | GridRule::PackTiles => None,
             GridRule::ResidentBlocks => Some(resident_blocks),
         },
         // One block loops over any number of partial sums: the second pass is one block.
@@ -189,6 +196,22 @@ mod tests {
             assert!(depth(k.name, 1 << 30, block) < 1 << 16, "{}", k.name);
         }
         assert_eq!(addition_depth(find("reduce3").unwrap(), &[]), 0);
+    }
+
+    #[test]
+    fn pack_tiles_cover_the_input_in_one_launch_whatever_the_element_size() {
+        let k = find("reduce10_tiles").unwrap();
+        // 512 threads × 8 loads × 16 bytes: 16384 f32 values, 32768 f16 values, 8192 f64 values.
+        assert_eq!(k.tile_values(512, 4), 16384);
+        assert_eq!(k.tile_values(512, 2), 32768);
+        assert_eq!(k.tile_values(512, 8), 8192);
+        let grid = |n: u64, bytes: usize| plan_passes_for(k, n, 512, 264, bytes).unwrap().iter().map(|p| p.grid).collect::<Vec<_>>();
+        assert_eq!(grid(1 << 30, 4), vec![65536], "one launch, not capped by the resident blocks");
+        assert_eq!(grid(1 << 30, 2), vec![32768]);
+        assert_eq!(grid(1 << 14, 4), vec![1]);
+        assert_eq!(grid((1 << 14) + 1, 4), vec![2], "one value past a tile needs a block of its own");
+        assert_eq!(grid(1, 4), vec![1]);
+        assert_eq!(k.entry_name::<f32>(512), "reduce10_tiles_b512_l8_f32");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::element::Element;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{GridRule, KernelSpec, Shape};
-use crate::plan::{addition_depth, plan_passes, Pass};
+use crate::plan::{addition_depth, plan_passes_for, Pass};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PushKernelArg};
 
 /// The accumulator type of input type `T`.
@@ -36,6 +36,20 @@ impl<T: Element> Reducer<T> {
         Reducer::with_spec(gpu, crate::kernels::find(kernel_name)?, block)
     }
 
+    /// The entry point's reducer for inputs of `n` values: the kernel, block and grid that the
+    /// rule of [`crate::kernels::dispatch`] picks for this size, element type and GPU. Used for
+    /// another length it still sums right, with the launch chosen for `n`.
+    pub fn auto(gpu: &Gpu, n: usize) -> Result<Self> {
+        let choice = crate::kernels::dispatch::choose(n, T::DTYPE, gpu.info());
+        let mut reducer = Reducer::with_spec(gpu, choice.kernel, choice.block)?;
+        if choice.one_block {
+            // A resident-grid kernel loops over its input: one block reads it all (the
+            // dispatch tests check that one-block bands name such kernels).
+            reducer.resident_blocks = 1;
+        }
+        Ok(reducer)
+    }
+
     /// As [`Reducer::new`], for a kernel that need not be in the registry (the planted bugs of
     /// [`crate::mutants`] are registered kernels with one line changed).
     pub fn with_spec(gpu: &Gpu, kernel: &'static KernelSpec, block: u32) -> Result<Self> {
@@ -48,7 +62,7 @@ impl<T: Element> Reducer<T> {
         let first = gpu.function(kernel, &kernel.entry_name::<T>(block))?;
         let rest = gpu.function(kernel, &kernel.entry_name::<Acc<T>>(block))?;
         let resident_blocks = match kernel.grid {
-            GridRule::OneBlockPerTile => u32::MAX,
+            GridRule::OneBlockPerTile | GridRule::PackTiles => u32::MAX,
             GridRule::ResidentBlocks => {
                 let per_sm = first
                     .occupancy_max_active_blocks_per_multiprocessor(block, kernel.shared_bytes(block, acc_bytes), None)
@@ -89,7 +103,7 @@ impl<T: Element> Reducer<T> {
 
     /// The launches a sum of `n` values takes.
     pub fn plan(&self, n: usize) -> Result<Vec<Pass>> {
-        plan_passes(self.kernel, n as u64, self.block, self.resident_blocks)
+        plan_passes_for(self.kernel, n as u64, self.block, self.resident_blocks, std::mem::size_of::<T>())
     }
 
     /// The most roundings any one value goes through in this reducer's sum of `n` values
@@ -104,6 +118,12 @@ impl<T: Element> Reducer<T> {
             None => Ok(Acc::<T>::default()),
             Some(slot) => self.read_result(slot),
         }
+    }
+
+    /// The grid cap this reducer plans with (SMs × resident blocks, or 1 for the entry point's
+    /// one-block path, `u32::MAX` for kernels with one block per tile).
+    pub fn resident_blocks(&self) -> u32 {
+        self.resident_blocks
     }
 
     /// Copy `host` to the GPU and sum it there.
@@ -276,6 +296,7 @@ impl<T: Element> Reducer<T> {
         if matches!(self.kernel.shape, Shape::LastBlock | Shape::Chunked) && self.ticket.is_none() {
             self.ticket = Some(self.gpu.stream().alloc_zeros::<u32>(1).during("allocating the ticket counter")?);
         }
+
         Ok(())
     }
 }
@@ -299,4 +320,11 @@ impl Reducer<f32> {
         // Each 8-byte slot, little-endian: the low word first.
         Ok(words.chunks_exact(2).map(|w| (w[1].to_bits() as u64) << 32 | w[0].to_bits() as u64).collect())
     }
+}
+
+/// One sum through the entry point: the launch [`crate::kernels::dispatch`] picks for the view's
+/// length and element type, then the result read back. A caller who sums often keeps a
+/// [`Reducer::auto`] instead, which compiles and allocates once.
+pub fn sum<T: Element>(gpu: &Gpu, input: &CudaView<'_, T>) -> Result<Acc<T>> {
+    Reducer::<T>::auto(gpu, input.len())?.sum(input)
 }

@@ -30,12 +30,15 @@ pub mod names {
     pub const REDUCE15_REPRODUCIBLE: &str = "reduce15_reproducible";
     pub const REDUCE15_NEUMAIER: &str = "reduce15_neumaier";
     pub const REDUCE15_F64: &str = "reduce15_f64";
+    pub const REDUCE15_REPRODUCIBLE_B1024: &str = "reduce15_reproducible_b1024";
+    pub const REDUCE15_NEUMAIER_B1024: &str = "reduce15_neumaier_b1024";
+    pub const REDUCE10_TILES: &str = "reduce10_tiles";
     /// The yardsticks and the row kernels (registered, but not in [`super::all`]).
     pub const COPY: &str = crate::records::bench::COPY_KERNEL;
     pub const READ_ONLY: &str = crate::records::bench::READ_ONLY_KERNEL;
     pub const ROWS: &str = "rows";
     /// Every name above, in registry order.
-    pub const ALL: [&str; 24] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, COPY, READ_ONLY, ROWS];
+    pub const ALL: [&str; 27] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, REDUCE15_REPRODUCIBLE_B1024, REDUCE15_NEUMAIER_B1024, REDUCE10_TILES, COPY, READ_ONLY, ROWS];
 }
 
 use names::*;
@@ -62,6 +65,10 @@ pub enum GridRule {
     /// As many blocks as the GPU holds at once (SMs × resident blocks per SM), each looping
     /// over the input with a grid-sized stride (kernel 7 on).
     ResidentBlocks,
+    /// One tile of `block × elements_per_thread / 4` 16-byte packs per block, whatever the
+    /// element type, and no loop: the grid grows with n (`reduce10_tiles`, the read-only kernel's
+    /// shape). The loads per thread are part of the entry name (`reduce10_tiles_b512_l8_f32`).
+    PackTiles,
 }
 
 /// How a kernel's launches combine the blocks' sums into one value.
@@ -148,6 +155,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("unrolled_tree.cuh", include_str!("../../kernels/unrolled_tree.cuh")),
     ("warp_reduce.cuh", include_str!("../../kernels/warp_reduce.cuh")),
     ("vector_load.cuh", include_str!("../../kernels/vector_load.cuh")),
+    ("operators.cuh", include_str!("../../kernels/operators.cuh")),
 ];
 
 macro_rules! kernel_file {
@@ -170,6 +178,7 @@ const K11: (&str, &str) = kernel_file!("11_cooperative_groups.cu");
 const K12: (&str, &str) = kernel_file!("12_cub_block_reduce.cu");
 const K14: (&str, &str) = kernel_file!("14_accuracy.cu");
 const K15: (&str, &str) = kernel_file!("15_reproducible.cu");
+const K10_TILES: (&str, &str) = kernel_file!("10_tiles.cu");
 
 #[allow(clippy::too_many_arguments)] // a row of the const table below: every column named where it is used
 const fn spec(
@@ -225,6 +234,17 @@ static KERNELS: &[KernelSpec] = &[
     chunked(REDUCE15_REPRODUCIBLE, "reproducible: order fixed by n"),
     chunked(REDUCE15_NEUMAIER, "reproducible and compensated (Neumaier)"),
     chunked(REDUCE15_F64, "reproducible, f64 accumulator"),
+    // The same orders, one virtual lane per thread at blocks of 1024, bounded to 32 registers.
+    KernelSpec { min_block: 1024, dtypes: &[Dtype::F32], ..chunked(REDUCE15_REPRODUCIBLE_B1024, "reproducible, one lane a thread, 32 registers") },
+    KernelSpec { min_block: 1024, dtypes: &[Dtype::F32], ..chunked(REDUCE15_NEUMAIER_B1024, "reproducible Neumaier, one lane a thread, 32 registers") },
+    // The read-only kernel's tile (eight 16-byte loads per thread, one tile per block, no
+    // loop), finished by the last block in the same launch.
+    KernelSpec {
+        grid: GridRule::PackTiles,
+        min_block: 64,
+        block_in_entry_name: true,
+        ..modern(REDUCE10_TILES, 10, "one tile per block, no loop, the last block adds", K10_TILES, 32, Shape::LastBlock)
+    },
 ];
 
 /// A kernel of `kernels/15_reproducible.cu`: f32, f16 and bf16 inputs, one block per chunk.
@@ -299,6 +319,25 @@ pub static ROWS: KernelSpec = KernelSpec {
     needs_cuda_headers: false,
 };
 
+/// The operator kernels of chapter 16 (`kernels/operators.cuh` instantiated per operator, shape and
+/// input type): entry points `<op>_<shape>_<type>` with signatures of their own, launched by
+/// [`crate::kernels::ops::OpReducer`], never by [`crate::Reducer`], so not in [`all`]. Registered for
+/// the compile checks; [`crate::kernels::ops::Op::spec`] says which file holds an operator.
+const fn operator_file(name: &'static str, title: &'static str, file: (&'static str, &'static str), dtypes: &'static [Dtype]) -> KernelSpec {
+    KernelSpec {
+        name, chapter: 16, title, file: file.0, source: file.1, status: Status::Correct,
+        min_block: 32, max_block: 1024, block_in_entry_name: false, elements_per_thread: 16,
+        grid: GridRule::ResidentBlocks, shape: Shape::LastBlock, shared: Shared::Static, dtypes, needs_cuda_headers: false,
+    }
+}
+
+/// max, min, argmax, argmin (`kernels/16_extremes.cu`).
+pub static EXTREMES: KernelSpec = operator_file("extremes", "max, min, argmax, argmin", kernel_file!("16_extremes.cu"), &[Dtype::F32, Dtype::F16, Dtype::BF16, Dtype::I32]);
+/// sum, sum of squares, mean and variance (`kernels/16_moments.cu`).
+pub static MOMENTS: KernelSpec = operator_file("moments", "sum, sum of squares, mean and variance", kernel_file!("16_moments.cu"), &[Dtype::F32, Dtype::F16, Dtype::BF16]);
+/// The other ways to fold a mean and a variance, and the textbook formula (`kernels/16_mean_var_walks.cu`).
+pub static MEAN_VAR_WALKS: KernelSpec = operator_file("mean_var_walks", "mean and variance: four walks and the textbook formula", kernel_file!("16_mean_var_walks.cu"), &[Dtype::F32, Dtype::F16, Dtype::BF16]);
+
 /// Every registered kernel, in book order.
 pub fn all() -> &'static [KernelSpec] {
     KERNELS
@@ -320,7 +359,7 @@ pub fn find(name: &str) -> Result<&'static KernelSpec> {
 /// Every distinct kernel file, for the compile check.
 pub fn files() -> Vec<(&'static str, &'static KernelSpec)> {
     let mut seen: Vec<(&'static str, &'static KernelSpec)> = Vec::new();
-    for k in KERNELS.iter().chain([&COPY, &READ_ONLY, &ROWS]) {
+    for k in KERNELS.iter().chain([&COPY, &READ_ONLY, &ROWS, &EXTREMES, &MOMENTS, &MEAN_VAR_WALKS]) {
         if !seen.iter().any(|(f, _)| *f == k.file) {
             seen.push((k.file, k));
         }
@@ -341,7 +380,9 @@ impl KernelSpec {
 
     /// [`KernelSpec::entry_name`] for an element type chosen at run time.
     pub fn entry_name_of(&self, dtype: Dtype, block: u32) -> String {
-        if self.block_in_entry_name {
+        if self.grid == GridRule::PackTiles {
+            format!("{}_b{}_l{}_{}", self.name, block, self.loads_per_thread(), dtype.name())
+        } else if self.block_in_entry_name {
             format!("{}_b{}_{}", self.name, block, dtype.name())
         } else {
             format!("{}_{}", self.name, dtype.name())
@@ -373,12 +414,25 @@ impl KernelSpec {
         (0..=10).map(|k| 1u32 << k).filter(move |b| *b >= self.min_block && *b <= self.max_block)
     }
 
-    /// Inputs one block covers per tile.
+    /// Inputs one block covers per tile, for 4-byte elements.
     pub fn tile(&self, block: u32) -> u64 {
-        match self.shape {
-            Shape::Chunked => CHUNK_VALUES, // a chunk, whatever the block
+        self.tile_values(block, 4)
+    }
+
+    /// Inputs one block covers per tile, for elements of `element_bytes`: a [`GridRule::PackTiles`]
+    /// tile is a number of 16-byte packs, so it holds more f16 values than f32 values.
+    pub fn tile_values(&self, block: u32, element_bytes: usize) -> u64 {
+        match (self.shape, self.grid) {
+            (Shape::Chunked, _) => CHUNK_VALUES, // a chunk, whatever the block
+            (_, GridRule::PackTiles) => block as u64 * self.loads_per_thread() as u64 * (16 / element_bytes.clamp(1, 16)) as u64,
             _ => block as u64 * self.elements_per_thread as u64,
         }
+    }
+
+    /// 16-byte loads per thread of a [`GridRule::PackTiles`] kernel (`elements_per_thread`
+    /// counts 4-byte values).
+    pub fn loads_per_thread(&self) -> u32 {
+        (self.elements_per_thread / 4).max(1)
     }
 
     /// The block size the benchmark uses at `n` when none is asked for: 256 for Harris's
@@ -388,8 +442,11 @@ impl KernelSpec {
     pub fn preferred_block(&self, n: usize) -> u32 {
         if self.shape == Shape::Chunked {
             // 1024 threads at 48 registers leave one block per SM: 512 keeps two (measured on
-            // the H200: 1024 is 30% slower at 2^28).
-            return 512;
+            // the H200: 1024 is 30% slower at 2^28). The one-lane kernels take 1024 only.
+            return 512u32.clamp(self.min_block, self.max_block);
+        }
+        if self.grid == GridRule::PackTiles {
+            return 512; // the read-only kernel's tile: 512 threads, eight loads each
         }
         let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
         block.clamp(self.min_block, self.max_block)

@@ -11,7 +11,7 @@ use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::KernelSpec;
 use crate::records::bench::{Cache, Row, Status, COPY_KERNEL, CUBLAS_KERNEL, READ_ONLY_KERNEL};
-use crate::runtime::timing::time_graph;
+use crate::runtime::timing::{host_method, time_calls, time_graph};
 use crate::Reducer;
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -31,6 +31,9 @@ pub struct BenchConfig {
     /// GPU time each measurement aims for, in milliseconds.
     pub target_ms: f64,
     pub seed: u64,
+    /// Also measure the entry point ([`crate::Reducer::auto`]) at every size, graph-amortized
+    /// and host-visible ([`ENTRY_POINT`], [`ENTRY_POINT_HOST`]).
+    pub entry_point: bool,
 }
 
 impl BenchConfig {
@@ -51,6 +54,7 @@ impl BenchConfig {
             resident_sizes: vec![1 << 22],
             target_ms: 3.0,
             seed: 2007,
+            entry_point: true,
         }
     }
 }
@@ -67,7 +71,8 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
     let kernel_runs: usize = config.dtypes.iter().map(|d| config.kernels.iter().filter(|k| k.supports(*d)).count()).sum();
     let measured_sizes = config.sizes.len() + config.resident_sizes.len();
     // Each kernel at every size; the copy at the rotated sizes; the read-only kernel at all.
-    let total = kernel_runs * measured_sizes + config.dtypes.len() * (config.sizes.len() + measured_sizes);
+    let entry_runs = if config.entry_point { config.dtypes.len() * config.sizes.len() } else { 0 };
+    let total = kernel_runs * measured_sizes + config.dtypes.len() * (config.sizes.len() + measured_sizes) + entry_runs;
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}").unwrap().progress_chars("=> "));
     for &dtype in &config.dtypes {
@@ -192,6 +197,9 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
         }
     }
     rows.extend(read_only_ceiling(gpu, config, &pool, bar, &mut reference)?);
+    if config.entry_point {
+        rows.extend(entry_point(gpu, config, &pool, bar, &mut reference)?);
+    }
 
     for kernel in config.kernels.iter().filter(|k| k.supports(T::DTYPE)) {
         let started = Instant::now();
@@ -296,6 +304,43 @@ fn read_only_ceiling<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>
         let bytes = n * std::mem::size_of::<T>();
         let what = Measured { kernel: READ_ONLY_KERNEL, chapter: 0, title: spec.title, status: Status::Ceiling };
         rows.push(row(what, Input { dtype: T::DTYPE, n, block, cache, bytes, working_set_bytes: working_set }, &timing));
+    }
+    Ok(rows)
+}
+
+pub use crate::records::bench::{ENTRY_POINT_HOST_KERNEL as ENTRY_POINT_HOST, ENTRY_POINT_KERNEL as ENTRY_POINT};
+
+/// The entry point at every size, as a reader calls it: [`crate::Reducer::auto`] for the size,
+/// checked exactly first, then timed two ways. Graph-amortized, as the kernels are; and
+/// host-visible: one `sum` — the launches, the copy of the result into a host variable and the
+/// wait for it — timed by the host's clock, input already on the GPU and rotated as for the
+/// kernels, the median of many calls (warm: the first calls compile and allocate).
+fn entry_point<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar: &ProgressBar, reference: &mut dyn FnMut(usize) -> Reference) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for &n in &config.sizes {
+        bar.set_message(format!("{ENTRY_POINT} {} n={n}", T::SUFFIX));
+        bar.inc(1);
+        if n > pool.len() {
+            continue;
+        }
+        let mut reducer = Reducer::<T>::auto(gpu, n)?;
+        let title = format!("entry point: {}, block {}", reducer.kernel().name, reducer.block());
+        reducer.poison_outputs(n)?;
+        let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
+        reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{ENTRY_POINT} {} n={n}", T::SUFFIX), why })?;
+        let bytes = n * std::mem::size_of::<T>();
+        let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
+        let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
+        let block = reducer.block();
+        let input = |working_set_bytes| Input { dtype: T::DTYPE, n, block, cache: Cache::Rotated, bytes, working_set_bytes };
+        rows.push(row(Measured { kernel: ENTRY_POINT, chapter: 0, title: &title, status: Status::Correct }, input(working_set), &timing));
+
+        let host = time_calls(config.target_ms, |j| reducer.sum(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
+        let calls = host.per_op_us.len();
+        let host_title = format!("{title}, host-visible");
+        let mut measured = row(Measured { kernel: ENTRY_POINT_HOST, chapter: 0, title: &host_title, status: Status::Correct }, input(pool.working_set(n, calls, Cache::Rotated)), &host);
+        measured.method = host_method(calls);
+        rows.push(measured);
     }
     Ok(rows)
 }

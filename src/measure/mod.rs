@@ -5,6 +5,7 @@
 pub mod accuracy;
 pub mod bench;
 pub mod determinism;
+pub mod ops_bench;
 pub mod rows_bench;
 
 use crate::records::bench::{Cache, Row, Status};

@@ -51,6 +51,11 @@ pub const CUBLAS_KERNEL: &str = "cublas_sasum";
 /// The kernel name of the read-only kernel's rows: every byte read once, one value written per
 /// block; the ceiling of a sum.
 pub const READ_ONLY_KERNEL: &str = "read_only";
+/// The kernel name of the entry point's rows (`Reducer::auto`: the launch `kernels::dispatch`
+/// picks at each size), graph-amortized like every kernel...
+pub const ENTRY_POINT_KERNEL: &str = "entry_point";
+/// ...and host-visible: one call and the copy of its result to the host, by the host's clock.
+pub const ENTRY_POINT_HOST_KERNEL: &str = "entry_point_host";
 
 /// One measurement: a kernel, a library peer, the copy or the read-only ceiling, on one element
 /// type and size.
@@ -86,6 +91,17 @@ impl Row {
     /// The read-only kernel's row: the ceiling of a sum.
     pub fn is_read_only(&self) -> bool {
         self.kernel == READ_ONLY_KERNEL
+    }
+
+    /// A host-visible time (a kernel name ending in `_host`): one call and the copy of its
+    /// result, by the host's clock, not GPU time; never drawn beside the GPU times.
+    pub fn is_host_visible(&self) -> bool {
+        self.kernel.ends_with("_host")
+    }
+
+    /// The entry point's rows: a kernel of the book measured again as the rule picks it.
+    pub fn is_entry_point(&self) -> bool {
+        self.kernel == ENTRY_POINT_KERNEL || self.kernel == ENTRY_POINT_HOST_KERNEL
     }
 
     /// A yardstick rather than a kernel of the book: the copy or the read-only kernel.

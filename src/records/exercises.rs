@@ -47,6 +47,27 @@ impl Tally {
     }
 }
 
+/// The exercise numbers the note's table names (its first column).
+pub fn recorded(note: &str) -> std::collections::BTreeSet<u32> {
+    note.lines().filter_map(|l| l.strip_prefix("| ")?.split(" |").next()?.trim().parse().ok()).collect()
+}
+
+/// Where the sentence under the note's counts goes: the exercises of the catalogue that the
+/// recorded run did not check.
+pub const UNCHECKED_NOTE: &str = "book/generated/exercises_unchecked.md";
+
+/// That sentence, for a catalogue of exercises `numbers`: the ones the note does not name (added
+/// since the run), or nothing when it names them all.
+pub fn unchecked_sentence(note: &str, numbers: &[u32]) -> String {
+    let recorded = recorded(note);
+    let missing: Vec<String> = numbers.iter().filter(|n| !recorded.contains(n)).map(|n| n.to_string()).collect();
+    match missing.as_slice() {
+        [] => String::new(),
+        [one] => format!("*Exercise {one} was added after that run: it has not been checked on a GPU yet (`OUT=results bash tests/gpu-host.sh book` records it).*\n"),
+        many => format!("*Exercises {} were added after that run: they have not been checked on a GPU yet (`OUT=results bash tests/gpu-host.sh book` records them).*\n", many.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +80,14 @@ mod tests {
         let one_passed = Tally { near_misses_failed: 22, ..tally };
         assert!(!Tally::parse(&one_passed.sentence()).unwrap().all_held());
         assert!(Tally::parse("10 of 10 solutions").is_err());
+    }
+
+    #[test]
+    fn the_exercises_a_note_does_not_name_are_said_to_be_unchecked() {
+        let note = "x\n\n| exercise | checked | verdict | first failing case |\n|---|---|---|---|\n| 1 | solution | passed | — |\n| 2 | stub | failed | n = 1 |\n";
+        assert_eq!(recorded(note), [1, 2].into_iter().collect());
+        assert_eq!(unchecked_sentence(note, &[1, 2]), "");
+        assert!(unchecked_sentence(note, &[1, 2, 3]).starts_with("*Exercise 3 was added"));
+        assert!(unchecked_sentence(note, &[1, 2, 3, 4]).starts_with("*Exercises 3, 4 were added"));
     }
 }

@@ -10,6 +10,7 @@
 //! |---|---|
 //! | [`bench`](mod@bench) | `plots/data/<gpu>.csv` (and `types/`, `rows/`, `tile/`): one [`bench::Row`] per measurement |
 //! | [`rows`] | the row sums' conventions in those rows (`plots/data/rows/`) |
+//! | [`operators`] | `plots/data/operators/<gpu>.csv` and `-peers.csv`: the operators of chapter 16 (one [`operators::OpRow`] each) |
 //! | [`tile`] | the tile languages' whole-array sums (`plots/data/tile/`) |
 //! | [`accuracy`] | `plots/data/accuracy/<gpu>.csv` and `accuracy/conditioning/<gpu>.csv` |
 //! | [`determinism`] | `plots/data/determinism/<gpu>.csv`, and the level each kernel reaches |
@@ -30,6 +31,7 @@ pub mod exercises;
 pub mod machine;
 pub mod mistakes;
 pub mod nccl_model;
+pub mod operators;
 pub mod rank_totals;
 pub mod rows;
 pub mod summary;

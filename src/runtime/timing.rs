@@ -112,3 +112,32 @@ fn capture(gpu: &Gpu, ops: usize, enqueue: &mut impl FnMut(usize) -> Result<()>)
     queued?;
     graph?.ok_or(Error::EmptyGraph)
 }
+
+/// One call as a caller who reads its result waits for it, by the host's clock: `call(j)`
+/// (which must wait for the GPU, as reading a result does) ten times untimed, five to estimate,
+/// then enough timed calls for about 4 × `target_ms` (31 to 401), in microseconds each. The
+/// times come back as a [`GraphTiming`] of one operation per "graph", so that rows summarise
+/// them the same way; their `method` is [`host_method`]'s.
+pub fn time_calls(target_ms: f64, mut call: impl FnMut(usize) -> Result<()>) -> Result<GraphTiming> {
+    for j in 0..10 {
+        call(j)?;
+    }
+    let started = std::time::Instant::now();
+    for j in 10..15 {
+        call(j)?;
+    }
+    let estimate_ms = (started.elapsed().as_secs_f64() * 1e3 / 5.0).max(1e-3);
+    let calls = ((target_ms * 4.0 / estimate_ms).ceil() as usize).clamp(31, 401);
+    let mut per_op_us = Vec::with_capacity(calls);
+    for j in 0..calls {
+        let started = std::time::Instant::now();
+        call(15 + j)?;
+        per_op_us.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok(GraphTiming { per_op_us, ops_per_graph: 1 })
+}
+
+/// The `method` of a host-visible row.
+pub fn host_method(calls: usize) -> String {
+    format!("host-visible: one call + copy of the result to the host, host clock, median of {calls}")
+}

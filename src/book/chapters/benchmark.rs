@@ -23,7 +23,7 @@ pub fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
     }).collect();
     writeln!(s, "| read-only ceiling | {} |", ceiling.join(" | ")).unwrap();
     let mut kernels: Vec<&str> = Vec::new();
-    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && ((r.chapter >= 7 && r.status == Status::Correct) || r.status == Status::Peer || r.is_copy())) {
+    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && !r.is_host_visible() && ((r.chapter >= 7 && r.status == Status::Correct) || r.status == Status::Peer || r.is_copy())) {
         if !kernels.contains(&r.kernel.as_str()) {
             kernels.push(&r.kernel);
         }
@@ -39,7 +39,7 @@ pub fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
     let beaten: Vec<String> = sizes.iter().filter_map(|&n| {
         let ceiling = find(rows, READ_ONLY_KERNEL, Dtype::F32, n, Cache::Rotated)?;
         let best = rows.iter()
-            .filter(|r| r.dtype == Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == Status::Correct && r.kernel != READ_ONLY_KERNEL)
+            .filter(|r| r.dtype == Dtype::F32 && r.n == n && r.cache == Cache::Rotated && r.status == Status::Correct && r.kernel != READ_ONLY_KERNEL && !r.is_entry_point())
             .min_by(|a, b| a.median_us.total_cmp(&b.median_us))?;
         (best.median_us < ceiling.median_us).then(|| format!(
             "at 2^{} `{}` took {:.2} µs and the read-only kernel {:.2} µs", n.trailing_zeros(), best.kernel, best.median_us, ceiling.median_us))
@@ -77,7 +77,7 @@ pub fn best_table(m: &Machine, rows: &[Row]) -> String {
 /// The fastest correct kernel of the book at one size (inputs rotated).
 pub fn fastest(rows: &[Row], dtype: Dtype, n: usize) -> Option<&Row> {
     rows.iter()
-        .filter(|r| r.dtype == dtype && r.n == n && r.status == Status::Correct && r.cache == Cache::Rotated)
+        .filter(|r| r.dtype == dtype && r.n == n && r.status == Status::Correct && r.cache == Cache::Rotated && !r.is_entry_point())
         .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
 }
 

@@ -46,7 +46,7 @@ pub fn modern_step_table(m: &Machine, rows: &[Row], kernel: &str, previous: &str
 pub fn modern_table(m: &Machine, rows: &[Row]) -> String {
     // (kernel, title, order): the book's kernels, then the ceiling, then the libraries.
     let mut kernels: Vec<(&str, &str, u8)> = Vec::new();
-    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && (r.chapter >= 7 || r.status == Status::Peer || r.is_read_only())) {
+    for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && !r.is_host_visible() && (r.chapter >= 7 || r.status == Status::Peer || r.is_read_only())) {
         if !kernels.iter().any(|(k, ..)| *k == r.kernel) {
             let order = if r.is_read_only() { 1 } else if r.status == Status::Peer { 2 } else { 0 };
             kernels.push((&r.kernel, &r.title, order));
@@ -75,7 +75,7 @@ pub fn modern_table(m: &Machine, rows: &[Row]) -> String {
 pub fn types_table(m: &Machine, rows: &[Row]) -> String {
     let mut s = String::new();
     writeln!(s, "| kernel | type | n | time (µs) | GB/s | % of peak | % of read-only |\n|---|---|--:|--:|--:|--:|--:|").unwrap();
-    let mut sorted: Vec<&Row> = rows.iter().filter(|r| r.cache == Cache::Rotated && r.n >= 1 << 28 && r.status == Status::Correct).collect();
+    let mut sorted: Vec<&Row> = rows.iter().filter(|r| r.cache == Cache::Rotated && r.n >= 1 << 28 && r.status == Status::Correct && !r.is_entry_point()).collect();
     sorted.sort_by(|a, b| (&a.kernel, a.n, a.dtype.name()).cmp(&(&b.kernel, b.n, b.dtype.name())));
     for r in sorted {
         writeln!(s, "| `{}` | {} | 2^{} | {:.2} | {:.1} | {} | {} |", r.kernel, r.dtype, r.n.trailing_zeros(), r.median_us, r.gbps(), pct_of_peak(m, r), pct_of_ceiling(rows, r)).unwrap();

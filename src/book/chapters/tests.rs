@@ -11,6 +11,8 @@ use super::sanitizers::*;
 use crate::element::Dtype;
 use crate::records::bench::{Cache, Machine, Row, Status, READ_ONLY_KERNEL};
 use crate::records::bench::COPY_KERNEL;
+use super::entry::*;
+use crate::records::bench::ENTRY_POINT_KERNEL;
 
 fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
     Row {
@@ -198,4 +200,38 @@ fn missing_measurements_are_said_not_invented() {
     let m = Machine::default();
     let table = harris_table(&m, &[row("reduce1", 1 << 25, Cache::Rotated, 100.0)], 1 << 25, Cache::Rotated);
     assert!(table.contains("| 2 | strided index, no divergence | not measured |"), "{table}");
+}
+
+#[test]
+fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
+    let same = |kernel: &str, n: usize, us: f64| Row {
+        status: Status::Peer, dtype: Dtype::F32, title: kernel.into(),
+        method: format!("graph of 10 back-to-back, CUDA events; {SAME_RUN}, after its f32 kernels"), ..row(kernel, n, Cache::Rotated, us)
+    };
+    let entry = |n: usize, us: f64| Row { dtype: Dtype::F32, title: "entry point: reduce10_tiles, block 512".into(), ..row(ENTRY_POINT_KERNEL, n, Cache::Rotated, us) };
+    let mut rows = vec![
+        entry(1 << 20, 3.0),
+        entry(1 << 28, 240.0),
+        named(READ_ONLY_KERNEL, Dtype::F32, 1 << 28, Cache::Rotated, 238.0),
+        same("cub_sum", 1 << 20, 8.0),
+        same("cub_sum", 1 << 28, 238.5),
+        // Faster, but from another run: never compared.
+        Row { method: "graph of 4 back-to-back, CUDA events".into(), ..same("tilelang_sum", 1 << 20, 1.0) },
+    ];
+    let table = entry_table(&h200(), &rows);
+    assert!(table.contains("| 2^20 | reduce10_tiles, block 512 | **3.00** | – | 8.00 | – | – | – | – |"), "{table}");
+    assert!(table.contains("| 2^28 | reduce10_tiles, block 512 | 240.00 | 99.2 | **238.50** |"), "{table}");
+    assert!(table.contains("at least as fast as every peer beside it at 1 of 2 sizes; behind at 2^28 (cub_sum 238.50 µs against 240.00, 0.6%)"), "{table}");
+    // Without the entry point's rows, the note says how to measure it.
+    rows.retain(|r| r.kernel != ENTRY_POINT_KERNEL);
+    assert!(entry_table(&h200(), &rows).contains("not yet measured"));
+    assert!(host_visible_table(&h200(), &rows).contains("not yet measured"));
+}
+
+#[test]
+fn the_bands_table_is_the_rule_itself() {
+    let table = dispatch_bands();
+    assert_eq!(table.lines().count(), 2 + crate::kernels::dispatch::BANDS.len());
+    assert!(table.contains("| 1 to 4096 | `reduce12` | 256 |"), "{table}");
+    assert!(table.contains("more than"), "{table}");
 }

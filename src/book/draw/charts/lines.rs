@@ -89,7 +89,7 @@ impl Part {
         match self {
             _ if row.is_yardstick() => true,
             Part::Harris => (1..=7).contains(&row.chapter) && row.status != Status::Peer,
-            Part::Modern => row.chapter >= 7 || row.status == Status::Peer,
+            Part::Modern => (row.chapter >= 7 || row.status == Status::Peer) && !row.is_host_visible(),
         }
     }
 
@@ -209,7 +209,7 @@ pub(super) fn gpus_chart(data: &[(Machine, Vec<Row>)]) -> LineChart {
         .enumerate()
         .filter_map(|(i, (machine, rows))| {
             let rows: Vec<&Row> = rows.iter().filter(|r| r.dtype == SWEEP_DTYPE && r.cache == Cache::Rotated).collect();
-            let correct = rows.iter().copied().filter(|r| r.status == Status::Correct);
+            let correct = rows.iter().copied().filter(|r| r.status == Status::Correct && !r.is_entry_point());
             let best = correct.max_by(|a, b| a.gbps().total_cmp(&b.gbps()))?;
             let mine: Vec<&Row> = rows.iter().copied().filter(|r| r.kernel == best.kernel).collect();
             let label = format!("{}: {} ({})", machine.gpu, best.kernel, best.title);

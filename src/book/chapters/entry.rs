@@ -1,0 +1,147 @@
+//! The entry point against the libraries a reader would otherwise call: what one function
+//! (`reduction::sum`, `Reducer::auto`) gets at each size, beside CUB called directly, CuPy,
+//! torch, TileLang and Triton — graph-amortized and host-visible — and the rule's bands for the
+//! skeleton chapter. A peer is compared only where it was measured in the same run as the
+//! entry point (its `method` says so): runs can land on different H200s, 2–3% apart.
+
+use crate::element::Dtype;
+use crate::kernels::dispatch::BANDS;
+use crate::records::bench::{Cache, Row, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL, READ_ONLY_KERNEL};
+use crate::records::Machine;
+use std::fmt::Write as _;
+
+/// The peers, graph-amortized, in the columns' order: (kernel, column).
+pub const PEERS: &[(&str, &str)] = &[("cub_sum", "CUB"), ("cupy_sum_cub", "CuPy (CUB)"), ("torch_sum", "torch"), ("tilelang_sum", "TileLang"), ("triton_sum", "Triton")];
+/// The peers, host-visible: one call and the copy of its result to the host.
+pub const HOST_PEERS: &[(&str, &str)] = &[("cub_sum_host", "CUB"), ("cupy_sum_cub_host", "CuPy `.item()`"), ("torch_sum_host", "torch `.item()`")];
+
+/// What a peer's `method` says when it ran in the benchmark's own run (`src/cli/peers.rs`).
+pub const SAME_RUN: &str = "in reduction bench's run";
+
+const NOT_MEASURED: &str = "*The entry point is not yet measured on this GPU beside the libraries: `cargo run --release -- bench` measures it and runs the peers in the same run.*\n";
+
+fn row<'a>(rows: &'a [Row], kernel: &str, dtype: Dtype, n: usize) -> Option<&'a Row> {
+    rows.iter().find(|r| r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated)
+}
+
+/// A peer's row at n, if it was measured in the benchmark's own run.
+fn peer<'a>(rows: &'a [Row], kernel: &str, dtype: Dtype, n: usize) -> Option<&'a Row> {
+    row(rows, kernel, dtype, n).filter(|r| r.method.contains(SAME_RUN))
+}
+
+fn sizes(rows: &[Row], kernel: &str, dtype: Dtype) -> Vec<usize> {
+    let mut n: Vec<usize> = rows.iter().filter(|r| r.kernel == kernel && r.dtype == dtype && r.cache == Cache::Rotated && r.n.is_power_of_two()).map(|r| r.n).collect();
+    n.sort_unstable();
+    n.dedup();
+    n
+}
+
+fn size(n: usize) -> String {
+    format!("2^{}", n.trailing_zeros())
+}
+
+/// `entry_point.md`: the entry point at each size (the kernel it picked, its time, its share of
+/// the read-only ceiling) beside every peer of the same run, the fastest in bold; then where it
+/// is behind, said from the same numbers.
+pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
+    if !rows.iter().any(|r| r.kernel == ENTRY_POINT_KERNEL) {
+        return NOT_MEASURED.into();
+    }
+    let mut s = String::new();
+    for dtype in [Dtype::F32, Dtype::I32] {
+        let ns = sizes(rows, ENTRY_POINT_KERNEL, dtype);
+        if ns.is_empty() {
+            continue;
+        }
+        let heads: Vec<&str> = PEERS.iter().map(|(_, h)| *h).collect();
+        writeln!(s, "\n**{dtype}** (µs per sum, graph-amortized; the fastest in bold)\n").unwrap();
+        writeln!(s, "| n | entry point picks | entry point | % of read-only | {} |\n|--:|---|--:|--:|{}", heads.join(" | "), "--:|".repeat(PEERS.len())).unwrap();
+        let mut behind = Vec::new();
+        let mut ahead = 0;
+        for &n in &ns {
+            let ours = row(rows, ENTRY_POINT_KERNEL, dtype, n).expect("sizes come from the rows");
+            let picked = ours.title.trim_start_matches("entry point: ");
+            let ceiling = row(rows, READ_ONLY_KERNEL, dtype, n).map_or("–".into(), |c| format!("{:.1}", 100.0 * c.median_us / ours.median_us));
+            let theirs: Vec<Option<&Row>> = PEERS.iter().map(|(k, _)| peer(rows, k, dtype, n)).collect();
+            let fastest = theirs.iter().flatten().map(|r| r.median_us).fold(ours.median_us, f64::min);
+            let cell = |us: f64| if us == fastest { format!("**{us:.2}**") } else { format!("{us:.2}") };
+            let cells: Vec<String> = theirs.iter().map(|r| r.map_or("–".into(), |r| cell(r.median_us))).collect();
+            writeln!(s, "| {} | {picked} | {} | {ceiling} | {} |", size(n), cell(ours.median_us), cells.join(" | ")).unwrap();
+            let measured = theirs.iter().flatten().count();
+            match theirs.iter().flatten().filter(|r| r.median_us < ours.median_us).min_by(|a, b| a.median_us.total_cmp(&b.median_us)) {
+                Some(r) => behind.push(format!("{} ({} {:.2} µs against {:.2}, {:.1}%)", size(n), r.title, r.median_us, ours.median_us, 100.0 * (ours.median_us / r.median_us - 1.0))),
+                None if measured > 0 => ahead += 1,
+                None => {}
+            }
+        }
+        let peers_measured = ns.iter().filter(|&&n| PEERS.iter().any(|(k, _)| peer(rows, k, dtype, n).is_some())).count();
+        if peers_measured == 0 {
+            writeln!(s, "\n*No peer was measured in this run for {dtype}.*").unwrap();
+        } else if behind.is_empty() {
+            writeln!(s, "\nOn {dtype} the entry point was at least as fast as every peer measured beside it, at all {ahead} sizes.").unwrap();
+        } else {
+            writeln!(s, "\nOn {dtype} the entry point was at least as fast as every peer beside it at {ahead} of {peers_measured} sizes; behind at {}.", behind.join("; ")).unwrap();
+        }
+    }
+    writeln!(s, "\n*Measured on an {} on {} by `{}`; each peer only where it ran in the same run (its `method` column says so), the same way: checked first, inputs rotated past L2, CUDA events around graphs of back-to-back calls (CuPy's sum is not captured: K back-to-back calls).*", m.gpu, m.date, m.command).unwrap();
+    s
+}
+
+/// `host_visible.md`: one call as a caller who reads the sum waits for it — the launches, the
+/// copy of the result to the host and the wait — for the entry point and the peers, with the
+/// entry point's graph-amortized time beside it.
+pub fn host_visible_table(m: &Machine, rows: &[Row]) -> String {
+    if !rows.iter().any(|r| r.kernel == ENTRY_POINT_HOST_KERNEL) {
+        return NOT_MEASURED.into();
+    }
+    let mut s = String::new();
+    for dtype in [Dtype::F32, Dtype::I32] {
+        let ns = sizes(rows, ENTRY_POINT_HOST_KERNEL, dtype);
+        if ns.is_empty() {
+            continue;
+        }
+        let heads: Vec<&str> = HOST_PEERS.iter().map(|(_, h)| *h).collect();
+        writeln!(s, "\n**{dtype}** (µs per call, by the host's clock; the fastest in bold)\n").unwrap();
+        writeln!(s, "| n | entry point, GPU time | entry point, one call | {} |\n|--:|--:|--:|{}", heads.join(" | "), "--:|".repeat(HOST_PEERS.len())).unwrap();
+        let mut behind = Vec::new();
+        for &n in &ns {
+            let ours = row(rows, ENTRY_POINT_HOST_KERNEL, dtype, n).expect("sizes come from the rows");
+            let gpu = row(rows, ENTRY_POINT_KERNEL, dtype, n).map_or("–".into(), |r| format!("{:.2}", r.median_us));
+            let theirs: Vec<Option<&Row>> = HOST_PEERS.iter().map(|(k, _)| peer(rows, k, dtype, n)).collect();
+            let fastest = theirs.iter().flatten().map(|r| r.median_us).fold(ours.median_us, f64::min);
+            let cell = |us: f64| if us == fastest { format!("**{us:.1}**") } else { format!("{us:.1}") };
+            let cells: Vec<String> = theirs.iter().map(|r| r.map_or("–".into(), |r| cell(r.median_us))).collect();
+            writeln!(s, "| {} | {gpu} | {} | {} |", size(n), cell(ours.median_us), cells.join(" | ")).unwrap();
+            if let Some(r) = theirs.iter().flatten().filter(|r| r.median_us < ours.median_us).min_by(|a, b| a.median_us.total_cmp(&b.median_us)) {
+                behind.push(format!("{} ({} {:.1} µs against {:.1})", size(n), r.title, r.median_us, ours.median_us));
+            }
+        }
+        // The sentence: what waiting for one small sum costs a caller, at 2^16.
+        let n = 1 << 16;
+        if let (Some(host), Some(gpu)) = (row(rows, ENTRY_POINT_HOST_KERNEL, dtype, n), row(rows, ENTRY_POINT_KERNEL, dtype, n)) {
+            writeln!(s, "\nAt 2^16 {dtype} values, a caller of the entry point waits {:.1} µs for the sum, {:.1} times the {:.2} µs the GPU spends on it in a graph of back-to-back sums: the launch, the copy of 4 bytes back and the wait cost more than the sum.",
+                host.median_us, host.median_us / gpu.median_us, gpu.median_us).unwrap();
+        }
+        if behind.is_empty() {
+            writeln!(s, "\nOne call of the entry point was at least as fast as one call of every peer measured beside it, at every size.").unwrap();
+        } else {
+            writeln!(s, "\nOne call of the entry point was slower than a peer's at {}.", behind.join("; ")).unwrap();
+        }
+    }
+    writeln!(s, "\n*Measured on an {} on {} by `{}`: the input already on the GPU (rotated past L2 as for the kernels), one call and the copy of its result into a host variable, timed by the host's clock, the median of many calls after ten warm ones; each peer only where it ran in the same run.*", m.gpu, m.date, m.command).unwrap();
+    s
+}
+
+/// `dispatch_bands.md`: the entry point's rule as a table — each band's sizes, kernel, block and
+/// why — from `kernels::dispatch::BANDS` itself, with the file each band's evidence is in.
+pub fn dispatch_bands() -> String {
+    let mut s = String::from("| f32 values | kernel | block | why | evidence |\n|---|---|--:|---|---|\n");
+    let mut low = 0u64;
+    for band in BANDS {
+        let range = if band.up_to_bytes == u64::MAX { format!("more than {}", low / 4) } else { format!("{} to {}", low / 4 + 1, band.up_to_bytes / 4) };
+        let grid = if band.one_block { ", one block" } else { "" };
+        writeln!(s, "| {range} | `{}`{grid} | {} | {} | `{}` |", band.kernel, band.block, band.why, band.evidence.file).unwrap();
+        low = band.up_to_bytes;
+    }
+    s
+}

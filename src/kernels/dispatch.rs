@@ -1,0 +1,201 @@
+//! The sum's entry point: which kernel, block and grid a sum of `n` values of a type gets. One
+//! rule, a pure function of the size, the element type and the GPU ([`choose`], tested without a
+//! GPU), the way CUB's `dispatch_reduce.cuh` makes every launch decision in one place; and as
+//! CUB's tuning policies name the measurement behind each constant, every band of the rule names
+//! the results file and the rows that chose it ([`Evidence`]), and a test reads that file and
+//! checks that the band's choice is the fastest measured there, within [`EVIDENCE_SLACK`].
+//!
+//! Use it through [`crate::Reducer::auto`] (a reducer for inputs of a given length) or
+//! [`crate::sum`] (one sum, one call).
+
+use crate::element::Dtype;
+use crate::gpu::DeviceInfo;
+use crate::kernels::names::{REDUCE10_LAST_BLOCK, REDUCE12, REDUCE6, REDUCE8};
+use crate::kernels::{find, KernelSpec};
+
+/// The measurements a band of the rule rests on: the rows of `kernel` at `block` in `file` (a
+/// results file under `plots/data/`), against every correct kernel measured there at the same
+/// sizes and element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    pub file: &'static str,
+    pub kernel: &'static str,
+    pub block: u32,
+}
+
+/// How much slower than the fastest measured kernel a band's choice may be, at a size of its
+/// band, for its evidence to hold: one run's medians of kernels that are the same within the
+/// noise differ by about this much (two rounds of one run agreed to 0.1%, runs on different
+/// H200s to 2–3%).
+pub const EVIDENCE_SLACK: f64 = 0.05;
+
+/// One band of the rule: inputs of at most `up_to_bytes` get `kernel` at `block`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Band {
+    pub up_to_bytes: u64,
+    pub kernel: &'static str,
+    pub block: u32,
+    /// Launch one block, whatever the kernel's grid rule would give (the small-n path: one
+    /// launch, no partial sums to add).
+    pub one_block: bool,
+    /// Why, in a few words, for `reduction sum` and the skeleton chapter.
+    pub why: &'static str,
+    pub evidence: Evidence,
+}
+
+const BENCH: &str = "plots/data/nvidia-h200.csv";
+
+// ANCHOR: bands
+/// The rule for 4-byte elements (f32, i32), from the benchmark's own data on the H200 (`reduction
+/// bench`, 2026-11-30): at each size, the kernel and block that were fastest for both element
+/// types, within [`EVIDENCE_SLACK`]. Other element types use the band of their size in bytes.
+pub const BANDS: &[Band] = &[
+    Band {
+        up_to_bytes: 16 << 10,
+        kernel: REDUCE12,
+        block: 256,
+        one_block: false,
+        why: "up to 4096 f32 values: one block of 256 threads reads them all in one launch",
+        evidence: Evidence { file: BENCH, kernel: REDUCE12, block: 256 },
+    },
+    Band {
+        up_to_bytes: 64 << 10,
+        kernel: REDUCE10_LAST_BLOCK,
+        block: 256,
+        one_block: false,
+        why: "up to 16384 f32 values: a few blocks and the last one adds their sums, one launch",
+        evidence: Evidence { file: BENCH, kernel: REDUCE10_LAST_BLOCK, block: 256 },
+    },
+    Band {
+        up_to_bytes: 128 << 10,
+        kernel: REDUCE8,
+        block: 256,
+        one_block: false,
+        why: "up to 32768 f32 values: warp shuffles over a resident grid, a second launch of one block",
+        evidence: Evidence { file: BENCH, kernel: REDUCE8, block: 256 },
+    },
+    Band {
+        up_to_bytes: 1 << 20,
+        kernel: REDUCE6,
+        block: 256,
+        one_block: false,
+        why: "up to 2^18 f32 values: one block per tile of 512 values, two or three short launches",
+        evidence: Evidence { file: BENCH, kernel: REDUCE6, block: 256 },
+    },
+    Band {
+        up_to_bytes: 64 << 20,
+        kernel: REDUCE12,
+        block: 256,
+        one_block: false,
+        why: "up to 2^24 f32 values: 16-byte loads over a resident grid of 256-thread blocks, then one block",
+        evidence: Evidence { file: BENCH, kernel: REDUCE12, block: 256 },
+    },
+    Band {
+        up_to_bytes: u64::MAX,
+        kernel: REDUCE10_LAST_BLOCK,
+        block: 1024,
+        one_block: false,
+        why: "past 2^24 f32 values: 16-byte loads over a resident grid of 1024-thread blocks, the last block adds, one launch",
+        evidence: Evidence { file: BENCH, kernel: REDUCE10_LAST_BLOCK, block: 1024 },
+    },
+];
+// ANCHOR_END: bands
+
+/// What the entry point launches for one sum.
+#[derive(Clone, Copy, Debug)]
+pub struct Choice {
+    pub kernel: &'static KernelSpec,
+    pub block: u32,
+    pub one_block: bool,
+    pub band: &'static Band,
+}
+
+/// The launch for a sum of `n` values of `dtype` on `device`: the band of the input's size in
+/// bytes, its block clamped to what the kernel and the GPU allow. A band whose kernel has no
+/// entry point for the element type (kernel 6 takes f32 and i32 only) hands the size to the next
+/// band that has one.
+pub fn choose(n: usize, dtype: Dtype, device: &DeviceInfo) -> Choice {
+    let bytes = (n as u64).saturating_mul(dtype.size_bytes() as u64);
+    let start = BANDS.iter().position(|b| bytes <= b.up_to_bytes).unwrap_or(BANDS.len() - 1);
+    let (band, kernel) = BANDS[start..]
+        .iter()
+        .find_map(|b| find(b.kernel).ok().filter(|k| k.supports(dtype)).map(|k| (b, k)))
+        .unwrap_or_else(|| {
+            let last = &BANDS[BANDS.len() - 1];
+            (last, find(last.kernel).expect("the last band's kernel is registered"))
+        });
+    // The largest power of two the GPU allows per block (every kernel takes powers of two).
+    let device_max = 1u32 << (31 - device.max_threads_per_block.max(32).leading_zeros());
+    let block = band.block.min(kernel.max_block).min(device_max).max(kernel.min_block);
+    Choice { kernel, block, one_block: band.one_block, band }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn h200() -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            compute_capability: (9, 0),
+            sm_count: 132,
+            l2_cache_bytes: 60 << 20,
+            memory_bus_width_bits: 6016,
+            memory_clock_khz: 3_201_000,
+            total_memory_bytes: 141 << 30,
+            max_threads_per_block: 1024,
+            max_shared_memory_per_block: 48 << 10,
+            sm_clock_khz: 1_980_000,
+            driver_cuda_version: (13, 0),
+        }
+    }
+
+    #[test]
+    fn bands_grow_and_every_choice_takes_its_element_type() {
+        for pair in BANDS.windows(2) {
+            assert!(pair[0].up_to_bytes < pair[1].up_to_bytes, "{pair:?}");
+        }
+        assert_eq!(BANDS.last().unwrap().up_to_bytes, u64::MAX, "the last band takes every size");
+        // Whatever the size, the choice has an entry point for the element type (a band whose
+        // kernel lacks one hands the size to the next band's).
+        for dtype in Dtype::ALL {
+            for band in BANDS {
+                let n = (band.up_to_bytes.min(1 << 40) / dtype.size_bytes() as u64) as usize;
+                let c = choose(n, dtype, &h200());
+                assert!(c.kernel.supports(dtype), "{dtype} n={n}: {} has no entry point for it", c.kernel.name);
+            }
+        }
+        for band in BANDS {
+            let k = find(band.kernel).unwrap_or_else(|e| panic!("{}: {e}", band.kernel));
+            assert!(k.supports(Dtype::F32) && k.supports(Dtype::I32), "{}: the bands are measured on f32 and i32", band.kernel);
+            assert!(k.block_sizes().any(|b| b == band.block), "{} has no block {}", band.kernel, band.block);
+            assert_eq!((band.evidence.kernel, band.evidence.block), (band.kernel, band.block), "a band's evidence is its own choice's rows");
+            // One block is a grid cap, which only kernels that loop over their input honour.
+            assert!(!band.one_block || k.grid == crate::kernels::GridRule::ResidentBlocks, "{}: one block needs a resident-grid kernel", band.kernel);
+        }
+    }
+
+    #[test]
+    fn the_choice_follows_the_size_in_bytes() {
+        let d = h200();
+        let pick = |n: usize, dtype| {
+            let c = choose(n, dtype, &d);
+            (c.kernel.name, c.block)
+        };
+        assert_eq!(pick(1, Dtype::F32), ("reduce12", 256));
+        assert_eq!(pick(4096, Dtype::F32), ("reduce12", 256));
+        assert_eq!(pick(4097, Dtype::F32), ("reduce10_last_block", 256));
+        assert_eq!(pick(1 << 30, Dtype::F32), ("reduce10_last_block", 1024));
+        assert_eq!(pick(1 << 30, Dtype::I32), ("reduce10_last_block", 1024));
+        // Half the bytes per value: an f16 input of 8192 values is the f32 band of 4096.
+        assert_eq!(pick(8192, Dtype::F16), ("reduce12", 256));
+        assert_eq!(pick(2048, Dtype::F64), pick(4096, Dtype::F32));
+        // A GPU that allows fewer threads per block gets a block it can launch.
+        let small = DeviceInfo { max_threads_per_block: 512, ..h200() };
+        assert_eq!(choose(1 << 30, Dtype::F32, &small).block, 512);
+        // Sizes past any band, and zero, still get a launch rule.
+        assert_eq!(pick(usize::MAX, Dtype::F64).0, "reduce10_last_block");
+        assert_eq!(pick(0, Dtype::F32), ("reduce12", 256));
+    }
+}
