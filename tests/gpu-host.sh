@@ -7,12 +7,13 @@
 #                                                   and ops (only when named: the operators' tests and benchmark)
 #                                                   and racecheck (only when named: kernel 2 padded and the row kernels
 #                                                   at larger sizes; sanitize already runs racecheck on every binary)
-#                                                   and multigpu (only when named: it needs 2+ GPUs)
+#                                                   and multigpu (only when named: it needs 2+ GPUs, and
+#                                                   runs on all of them: 2, 4 or 8; see the stage)
 #                                                   and book (only when named: the chapters' recorded outputs)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
 #                                                   and reproducible (only when named: kernel 15's
-#                                                   bits on every GPU; REQUIRE_GPUS=2 by default)
+#                                                   bits on every GPU; REQUIRE_GPUS = all of them, 2 or more)
 #   TOOLS="memcheck racecheck" restricts the sanitize stage to those compute-sanitizer tools;
 #   FILTERS="reduce15 read_only" to the tests whose names contain one of them (a log each).
 #
@@ -206,27 +207,65 @@ if has bench; then
   pack
 fi
 if has multigpu; then
-  # Across GPUs with NCCL: the multigpu tests (every visible GPU, REQUIRE_GPUS=2 by default so a
-  # host that shows one GPU fails instead of quietly running one rank), the multi-GPU sum at 2^31
-  # i32 per GPU, and the all-reduce sweep 8 B .. 1 GiB. Copy back:
-  #   $OUT/nccl/*   -> plots/data/nccl/   (then `cargo run -- bench --plot-only`)
-  # NVLink multicast (NVLS) stays off: on the shared 2-GPU host a program using multicast can
-  # take the GPUs out of service. The binaries set NCCL_NVLS_ENABLE=0 themselves when it is
-  # unset; it is exported here too, so that nothing this stage starts can turn it on.
+  # Across GPUs with NCCL, on every GPU the host has (G of them, 2 or more): the multigpu tests with
+  # REQUIRE_GPUS=G (each multi-GPU trial runs on 1, 2, 4, 8 GPUs up to G, and on all G), the i32
+  # sum at 2^31 per GPU, the gathered f32 sum, the all-reduce sweep 8 B .. 1 GiB for each GPU count
+  # 2, 4, 8 up to G (and G) and each algorithm (NCCL's choice, ring, tree), and the totals of one
+  # input on 1, 2, 4, 8 GPUs against the CPU's. Copy back:
+  #   $OUT/nccl/*   -> plots/data/nccl/    (one CSV per GPU count and algorithm, and the topology)
+  #   $OUT/ranks/*  -> plots/data/ranks/   (the GPU's totals; cpu.csv stays the committed one)
+  # then `cargo run -- bench --plot-only`: the chapter shows each measured run beside the model's
+  # prediction, and the closing table takes the measured figures.
+  # RANK_COUNTS="4 8" and ALGOS="ring tree" restrict the sweeps, DET_ALGOS the totals' runs
+  # (default: NCCL's choice), MULTIGPU_PARTS="tests sums sweeps totals" the parts, so that the stage
+  # can be split over calls of 10 minutes (on 8 GPUs expect about 2 + 1 + 4 + 2 minutes).
+  # NVLink multicast (NVLS) stays off: a program using multicast can take a shared host's GPUs out
+  # of service. The binaries set NCCL_NVLS_ENABLE=0 themselves when it is unset; it is exported
+  # here too, so that nothing this stage starts can turn it on, and NCCL_ALGO is left to --algo.
   echo "=== multigpu (NCCL)"
-  mkdir -p "$OUT/nccl"
+  mkdir -p "$OUT/nccl" "$OUT/ranks"
   export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+  unset NCCL_ALGO
   nvidia-smi -L | tee "$OUT/multigpu-gpus.txt"
   nvidia-smi topo -m > "$OUT/multigpu-topo.txt" 2>&1; cat "$OUT/multigpu-topo.txt"
-  REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-2} timeout 150 $B/tests/test-multigpu > "$OUT/multigpu-tests.log" 2>&1 || status=1
-  grep -E "^test |test result|^note|RIGHT|WRONG|^multi-GPU sum|rank [0-9] \(" "$OUT/multigpu-tests.log" | head -60
-  pack
-  timeout 60 $B/bin/reduction multigpu sum --per-gpu 2^31 2>&1 | tee "$OUT/multigpu-sum.txt"
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
-  timeout 75 $B/bin/reduction multigpu allreduce --max 1GiB --out "$OUT/nccl" 2>&1 | tee "$OUT/multigpu-allreduce.txt"
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
-  ls -l "$OUT/nccl"
-  pack
+  G=$(grep -c '^GPU ' "$OUT/multigpu-gpus.txt")
+  [ "$G" -ge 2 ] || echo "only $G GPU(s) visible: the multi-GPU stage needs 2 or more (the tests fail below)"
+  counts=""; for k in 2 4 8; do [ "$k" -le "$G" ] && counts="$counts $k"; done
+  [[ " $counts " == *" $G "* ]] || [ "$G" -lt 2 ] || counts="$counts $G"
+  parts=" ${MULTIGPU_PARTS:-tests sums sweeps totals} "
+  if [[ $parts == *" tests "* ]]; then
+    want=$(( G > 2 ? G : 2 ))
+    REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-$want} timeout ${MULTIGPU_TESTS_TIMEOUT:-300} $B/tests/test-multigpu > "$OUT/multigpu-tests.log" 2>&1 || status=1
+    grep -E "^test |test result|^note|RIGHT|WRONG|^multi-GPU sum|rank [0-9] \(" "$OUT/multigpu-tests.log" | head -80
+    pack
+  fi
+  if [[ $parts == *" sums "* ]]; then
+    timeout 120 $B/bin/reduction multigpu sum --per-gpu 2^31 2>&1 | tee "$OUT/multigpu-sum.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    timeout 120 $B/bin/reduction multigpu sum --per-gpu 2^28 --dtype f32 --input random --gathered 2>&1 | tee "$OUT/multigpu-sum-gathered.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    pack
+  fi
+  if [[ $parts == *" sweeps "* ]]; then
+    for k in ${RANK_COUNTS:-$counts}; do
+      for algo in ${ALGOS:-default ring tree}; do
+        echo "--- all-reduce on $k GPU(s), algorithm $algo"
+        timeout ${SWEEP_TIMEOUT:-120} $B/bin/reduction multigpu allreduce --gpus "$k" --algo "$algo" --max ${SWEEP_MAX:-1GiB} --out "$OUT/nccl" \
+          > "$OUT/multigpu-allreduce-x$k-$algo.txt" 2>&1 || status=1
+        grep -E "^ *(8|1048576|1073741824) |sizes in|error" "$OUT/multigpu-allreduce-x$k-$algo.txt"
+        pack
+      done
+    done
+    ls -l "$OUT/nccl"
+  fi
+  if [[ $parts == *" totals "* ]]; then
+    for algo in ${DET_ALGOS:-default}; do
+      echo "--- one input on 1, 2, 4, 8 GPUs (up to $G), algorithm $algo"
+      timeout ${TOTALS_TIMEOUT:-240} $B/bin/reduction multigpu determinism --algo "$algo" --out "$OUT/ranks" > "$OUT/multigpu-totals-$algo.txt" 2>&1 || status=1
+      tail -30 "$OUT/multigpu-totals-$algo.txt"
+      pack
+    done
+  fi
 fi
 
 if has rows; then
@@ -300,11 +339,12 @@ if has book; then
 fi
 
 if has reproducible; then
-  # Kernel 15 on every visible GPU: its launch-shape and across-GPU tests (REQUIRE_GPUS=2 by
-  # default, so a host that shows one GPU fails), then the determinism levels of every kernel on
+  # Kernel 15 on every visible GPU: its launch-shape and across-GPU tests (REQUIRE_GPUS = the
+  # host's count, at least 2, by default, so a host that shows one GPU fails), then the determinism levels of every kernel on
   # every GPU. Copy back $OUT/determinism/*.csv -> plots/data/determinism/.
   echo "=== reproducible (kernel 15 on every GPU)"
-  REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-2} timeout 200 $B/tests/test-reproducible > "$OUT/reproducible-tests.log" 2>&1 || status=1
+  G=$(nvidia-smi -L | grep -c '^GPU ')
+  REQUIRE_GPU=1 REQUIRE_GPUS=${REQUIRE_GPUS:-$(( G > 2 ? G : 2 ))} timeout 200 $B/tests/test-reproducible > "$OUT/reproducible-tests.log" 2>&1 || status=1
   grep -E "across_gpus|: GPU [0-9]|test result|FAILED|failures" "$OUT/reproducible-tests.log" | head -30
   timeout 150 $B/bin/reduction determinism --out "$OUT/determinism" 2> "$OUT/determinism.log" | tee "$OUT/determinism.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { status=1; tail -5 "$OUT/determinism.log"; }

@@ -13,6 +13,7 @@ use crate::records::mistakes::{self, Records};
 use crate::records::ncu::{self, Profile};
 use crate::records::sass::{self, Instruction};
 use std::collections::BTreeMap;
+use crate::records::rank_totals::{self, RankTotal};
 use std::path::{Path, PathBuf};
 
 /// One all-reduce run: its file, header and rows, and the GPUs' topology recorded beside it.
@@ -21,7 +22,7 @@ pub struct AllReduceRun {
     pub file: PathBuf,
     pub header: AllReduceHeader,
     pub rows: Vec<AllReduceRow>,
-    /// `nvidia-smi topo -m`, from `<run>-topo.txt`, where it was recorded.
+    /// `nvidia-smi topo -m`, from `<gpu>-x<count>-topo.txt`, where it was recorded.
     pub topology: Option<String>,
 }
 
@@ -69,6 +70,9 @@ pub struct Context {
     pub mistakes: Option<(PathBuf, Records)>,
     /// Every all-reduce run (`nccl/`), by file name.
     pub allreduce: Vec<AllReduceRun>,
+    /// One input's totals on 1, 2, 4 and 8 GPUs (`ranks/`): the CPU's file first, then the GPU
+    /// hosts'.
+    pub rank_totals: Vec<(PathBuf, Header, Vec<RankTotal>)>,
     /// The snippets' outputs under `book/generated/snippets/` (written on the GPU host), by name.
     pub snippet_outputs: Vec<String>,
     /// The book's GPU's operators (`operators/<gpu>.csv`) and their peers (`<gpu>-peers.csv`).
@@ -136,7 +140,7 @@ impl Context {
         let allreduce = allreduce::load_all(&allreduce::data_dir(root))?
             .into_iter()
             .map(|(file, header, rows)| {
-                let topology = file.file_stem().map(|s| file.with_file_name(format!("{}-topo.txt", s.to_string_lossy()))).and_then(|t| std::fs::read_to_string(t).ok());
+                let topology = std::fs::read_to_string(file.with_file_name(header.topology_file_name())).ok();
                 AllReduceRun { file, header, rows, topology }
             })
             .collect();
@@ -166,6 +170,7 @@ impl Context {
             bank_conflicts,
             mistakes,
             allreduce,
+            rank_totals: rank_totals::load_all(&rank_totals::data_dir(root))?,
             snippet_outputs: file_names(&root.join("book/generated/snippets"), "txt"),
             operators,
             operator_peers,

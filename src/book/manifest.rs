@@ -174,6 +174,10 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
     m.extend([
         md("nccl.md", "multigpu.md", "book::chapters::multigpu::table_markdown", |c| Ok(multigpu::table_markdown(c))),
         drawn("plots/nccl.svg", "multigpu.md", "book::chapters::multigpu::chart", multigpu::chart),
+        md("nccl_model.md", "multigpu.md", "book::chapters::multigpu::model_markdown", |c| Ok(multigpu::model_markdown(c))),
+        drawn("plots/nccl_model.svg", "multigpu.md", "book::chapters::multigpu::model_chart", multigpu::model_chart),
+        md("nccl_published.md", "multigpu.md", "book::chapters::multigpu::published_markdown", |c| Ok(multigpu::published_markdown(c))),
+        md("nccl_ranks.md", "multigpu.md", "book::chapters::multigpu::ranks_markdown", |c| Ok(multigpu::ranks_markdown(c))),
     ]);
     // The pictures drawn from the host's arithmetic.
     for scheme in diagrams::Scheme::ALL {
@@ -226,6 +230,21 @@ pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
         "book/generated/runs/tile_languages_rows.txt",
         crate::book::runs::NOT_YET_RECORDED,
         "issue 24: a Run it added after the last GPU round (runs::NOT_YET_RECORDED_RUNS); the next `tests/gpu-host.sh book` writes its output",
+    ),
+    (
+        "book/generated/nccl_model.md",
+        "are not measured on a host with that many GPUs (none was lent)",
+        "issue 26: hosts of 4 and 8 H200s are withheld; the rows are the model's predictions, marked so, until `bash tests/gpu-host.sh multigpu` runs on one",
+    ),
+    (
+        "book/generated/nccl_published.md",
+        "NVLS is not measured: NVLink multicast stays off",
+        "the workplace forbids NVLink multicast (NCCL_NVLS_ENABLE=0 is forced by src/multigpu/nccl.rs): NVLS will never be measured here",
+    ),
+    (
+        "book/generated/nccl_ranks.md",
+        "On GPUs these totals are not measured yet: no host has run",
+        "issue 26: `reduction multigpu determinism` was written after the last GPU call; the totals are the CPU's until a host runs it",
     ),
     // Issue 25: the entry point, its host-visible time and the one-lane kernel 15 are new; the
     // next `reduction bench` on the book's GPU measures them (with the peers in the same run),

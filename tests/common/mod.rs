@@ -18,6 +18,15 @@ pub fn nvrtc_required() -> bool {
     gpu_required() || std::env::var("REQUIRE_NVRTC").is_ok_and(|v| v == "1")
 }
 
+/// `REQUIRE_GPUS=N`: the multi-GPU trials fail where fewer than N GPUs are visible (1 where
+/// unset); a value that is not a count is an error, not a quiet 1.
+pub fn required_gpus() -> Result<usize, String> {
+    match std::env::var("REQUIRE_GPUS") {
+        Err(_) => Ok(1),
+        Ok(v) => v.trim().parse::<usize>().map_err(|_| format!("REQUIRE_GPUS={v:?} is not a number of GPUs")),
+    }
+}
+
 static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
 
 /// The GPU, opened once per test binary and shared by every trial.
