@@ -7,7 +7,7 @@ use common::{gpu_trial, kernel_trial, trial_seed};
 use libtest_mimic::{Failed, Trial};
 use reduction::check::CheckSum;
 use reduction::data::Checked;
-use reduction::{kernels, Error, Gpu, Reducer};
+use reduction::{kernels, Element, Error, Gpu, Reducer};
 
 /// The sizes every kernel is checked at: tiny, around warp and block edges, around every power
 /// of two up to 2^26, and a few drawn at random (different each run, printed in the name).
@@ -69,6 +69,64 @@ fn correctness_trials<T: Checked>(trials: &mut Vec<Trial>) {
                 }
             }
         }
+    }
+}
+
+/// The yardsticks the benchmark sets the kernels against are kernels too, and checked the same
+/// way: the read-only kernel at every launch shape (its partials must add up to the exact sum),
+/// and the copy (every word copied, nothing past the end written).
+fn yardstick_trials<T: Checked>(trials: &mut Vec<Trial>) {
+    use reduction::measure::read_only;
+    for shape in kernels::READ_ONLY_SHAPES {
+        let tile = shape.tile(std::mem::size_of::<T>());
+        let mut sizes = vec![1, 3, 31, 1000, 4097, tile - 1, tile, tile + 1, 3 * tile + 5, (1 << 20) + 3];
+        let cap = std::env::var("MAX_TEST_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+        sizes.retain(|&n| n <= cap);
+        sizes.sort_unstable();
+        sizes.dedup();
+        for n in sizes {
+            let name = format!("read_only::b{}_l{}::{}::n={n}", shape.block, shape.loads, T::SUFFIX);
+            let seed = trial_seed(&name);
+            trials.push(gpu_trial(name, move |gpu| {
+                let xs = T::exact(n, seed);
+                let input = gpu.upload(&xs)?;
+                let partials = read_only::partials::<T>(gpu, shape, &input.as_view())?;
+                if partials.len() != shape.grid(n, std::mem::size_of::<T>()) {
+                    return Err(format!("{} partials for {} blocks", partials.len(), shape.grid(n, std::mem::size_of::<T>())).into());
+                }
+                read_only::partials_add_up(&partials, &T::exact_reference(&xs)?).map_err(Failed::from)
+            }));
+        }
+    }
+}
+
+fn copy_trials(trials: &mut Vec<Trial>) {
+    for n in [1usize, 3, 4, 5, 1023, 1 << 16, (1 << 20) + 3] {
+        trials.push(gpu_trial(format!("copy::u32::n={n}"), move |gpu| {
+            use cudarc::driver::{LaunchConfig, PushKernelArg};
+            let xs: Vec<i32> = i32::random(n, n as u64);
+            let input = gpu.upload(&xs)?;
+            // One guard word past the end: the copy must not write it.
+            let mut out = gpu.alloc::<i32>(n + 1)?;
+            gpu.fill(&mut out, i32::POISON)?;
+            let copy = gpu.function(&kernels::COPY, "copy_u32")?;
+            let n64 = n as u64;
+            let blocks = (n / 4).div_ceil(256).clamp(1, 1024) as u32;
+            let mut launch = gpu.stream().launch_builder(&copy);
+            launch.arg(&input).arg(&mut out).arg(&n64);
+            // SAFETY: copy_u32(const unsigned*, unsigned*, u64): `input` holds n 4-byte words and
+            // `out` n + 1, both fresh allocations (16-byte aligned); the kernel loops over n.
+            unsafe { launch.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
+                .map_err(|e| format!("launching the copy: {e}"))?;
+            let back = gpu.download(&out)?;
+            if back[..n] != xs[..] {
+                return Err("the copy differs from its input".into());
+            }
+            if back[n] != i32::POISON {
+                return Err("the copy wrote past the end".into());
+            }
+            Ok(())
+        }));
     }
 }
 
@@ -273,6 +331,12 @@ fn main() {
     correctness_trials::<f64>(&mut trials);
     correctness_trials::<half::f16>(&mut trials);
     correctness_trials::<half::bf16>(&mut trials);
+    yardstick_trials::<i32>(&mut trials);
+    yardstick_trials::<f32>(&mut trials);
+    yardstick_trials::<f64>(&mut trials);
+    yardstick_trials::<half::f16>(&mut trials);
+    yardstick_trials::<half::bf16>(&mut trials);
+    copy_trials(&mut trials);
     determinism_trials(&mut trials);
     error_trials(&mut trials);
     rule_trials(&mut trials);

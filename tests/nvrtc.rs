@@ -135,17 +135,25 @@ fn main() {
 }
 
 /// Every entry point the host loads, by kernel file: the registry's kernels at every element
-/// type, accumulator type and block size in the name; the copy, the accuracy experiment's and
-/// the row kernels' own names; the broken kernels at the block their mistake launches.
+/// type, accumulator type and block size in the name; the read-only kernel at every shape; the
+/// copy, the accuracy experiment's and the row kernels' own names; the broken kernels at the
+/// block their mistake launches.
 fn entry_points() -> Vec<(&'static str, Vec<String>)> {
     let mut by_file: Vec<(&'static str, Vec<String>)> = Vec::new();
     let mut add = |file: &'static str, names: Vec<String>| match by_file.iter_mut().find(|(f, _)| *f == file) {
         Some((_, all)) => all.extend(names),
         None => by_file.push((file, names)),
     };
-    for k in kernels::all().iter().chain([&kernels::READ_ONLY]) {
+    for k in kernels::all() {
         add(k.file, k.entry_names());
     }
+    // The read-only kernel: one entry per launch shape and element type, named as the benchmark
+    // loads them (`read_only_b512_l8_f32`); it writes one partial per block, no second pass.
+    let read_only = kernels::READ_ONLY_SHAPES
+        .iter()
+        .flat_map(|shape| kernels::READ_ONLY.dtypes.iter().map(move |&d| reduction::with_dtype!(d, T => shape.entry_name::<T>())))
+        .collect();
+    add(kernels::READ_ONLY.file, read_only);
     add(kernels::COPY.file, vec![kernels::entries::COPY_U32.to_string()]);
     let kahan = kernels::find(kernels::names::REDUCE_KAHAN).expect("registered");
     add(kahan.file, [kernels::entries::F64_ACCUMULATOR, kernels::entries::F16_ACCUMULATOR, kernels::entries::BF16_ACCUMULATOR, kernels::entries::BF16_ROUNDING_MISMATCHES].map(String::from).to_vec());

@@ -67,6 +67,8 @@ pub fn run(args: SumArgs) -> Outcome {
         if !spec.supports(dtype) {
             return Err(spec.unsupported(dtype).into());
         }
+        // The kernel's own rules for the block (the device's limits are checked once it is open).
+        spec.check_block(block.unwrap_or(256), dtype.size_bytes(), u32::MAX, usize::MAX)?;
     }
     // The input is made on the host, then copied to the GPU.
     let input = Need::values(n, dtype);

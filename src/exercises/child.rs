@@ -5,9 +5,9 @@ use super::cases::{self, Case, CaseValue};
 use super::catalogue::{self, Exercise};
 use super::launch::{Launcher, Op};
 use super::report::{ChildReport, Failure, Speed};
-use super::{CASE_LINE, CHILD_ENV, FILE_ENV, QUICK_ENV, SEED_ENV, SOURCE_ENV, TIME_ENV};
+use super::{CASE_DONE_LINE, CASE_LINE, CHILD_ENV, FILE_ENV, QUICK_ENV, SEED_ENV, SOURCE_ENV, TIME_ENV};
 use crate::child::{print_outcome, say_ready, Role};
-use crate::element::Dtype;
+use crate::element::{Dtype, Element};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::gpu::KernelSource;
@@ -83,39 +83,107 @@ fn run(gpu: &Gpu, exercise: &Exercise, file: &str, text: &str, seed: u64, quick:
             _ => one_case(gpu, &mut f32s, exercise.op, case),
         };
         let failure = match outcome {
-            Ok(None) => continue,
-            Ok(Some(mut failure)) => {
+            Ok((None, seconds)) => {
+                println!("{CASE_DONE_LINE} {} {seconds:.6}", case.n);
+                continue;
+            }
+            Ok((Some(mut failure), _)) => {
                 failure.case = label;
                 failure
             }
             Err(e) => Failure { case: label, expected: None, got: None, error: Some(e.to_string()), diagnosis: launch_diagnosis(&e) },
         };
-        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None });
+        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None, skipped: Vec::new() });
+    }
+    let mut skipped = Vec::new();
+    let mut total = total;
+    if !quick && cases::takes_large_case(exercise.layout) {
+        let label = format!("{} of {} (n = {} (2^31 + 5), i32, every value 0 but the first and the last)", total + 1, total + 1, cases::LARGE_N);
+        match large_case(gpu, &mut i32s, exercise.op, &label) {
+            Ok(LargeCase::Skipped(why)) => skipped.push(why),
+            Ok(LargeCase::Passed) => total += 1,
+            Ok(LargeCase::Failed(failure)) => {
+                return Ok(ChildReport { cases_passed: total, cases_total: total + 1, failure: Some(failure), speed: None, skipped });
+            }
+            Err(e) => {
+                let failure = Failure { case: label, expected: None, got: None, error: Some(e.to_string()), diagnosis: launch_diagnosis(&e) };
+                return Ok(ChildReport { cases_passed: total, cases_total: total + 1, failure: Some(failure), speed: None, skipped });
+            }
+        }
     }
     let speed = if time { Some(speed(gpu, exercise, &mut f32s, seed)?) } else { None };
-    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed })
+    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed, skipped })
+}
+
+/// What became of the case past 2^31.
+enum LargeCase {
+    Passed,
+    Failed(Failure),
+    Skipped(String),
+}
+
+/// The case past 2^31 ([`cases::LARGE_N`]): made on the GPU (zeroed, then its first and last
+/// values written), where the free memory allows it with room for the kernel's scratch.
+fn large_case(gpu: &Gpu, launcher: &mut Launcher<i32>, op: Op, label: &str) -> Result<LargeCase> {
+    let Some(expected) = cases::large_expected(op) else {
+        return Ok(LargeCase::Skipped(format!("case {label}: this exercise's operator has no case past 2^31")));
+    };
+    let n = cases::LARGE_N;
+    let need = n * std::mem::size_of::<i32>();
+    let (free, _) = gpu.memory()?;
+    if free < need + (256 << 20) {
+        return Ok(LargeCase::Skipped(format!(
+            "case {label}: it needs {} of GPU memory and {} is free here, so a 32-bit index was not tested past 2^31",
+            crate::error::human_bytes(need), crate::error::human_bytes(free)
+        )));
+    }
+    println!("{CASE_LINE} {label}");
+    eprintln!("case {label}");
+    let mut input = gpu.alloc::<i32>(n)?;
+    gpu.stream().memset_zeros(&mut input).map_err(|source| Error::Cuda { during: "zeroing the case past 2^31".into(), source })?;
+    gpu.stream().memcpy_htod(&[1i32], &mut input.slice_mut(0..1)).map_err(|source| Error::Cuda { during: "writing its first value".into(), source })?;
+    gpu.stream().memcpy_htod(&[7i32], &mut input.slice_mut(n - 1..n)).map_err(|source| Error::Cuda { during: "writing its last value".into(), source })?;
+    launcher.prepare(n)?;
+    say_ready();
+    let started = std::time::Instant::now();
+    let got = launcher.run(&input.as_view())?;
+    println!("{CASE_DONE_LINE} {n} {:.6}", started.elapsed().as_secs_f64());
+    if got as i64 == expected {
+        return Ok(LargeCase::Passed);
+    }
+    let diagnosis = if got as i64 == expected - 7 {
+        "the last value, past 2^31, was never read: an index or a count kept in 32 bits (int or unsigned) wraps before it gets there; keep it in u64".to_string()
+    } else {
+        "only this case has more than 2^31 values: an index or a count kept in 32 bits (int or unsigned) wraps at 2^31 or 2^32; keep it in u64".to_string()
+    };
+    let got_text = if got == i32::POISON { format!("{got} (the poison written before the launch)") } else { got.to_string() };
+    Ok(LargeCase::Failed(Failure { case: label.to_string(), expected: Some(expected.to_string()), got: Some(got_text), error: None, diagnosis: Some(diagnosis) }))
 }
 
 /// `None` when the kernel returned the exact result.
-fn one_case<T: CaseValue>(gpu: &Gpu, launcher: &mut Launcher<T>, op: Op, case: &Case) -> Result<Option<Failure>> {
+/// One case: the failure, if any, and the seconds the kernel took (from the ready line to its
+/// result, what the deadline times).
+fn one_case<T: CaseValue>(gpu: &Gpu, launcher: &mut Launcher<T>, op: Op, case: &Case) -> Result<(Option<Failure>, f64)> {
     let made = cases::input::<T>(case, op);
     let device = gpu.upload(&made.buffer)?;
     let view = device.slice(case.shift..case.shift + case.n);
     launcher.prepare(case.n)?;
     say_ready(); // the input is made and on the GPU: the deadline covers the kernel only
+    let started = std::time::Instant::now();
     let got = launcher.run(&view)?;
+    let seconds = started.elapsed().as_secs_f64();
     if got.to_f64() == made.expected {
-        return Ok(None);
+        return Ok((None, seconds));
     }
     let show = |v: f64| if case.dtype == Dtype::I32 { format!("{}", v as i64) } else { format!("{v:?}") };
     let got_text = if got == T::POISON { format!("{got:?} (the poison written before the launch)") } else { show(got.to_f64()) };
-    Ok(Some(Failure {
+    Ok((Some(Failure {
         case: String::new(),
         expected: Some(show(made.expected)),
         got: Some(got_text),
         error: None,
         diagnosis: cases::diagnose(op, case, made.expected, got, made.first, made.last, made.guard),
-    }))
+    }), seconds))
 }
 
 /// What a launch's error suggests, from the driver's error code.

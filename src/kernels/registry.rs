@@ -286,8 +286,9 @@ pub static COPY: KernelSpec = KernelSpec {
 };
 
 /// The read-only kernel that measures the ceiling of a sum: every input byte read once with
-/// 16-byte loads, one value written per block (`kernels/read_only.cu`). Not a reduction the book
-/// teaches, so never in [`all`]; the benchmark launches it itself, next to the copy.
+/// 16-byte loads, one partial value written per block, nothing else (`kernels/read_only.cu`). Not
+/// a reduction the book teaches, so never in [`all`]; the benchmark launches it itself, at every
+/// shape of [`READ_ONLY_SHAPES`], next to the copy (`measure::read_only`).
 pub static READ_ONLY: KernelSpec = KernelSpec {
     name: names::READ_ONLY,
     chapter: 0,
@@ -295,19 +296,77 @@ pub static READ_ONLY: KernelSpec = KernelSpec {
     file: "read_only.cu",
     source: include_str!("../../kernels/read_only.cu"),
     status: Status::Correct,
-    // READ_ONLY_BLOCK in the kernel: the tile is written for exactly this block.
-    min_block: 512,
-    max_block: 512,
-    block_in_entry_name: false,
-    // READ_ONLY_LOADS 16-byte loads of four 4-byte values per thread, one tile per block.
-    elements_per_thread: 32,
+    // The smallest and largest BLOCK of READ_ONLY_SHAPES.
+    min_block: 128,
+    max_block: 1024,
+    block_in_entry_name: true,
+    // Per 16-byte load, in 4-byte values; a thread makes `loads` of them (see ReadOnlyShape).
+    elements_per_thread: 4,
     grid: GridRule::OneBlockPerTile,
-    shape: Shape::AtomicAdd,
+    shape: Shape::MultiPass,
     shared: Shared::Static,
     dtypes: &Dtype::ALL,
     needs_cuda_headers: false,
     min_arch: Arch::BOOK_MINIMUM,
 };
+
+/// One launch shape of the read-only kernel: `block` threads, each making `loads` independent
+/// 16-byte loads; one tile of `block × loads × 16` bytes per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOnlyShape {
+    pub block: u32,
+    pub loads: u32,
+}
+
+/// Every shape `kernels/read_only.cu` instantiates (its `READ_ONLY_SHAPES` macro, in the same
+/// order): 128 to 1024 threads, 1 to 16 loads each.
+pub const READ_ONLY_SHAPES: [ReadOnlyShape; 20] = {
+    let blocks = [128, 256, 512, 1024];
+    let loads = [1, 2, 4, 8, 16];
+    let mut shapes = [ReadOnlyShape { block: 0, loads: 0 }; 20];
+    let mut i = 0;
+    while i < 20 {
+        shapes[i] = ReadOnlyShape { block: blocks[i / 5], loads: loads[i % 5] };
+        i += 1;
+    }
+    shapes
+};
+
+impl ReadOnlyShape {
+    /// The entry point for element type `T`: `read_only_b512_l8_f32`.
+    pub fn entry_name<T: Element>(&self) -> String {
+        format!("{}_b{}_l{}_{}", READ_ONLY.name, self.block, self.loads, T::SUFFIX)
+    }
+
+    /// Values of `elem_bytes` bytes one block reads.
+    pub fn tile(&self, elem_bytes: usize) -> usize {
+        self.block as usize * self.loads as usize * (16 / elem_bytes)
+    }
+
+    /// Blocks (and partial values) for `n` values: one per whole tile, one for the rest.
+    pub fn grid(&self, n: usize, elem_bytes: usize) -> usize {
+        n.div_ceil(self.tile(elem_bytes))
+    }
+
+    /// `512 × 8`, as the tables write it.
+    pub fn label(&self) -> String {
+        format!("{} × {}", self.block, self.loads)
+    }
+
+    /// The title of a benchmark row measured at this shape: `read-only sum, 512 threads × 8 loads`.
+    pub fn title(&self) -> String {
+        format!("read-only sum, {} threads × {} loads", self.block, self.loads)
+    }
+
+    /// The shape a row's title names (the part after its last comma or colon); `None` for rows
+    /// written before the kernel had shapes (one shape, 512 × 8, and an atomic result).
+    pub fn from_title(title: &str) -> Option<ReadOnlyShape> {
+        let rest = title.rsplit([',', ':']).next()?.trim();
+        let (block, loads) = rest.split_once(" threads × ")?;
+        let loads = loads.strip_suffix(" loads")?;
+        Some(ReadOnlyShape { block: block.parse().ok()?, loads: loads.parse().ok()? })
+    }
+}
 
 /// The row sums of chapter 13 (`f32` sums of each row of an f32, f16 or bf16 matrix): entry points with a
 /// signature of their own, launched by [`crate::rows::RowReducer`], which owns their launch
@@ -489,7 +548,7 @@ impl KernelSpec {
             return reject("a block needs at least one thread".into());
         }
         if !block.is_power_of_two() {
-            return reject("the halving tree needs a power of two (it would skip elements otherwise)".into());
+            return reject(self.power_of_two_reason().into());
         }
         if block < self.min_block || block > self.max_block {
             return reject(format!("this kernel takes {} to {} threads", self.min_block, self.max_block));
@@ -502,6 +561,27 @@ impl KernelSpec {
             return reject(format!("it needs {shared} bytes of shared memory; this GPU allows {device_max_shared} per block"));
         }
         Ok(())
+    }
+
+    /// Why a block that is not a power of two is refused, for this kernel (traced on the CPU by
+    /// `reduction::book::draw::diagrams::ragged_block` for the shared-memory trees).
+    pub fn power_of_two_reason(&self) -> &'static str {
+        match (self.shared, self.chapter) {
+            // s = 1, 2, 4, … pairs slot tid with tid + s: every slot still reaches slot 0, but
+            // some adds read past the tile.
+            (Shared::PerThread | Shared::PerThreadPadded, 1 | 2) => {
+                "its tree needs a power of two: with another block size some adds read slots past the end of the tile"
+            }
+            // s = blockDim.x / 2, / 4, … rounds down: some slots are never added into slot 0.
+            (Shared::PerThread | Shared::PerThreadPadded, _) => {
+                "its halving tree needs a power of two: with another block size some slots are never added into slot 0"
+            }
+            // block_sum works for any multiple of 32; the entry points, plans and tests are for
+            // powers of two only.
+            (Shared::Static, _) => {
+                "the book instantiates and tests it for powers of two only (its warp-shuffle block sum would take any multiple of 32)"
+            }
+        }
     }
 
     /// Dynamic shared memory per block, for accumulators of `element_bytes`.

@@ -4,6 +4,7 @@
 
 pub mod accuracy;
 pub mod bench;
+pub mod read_only;
 pub mod determinism;
 pub mod ops_bench;
 pub mod rows_bench;

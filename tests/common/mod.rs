@@ -20,6 +20,15 @@ pub fn nvrtc_required() -> bool {
     gpu_required() || std::env::var("REQUIRE_NVRTC").is_ok_and(|v| v == "1")
 }
 
+/// `REQUIRE_GPUS=N`: the multi-GPU trials fail where fewer than N GPUs are visible (1 where
+/// unset); a value that is not a count is an error, not a quiet 1.
+pub fn required_gpus() -> Result<usize, String> {
+    match std::env::var("REQUIRE_GPUS") {
+        Err(_) => Ok(1),
+        Ok(v) => v.trim().parse::<usize>().map_err(|_| format!("REQUIRE_GPUS={v:?} is not a number of GPUs")),
+    }
+}
+
 static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
 
 /// The GPU, opened once per test binary and shared by every trial.
@@ -185,6 +194,17 @@ pub fn on_this_gpu<'a>(gpu: &Gpu, kernels: impl IntoIterator<Item = &'a KernelSp
             false
         }
     }).collect()
+}
+
+/// [`gpu_trial`] for a body that may itself find it cannot run here, and says why
+/// (`Completion::ignored_with`): a near miss only a case this GPU has no memory for can show.
+pub fn gpu_trial_with_completion(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<Completion, Failed> + Send + 'static) -> Trial {
+    let _ = gpu();
+    Trial::ignorable_test(name, move || match gpu() {
+        Ok(gpu) => body(gpu),
+        Err(why) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
+        Err(_) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
+    })
 }
 
 /// A trial that needs a GPU and NCCL (the multi-GPU sum): run where both are; ignored with the
