@@ -96,7 +96,11 @@ pub fn run(args: BenchArgs) -> Outcome {
         rows.extend(measured.rows);
         read_only_shapes.extend(measured.read_only_shapes);
         if let Some(peers) = &peers {
-            peer_rows.extend(peers.run(dtype, &format!("{dtype} kernels")));
+            // Under a cap, the peers get what is left of it while this process holds its
+            // context (after a synchronisation, so that the freed pool is given back first).
+            gpu.synchronize()?;
+            let budget = gpu.memory_cap().map(|_| gpu.memory()).transpose()?.map(|(free, _)| free);
+            peer_rows.extend(peers.run(dtype, &format!("{dtype} kernels"), budget));
         }
         // Into a folder of the reader's choosing, after each element type: a run cut short
         // keeps what it measured. (plots/data is written once, complete.)

@@ -68,7 +68,9 @@ fn readable_log(log: &str) -> String {
 /// starts with [`crate::child::run_if_asked`] with [`super::CHILD`]).
 pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) -> Result<Verdict> {
     let (file, text) = source(exercise, which)?;
-    if let Some(verdict) = compile(&file, &text, "sm_90")? {
+    // Compile errors first, for the book's oldest architecture (no GPU needed, and no kernel of
+    // an exercise needs more); the child compiles again for its own GPU.
+    if let Some(verdict) = compile(&file, &text, &crate::arch::Arch::BOOK_MINIMUM.sm())? {
         return Ok(verdict);
     }
     // It compiles; running it needs a GPU. Say so plainly rather than as a crashed child.

@@ -204,17 +204,38 @@ fn launch_diagnosis(e: &Error) -> Option<String> {
 /// The values timed: 2^26 f32, 256 MiB, four times the H200's L2.
 pub const TIMED_N: usize = 1 << 26;
 
+/// The values timed on a GPU with `free` bytes free: [`TIMED_N`], halved until the input takes at
+/// most half of them (the rest is the kernels' scratch and the driver's), but not below 2^20;
+/// `None` where not even that fits.
+pub fn timed_n(free: usize) -> Option<usize> {
+    let mut n = TIMED_N;
+    while n * 4 > free / 2 {
+        if n <= 1 << 20 {
+            return None;
+        }
+        n /= 2;
+    }
+    Some(n)
+}
+
 fn speed(gpu: &Gpu, exercise: &Exercise, launcher: &mut Launcher<f32>, seed: u64) -> Result<Speed> {
-    let case = Case { number: 0, n: TIMED_N, dtype: Dtype::F32, shift: 0, seed, all_negative: false };
+    let free = gpu.memory()?.0;
+    let n = timed_n(free).ok_or_else(|| Error::TooLarge {
+        what: "the timed input (2^20 f32 values at least, with room for scratch)".into(),
+        bytes: 8 << 20,
+        memory: crate::limits::Memory::Device { ordinal: gpu.info().ordinal },
+        available_bytes: free as u128,
+    })?;
+    let case = Case { number: 0, n, dtype: Dtype::F32, shift: 0, seed, all_negative: false };
     let made = cases::input::<f32>(&case, exercise.op);
     let device = gpu.upload(&made.buffer)?;
-    let view = device.slice(0..TIMED_N);
-    launcher.prepare(TIMED_N)?;
+    let view = device.slice(0..n);
+    launcher.prepare(n)?;
     let yours_us = median_us(gpu, || launcher.enqueue(&view).map(|_| ()))?;
     let mut book = crate::Reducer::<f32>::new(gpu, exercise.book_kernel, 256)?;
     let book_us = median_us(gpu, || book.enqueue(&view).map(|_| ()))?;
     Ok(Speed {
-        n: TIMED_N,
+        n,
         yours_us,
         book_kernel: exercise.book_kernel.to_string(),
         book_us,
@@ -246,4 +267,18 @@ fn padded_target(gpu: &Gpu, yours_us: f64, book_us: f64) -> Option<String> {
         "beat kernel 2 by the book's padded kernel: {:.2}x at n = {} ({}); {yours}",
         padded.gbps() / plain.gbps(), crate::limits::count_in_words(padded.n), path.display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timed_input_fits_itself_to_the_free_memory() {
+        assert_eq!(timed_n(139 << 30), Some(TIMED_N));
+        assert_eq!(timed_n(512 << 20), Some(TIMED_N)); // 256 MiB is half of it
+        assert_eq!(timed_n((512 << 20) - 1), Some(TIMED_N / 2));
+        assert_eq!(timed_n(8 << 20), Some(1 << 20));
+        assert_eq!(timed_n((8 << 20) - 1), None);
+    }
 }

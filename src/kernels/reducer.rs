@@ -57,6 +57,7 @@ impl<T: Element> Reducer<T> {
             return Err(kernel.unsupported(T::DTYPE));
         }
         let info = gpu.info();
+        kernel.available_on(info.architecture())?;
         let acc_bytes = std::mem::size_of::<Acc<T>>();
         kernel.check_block(block, acc_bytes, info.max_threads_per_block, info.max_shared_memory_per_block)?;
         let first = gpu.function(kernel, &kernel.entry_name::<T>(block))?;

@@ -2,6 +2,7 @@
 //! for launching it. The host owns every launch configuration; a kernel is an entry here, not
 //! a copy of launch code.
 
+use crate::arch::Arch;
 use crate::element::{Dtype, Element};
 use crate::error::{Error, Result};
 
@@ -54,6 +55,9 @@ pub mod entries {
     pub const F64_ACCUMULATOR: &str = "reduce_f64acc";
     pub const F16_ACCUMULATOR: &str = "reduce_f16acc";
     pub const BF16_ACCUMULATOR: &str = "reduce_bf16acc";
+    /// `kernels/14_accuracy.cu`: where the bf16 rounding instruction and the integer path taken
+    /// below sm_80 disagree, over a range of f32 bit patterns (tests/gpu.rs).
+    pub const BF16_ROUNDING_MISMATCHES: &str = "bf16_rounding_mismatches";
 }
 
 /// How the grid of the first pass is sized.
@@ -147,6 +151,10 @@ pub struct KernelSpec {
     pub dtypes: &'static [Dtype],
     /// True if it includes CUDA headers (cooperative groups, CUB), which NVRTC must find.
     pub needs_cuda_headers: bool,
+    /// The oldest architecture its file compiles for: [`Arch::BOOK_MINIMUM`] unless it uses a
+    /// newer feature without a portable path below it (every entry of one file says the same).
+    /// On an older GPU it is not run: see [`KernelSpec::available_on`].
+    pub min_arch: Arch,
 }
 
 /// Headers that kernel files include; spliced into the source before NVRTC sees it.
@@ -195,6 +203,7 @@ const fn spec(
         name, chapter, title, file: file.0, source: file.1, status: Status::Correct,
         min_block, max_block: 1024, block_in_entry_name, elements_per_thread, grid,
         shape: Shape::MultiPass, shared: Shared::PerThread, dtypes: &Dtype::CLASSIC, needs_cuda_headers: false,
+        min_arch: Arch::BOOK_MINIMUM,
     }
 }
 
@@ -273,6 +282,7 @@ pub static COPY: KernelSpec = KernelSpec {
     shared: Shared::Static,
     dtypes: &[],
     needs_cuda_headers: false,
+    min_arch: Arch::BOOK_MINIMUM,
 };
 
 /// The read-only kernel that measures the ceiling of a sum: every input byte read once with
@@ -297,6 +307,7 @@ pub static READ_ONLY: KernelSpec = KernelSpec {
     shared: Shared::Static,
     dtypes: &Dtype::ALL,
     needs_cuda_headers: false,
+    min_arch: Arch::BOOK_MINIMUM,
 };
 
 /// One launch shape of the read-only kernel: `block` threads, each making `loads` independent
@@ -376,6 +387,7 @@ pub static ROWS: KernelSpec = KernelSpec {
     shared: Shared::Static,
     dtypes: &[Dtype::F32, Dtype::F16, Dtype::BF16],
     needs_cuda_headers: false,
+    min_arch: Arch::BOOK_MINIMUM,
 };
 
 /// The operator kernels of chapter 16 (`kernels/operators.cuh` instantiated per operator, shape and
@@ -387,6 +399,7 @@ const fn operator_file(name: &'static str, title: &'static str, file: (&'static 
         name, chapter: 16, title, file: file.0, source: file.1, status: Status::Correct,
         min_block: 32, max_block: 1024, block_in_entry_name: false, elements_per_thread: 16,
         grid: GridRule::ResidentBlocks, shape: Shape::LastBlock, shared: Shared::Static, dtypes, needs_cuda_headers: false,
+        min_arch: Arch::BOOK_MINIMUM,
     }
 }
 
@@ -516,6 +529,13 @@ impl KernelSpec {
         self.shape != Shape::AtomicAdd || dtype == Dtype::I32
     }
 
+    /// Whether this kernel is on a GPU of architecture `device`: `Err(Error::NotOnThisGpu)` with
+    /// the reason if it needs a newer one ([`crate::arch::runs_on`]). Tests ignore, benchmarks
+    /// skip and `reduction sum` refuses a kernel for which this is an error.
+    pub fn available_on(&self, device: Arch) -> Result<()> {
+        crate::arch::runs_on(self.name, self.min_arch, device)
+    }
+
     /// True if this kernel has an entry point for `dtype`.
     pub fn supports(&self, dtype: Dtype) -> bool {
         self.dtypes.contains(&dtype)
@@ -642,6 +662,9 @@ impl crate::gpu::KernelSource for KernelSpec {
     fn options(&self) -> Result<Vec<String>> {
         self.compile_options()
     }
+    fn min_arch(&self) -> Arch {
+        self.min_arch
+    }
 }
 
 #[cfg(test)]
@@ -709,6 +732,30 @@ mod tests {
         let line_no: usize = lines[resume].split_whitespace().nth(1).unwrap().parse().unwrap();
         let original: Vec<&str> = find("reduce7").unwrap().source.lines().collect();
         assert_eq!(lines[resume + 1], original[line_no - 1]);
+    }
+
+    #[test]
+    fn every_kernel_of_one_file_needs_the_same_architecture() {
+        // NVRTC compiles a file whole: an entry that needs more would break its neighbours.
+        for (file, first) in files() {
+            for k in all().iter().chain([&COPY, &READ_ONLY, &ROWS]).filter(|k| k.file == file) {
+                assert_eq!(k.min_arch, first.min_arch, "{} and {} share {file}", k.name, first.name);
+            }
+            assert!(first.min_arch >= Arch::BOOK_MINIMUM, "{file}");
+        }
+    }
+
+    #[test]
+    fn a_kernel_is_on_a_gpu_from_its_minimum_architecture() {
+        let k = find(names::REDUCE_KAHAN).unwrap();
+        assert_eq!(k.available_on(Arch::SM_75), Ok(()));
+        assert_eq!(k.available_on(Arch::SM_90), Ok(()));
+        assert!(matches!(k.available_on(Arch::new(7, 0)), Err(Error::NotOnThisGpu { .. })));
+        // The same entry with a newer minimum, as a Hopper-only kernel would be registered.
+        let hopper = KernelSpec { min_arch: Arch::SM_90, ..modern("hopper_only", 99, "test", K9, 16, Shape::MultiPass) };
+        let err = hopper.available_on(Arch::SM_89).unwrap_err();
+        assert_eq!(err.to_string(), "hopper_only is not on this GPU: it needs sm_90 or newer, and this GPU is sm_89");
+        assert_eq!(hopper.available_on(Arch::new(10, 0)), Ok(()));
     }
 
     #[test]

@@ -117,11 +117,13 @@ impl<T: Checked> Pool<T> {
     fn new(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> Result<Pool<T>> {
         let elem = std::mem::size_of::<T>();
         let largest = config.sizes.iter().copied().max().unwrap_or(0);
-        let want = (2 * largest).max(8 * gpu.info().l2_cache_bytes / elem);
+        // Under REDUCTION_DEVICE_MEMORY `free` is the capped figure, so the pool fits the cap.
         let (free, _) = gpu.memory()?;
-        // Leave room for scratch buffers, the copy target and the driver.
-        let fits = (free as f64 * 0.45) as usize / elem;
-        let len = want.min(fits);
+        let len = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
+        if len < largest {
+            note(bar, format!("{}: the pool holds {} values in 45% of {} free{}; larger sizes are skipped", T::SUFFIX, len,
+                crate::error::human_bytes(free), gpu.memory_note().map(|n| format!(" ({n})")).unwrap_or_default()));
+        }
         note(bar, format!("{}: input pool of {} values ({}), exact by construction (nonzero integers up to {}, random signs), seed {}",
             T::SUFFIX, len, crate::error::human_bytes(len * elem), T::exact_limit(largest), config.seed));
         // Exact by construction for the largest sum measured, so that every kernel's sum is
@@ -221,6 +223,12 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
 
     for kernel in config.kernels.iter().filter(|k| k.supports(T::DTYPE)) {
         let started = Instant::now();
+        // A kernel that needs a newer GPU is not on this one: its rows are skipped, with why.
+        if let Err(why) = kernel.available_on(gpu.info().architecture()) {
+            note(bar, format!("skipped {} {}: {why}", kernel.name, T::SUFFIX));
+            bar.inc((config.sizes.len() + config.resident_sizes.len()) as u64);
+            continue;
+        }
         if kernel.needs_cuda_headers {
             if let Err(e) = crate::nvrtc::cuda_include_dir() {
                 note(bar, format!("skipped {}: {e}", kernel.name));
