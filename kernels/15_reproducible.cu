@@ -239,8 +239,15 @@ INSTANTIATE_CHUNKED(reduce15_f64)
 // The plain and the compensated sums again, for blocks of exactly 1024 threads: one virtual
 // lane each, 32 registers, two blocks an SM (the others take any block, at 45-48 registers).
 // The same order, so the same bits: only who runs each virtual lane changes.
+// Two such blocks an SM only where ptxas takes them (sm_80, sm_90, sm_100, sm_103: 2048 threads
+// an SM); elsewhere (sm_75, sm_86, sm_89, sm_120, ...) it would ignore the 2 with a warning.
+#if __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030
+#define ONE_LANE_BLOCKS_PER_SM 2
+#else
+#define ONE_LANE_BLOCKS_PER_SM 1
+#endif
 #define ENTRY_ONE_LANE(name, body, suffix, In, Acc)                                              \
-    extern "C" __global__ void __launch_bounds__(CHUNK_LANES, 2)                                 \
+    extern "C" __global__ void __launch_bounds__(CHUNK_LANES, ONE_LANE_BLOCKS_PER_SM)            \
     name##_##suffix(const In* in, Acc* out, u64 n, Acc* partials, unsigned* ticket) {            \
         body<In, Acc, true>(in, out, n, partials, ticket);                                       \
     }

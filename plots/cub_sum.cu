@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -187,12 +188,28 @@ struct Config {
 
 static int wrong_sums = 0;
 
+// REDUCTION_DEVICE_MEMORY as a number of bytes (what `reduction bench` passes its peers: the
+// budget left under its own cap, src/runtime/device_memory.rs): the free memory is taken as no
+// more than that. Unset: no cap. Anything but digits ends the program with the reason.
+static size_t device_memory_cap() {
+    const char* text = std::getenv("REDUCTION_DEVICE_MEMORY");
+    if (text == nullptr || *text == 0) return SIZE_MAX;
+    char* end = nullptr;
+    const unsigned long long bytes = std::strtoull(text, &end, 10);
+    if (*end != 0 || !std::isdigit((unsigned char)*text)) {
+        std::fprintf(stderr, "REDUCTION_DEVICE_MEMORY=%s: cub_sum takes a number of bytes (reduction bench passes one)\n", text);
+        std::exit(1);
+    }
+    return (size_t)bytes;
+}
+
 template <typename T>
 static void run_dtype(const Config& cfg, const char* dtype, const cudaDeviceProp& prop, Csv& csv, const std::string& cccl) {
     const bool is_float = std::is_floating_point<T>::value;
     const uint64_t largest = *std::max_element(cfg.sizes.begin(), cfg.sizes.end());
     size_t free_bytes = 0, total_bytes = 0;
     CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    free_bytes = std::min<size_t>(free_bytes, device_memory_cap());
     const uint64_t want = std::max<uint64_t>(2 * largest, 8ull * prop.l2CacheSize / sizeof(T));
     const uint64_t fits = (uint64_t)(free_bytes * 0.45) / sizeof(T);  // room for CUB's storage and the driver
     const uint64_t len = std::min(want, fits);

@@ -76,12 +76,12 @@ def chooser(known, what):
 
 
 def parse_memory(text):
-    """REDUCTION_DEVICE_MEMORY: 6GiB, 6G, 512MiB, 512M, or bytes."""
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([KMGT]?)(i?B)?\s*", text, re.IGNORECASE)
-    if not m:
-        raise ValueError(f"REDUCTION_DEVICE_MEMORY={text!r} is not a size such as 6GiB")
-    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
-    return int(float(m.group(1)) * scale)
+    """REDUCTION_DEVICE_MEMORY, read as the library and plots/peers.py read it (6GiB, 512MiB, 8GB
+    decimal, or bytes: peers.parse_memory_size)."""
+    try:
+        return peers.parse_memory_size(text)
+    except ValueError as e:
+        raise ValueError(f"REDUCTION_DEVICE_MEMORY={text!r}: {e}") from None
 
 
 def dl_shapes():
@@ -349,7 +349,8 @@ def self_test_common(expect):
         expect(False, "an unknown dtype is refused")
     except argparse.ArgumentTypeError as e:
         expect("f64" in str(e), "an unknown dtype is refused, by name")
-    expect(parse_memory("6GiB") == 6 << 30 and parse_memory("512M") == 512 << 20 and parse_memory("1000") == 1000, "memory caps parse")
+    expect(parse_memory("6GiB") == 6 << 30 and parse_memory("512MiB") == 512 << 20 and parse_memory("8GB") == 8 * 10 ** 9
+           and parse_memory("1000") == 1000, "memory caps parse as the library parses them")
     shapes = dl_shapes()
     expect(all(m * n == 1 << 28 for m, n in shapes[:-2]) and shapes[0] == (1 << 20, 256) and shapes[10] == (1024, 1 << 18)
            and shapes[-2:] == [(4096, 4096), (8192, 128256)], "issue 23's shapes")

@@ -9,6 +9,9 @@ Row sums (torch.sum(x, dim=1), TileLang, Triton) are measured by plots/tile_peer
 `reduction rows-bench` runs; it shares this file's timing, CSV row and header.
 
 Needs PyTorch and/or CuPy with a CUDA GPU; a library that is missing is skipped with a message.
+Device memory: what torch.cuda.mem_get_info() reports free, or less with REDUCTION_DEVICE_MEMORY
+(6GiB, 512MiB, 8GB: read as the Rust library reads it); the input pool takes at most 45% of it,
+as `reduction bench`'s does, and a size that does not fit is skipped with the reason.
 Method, as in the Rust benchmark: each result is checked against the exact sum of an
 exact-by-construction input (nonzero integers with random signs, small enough that every
 partial sum is exact, as src/check/data.rs makes them) before it is timed; inputs rotate
@@ -32,6 +35,103 @@ MIN_REPEATS, MAX_REPEATS, MAX_OPS = 15, 51, 1000
 
 def parse_size(s):
     return 1 << int(s[2:]) if s.startswith("2^") else int(float(s))
+
+
+# ---- device memory: REDUCTION_DEVICE_MEMORY, as src/runtime/device_memory.rs reads it ----
+
+MEMORY_VAR = "REDUCTION_DEVICE_MEMORY"
+MEMORY_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("TB", 10 ** 12),
+                ("GB", 10 ** 9), ("MB", 10 ** 6), ("KB", 1000), ("kB", 1000), ("B", 1))
+POOL_SHARE = 0.45  # of the budget: limits::POOL_SHARE, as the Rust benchmarks' pools
+CHECK_CHUNK = 1 << 24  # values checked at once: the float64 copies of a chunk, not of a whole input
+
+
+def parse_memory_size(text):
+    """6GiB, 512MiB, 8GB, 1.5GiB or a number of bytes, as bytes; ValueError with how to write one.
+    The same syntax and results as the Rust library's parse_size (tests/tile_languages.rs checks)."""
+    bad = ValueError(f"{text!r} is not a memory size (write 6GiB, 512MiB, 8GB or a number of bytes)")
+    number, scale = text.strip(), 1
+    for unit, unit_scale in MEMORY_UNITS:
+        if number.endswith(unit):
+            number, scale = number[: -len(unit)].rstrip(), unit_scale
+            break
+    if not number or any(c not in "0123456789." for c in number) or number.count(".") > 1 or number == ".":
+        raise bad
+    whole, _, fraction = number.partition(".")
+    fraction = fraction[:30]
+    value = int(whole or "0") * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
+    if value >= 1 << 64:
+        raise ValueError(f"{text!r} is more bytes than any GPU has")
+    return value
+
+
+def human_bytes(n):
+    """1536 -> 1.5 KiB, as the Rust side writes sizes."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    value, unit = float(n), 0
+    while value >= 1024 and unit + 1 < len(units):
+        value, unit = value / 1024, unit + 1
+    return f"{n} B" if unit == 0 else f"{value:.1f} {units[unit]}"
+
+
+def budget_from(free, cap_text):
+    """(bytes this script may use on the GPU, a sentence saying where the figure comes from)."""
+    if cap_text is None or not cap_text.strip():
+        return free, f"{human_bytes(free)} free"
+    cap = parse_memory_size(cap_text)
+    if cap < free:
+        return cap, f"{human_bytes(cap)} under {MEMORY_VAR}={cap_text} ({human_bytes(free)} really free)"
+    return free, f"{human_bytes(free)} free ({MEMORY_VAR}={cap_text} is more)"
+
+
+def device_budget(torch):
+    """The budget on GPU 0: torch.cuda.mem_get_info()'s free memory, capped by REDUCTION_DEVICE_MEMORY.
+    A value that is not a size ends the script with the reason."""
+    free, _ = torch.cuda.mem_get_info()
+    try:
+        return budget_from(free, os.environ.get(MEMORY_VAR))
+    except ValueError as e:
+        sys.exit(f"error: {MEMORY_VAR}: {e}")
+
+
+def plan_pool(lengths, element_bytes, l2_bytes, budget):
+    """The pool's length for inputs of these lengths, as limits::pool_values computes it: twice the
+    largest, and eight L2s at least, but at most POOL_SHARE of the budget; and the lengths that do
+    not fit in it."""
+    want = max(2 * max(lengths, default=0), 8 * l2_bytes // element_bytes)
+    pool_len = min(want, int(budget * POOL_SHARE) // element_bytes)
+    return pool_len, [n for n in lengths if n > pool_len]
+
+
+def skip_reason(nbytes, pool_len, element_bytes, why):
+    return (f"{human_bytes(nbytes)} does not fit in the pool of {human_bytes(pool_len * element_bytes)} "
+            f"({int(POOL_SHARE * 100)}% of {why})")
+
+
+def out_of_memory(torch):
+    """The exception torch raises when an allocation fails."""
+    return getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+
+
+def random_pool(torch, length, dtype, seed):
+    """`length` values uniform in [-1, 1) of `dtype` on the GPU, drawn in chunks so that no float32
+    temporary of the whole pool is made."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    pool = torch.empty(length, device="cuda", dtype=dtype)
+    for o in range(0, length, CHECK_CHUNK):
+        chunk = torch.rand(min(CHECK_CHUNK, length - o), device="cuda", dtype=torch.float32, generator=gen)
+        pool[o:o + chunk.numel()] = chunk.mul_(2).sub_(1)
+    return pool
+
+
+def float64_sums(x):
+    """(sum, sum of |x|) of a 1-D tensor in float64, a chunk at a time."""
+    total = magnitude = 0.0
+    for o in range(0, x.numel(), CHECK_CHUNK):
+        chunk = x[o:o + CHECK_CHUNK].double()
+        total += float(chunk.sum())
+        magnitude += float(chunk.abs().sum())
+    return total, magnitude
 
 
 def row_shapes():
@@ -121,12 +221,17 @@ def exact_pool(torch, dtype, length, largest):
     """Nonzero integers with random signs, small enough that every partial sum of `largest` of
     them is exact (src/check/data.rs's construction), so that every peer's sum is checked bit for
     bit: magnitudes up to 2^24 / largest (at most 128) for f32, 2^31 / largest (at most 1000) for
-    i32."""
+    i32. Drawn CHECK_CHUNK values at a time into the pool, so that the temporaries are a chunk's,
+    not the whole pool's."""
     limit = max(1, min((1 << 24) // largest, 128)) if dtype == "f32" else max(1, min((2 ** 31 - 1) // largest, 1000))
     gen = torch.Generator(device="cuda").manual_seed(2007)
-    mags = torch.randint(1, limit + 1, (length,), device="cuda", generator=gen, dtype=torch.int32)
-    signs = torch.randint(0, 2, (length,), device="cuda", generator=gen, dtype=torch.int32) * 2 - 1
-    return (mags * signs).to(torch.float32 if dtype == "f32" else torch.int32), limit
+    pool = torch.empty(length, device="cuda", dtype=torch.float32 if dtype == "f32" else torch.int32)
+    for o in range(0, length, CHECK_CHUNK):
+        count = min(CHECK_CHUNK, length - o)
+        mags = torch.randint(1, limit + 1, (count,), device="cuda", generator=gen, dtype=torch.int32)
+        signs = torch.randint(0, 2, (count,), device="cuda", generator=gen, dtype=torch.int32) * 2 - 1
+        pool[o:o + count] = (mags * signs).to(pool.dtype)
+    return pool, limit
 
 
 def time_host(call, target_ms=TARGET_MS):
@@ -172,13 +277,22 @@ def main():
 
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
-    free, _ = torch.cuda.mem_get_info()
+    budget, why = device_budget(torch)
+    oom = out_of_memory(torch)
     rows = []
     for dtype in args.dtypes.split(","):
-        fits = int(free * 0.4) // 4
-        pool_len = min(max(2 * max(sizes), 8 * l2 // 4), fits)
-        pool, limit = exact_pool(torch, dtype, pool_len, max(sizes))
-        print(f"{dtype}: pool of {pool_len} values, nonzero integers up to {limit}, random signs", file=sys.stderr)
+        pool_len, too_large = plan_pool(sizes, 4, l2, budget)
+        for n in too_large:
+            print(f"skipped {dtype} n={n}: {skip_reason(4 * n, pool_len, 4, why)}")
+        fitting = [n for n in sizes if n not in too_large]
+        try:
+            pool, limit = exact_pool(torch, dtype, pool_len, max(sizes))
+        except oom as e:  # planned not to happen; every size skipped, with why
+            torch.cuda.empty_cache()
+            for n in fitting:
+                print(f"skipped {dtype} n={n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}")
+            continue
+        print(f"{dtype}: pool of {pool_len} values ({human_bytes(4 * pool_len)}; device memory: {why}), nonzero integers up to {limit}, random signs", file=sys.stderr)
 
         def view(n, j):
             stride = -(-n // 256) * 256
@@ -191,23 +305,31 @@ def main():
         if cupy is not None:
             # Not captured: CuPy launches on its own stream and allocates CUB's scratch per call.
             peers.append(("cupy_sum_cub", "cupy.sum (CUB)", lambda x: cupy.sum(cupy.from_dlpack(x)), False))
-        for n in sizes:
-            if n > pool_len:
-                print(f"n={n}: skipped, {4 * n} bytes do not fit beside the pool in the GPU's free memory", file=sys.stderr)
-                continue
+        for n in fitting:
             x, slots = view(n, 0)
-            exact = float(x.double().sum())
+            try:
+                exact, _ = float64_sums(x)  # exact: integers, and every partial sum is
+            except oom as e:
+                torch.cuda.empty_cache()
+                print(f"skipped {dtype} n={n}: out of device memory for its check ({why}): {str(e).splitlines()[0][:160]}")
+                continue
             for name, title, fn, capture in peers:
-                got = float(fn(x))
-                if got != exact:
-                    print(f"{name} {dtype} n={n}: {got} is not the exact sum {exact}; not timed", file=sys.stderr)
-                    continue
                 out = [None]
 
                 def enqueue(j, n=n, fn=fn):
                     out[0] = fn(view(n, j)[0])
 
-                times, ops, method = time_graph(torch, enqueue, capture)
+                try:
+                    got = float(fn(x))
+                    if got != exact:
+                        print(f"{name} {dtype} n={n}: {got} is not the exact sum {exact}; not timed", file=sys.stderr)
+                        continue
+                    times, ops, method = time_graph(torch, enqueue, capture)
+                except oom as e:  # planned not to happen; a skip with the reason if it does
+                    out[0] = None
+                    torch.cuda.empty_cache()
+                    print(f"skipped {name} {dtype} n={n}: out of device memory ({why}): {str(e).splitlines()[0][:160]}")
+                    continue
                 median = statistics.median(times)
                 rows.append(csv_row(name, title, dtype, n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
                 print(f"{name:18} {dtype} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs  {4 * n / median / 1e3:8.1f} GB/s  ({method})")
@@ -218,7 +340,8 @@ def main():
                 median = statistics.median(times)
                 rows.append(csv_row(f"{name}_host", f"{title}, .item(), host-visible", dtype, n, median, times, 4 * n, min(len(times) + 15, slots) * 4 * n, method))
                 print(f"{name + '_host':18} {dtype} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs  host-visible")
-        del pool
+        pool = x = None  # the pool and the views of it, given back before the next type's
+        torch.cuda.empty_cache()
 
     versions = f"torch {torch.__version__}" + (f", cupy {cupy.__version__}" if cupy is not None else "")
     os.makedirs(args.out, exist_ok=True)

@@ -16,7 +16,10 @@ Method, as in plots/peers.py (whose timing it uses): each result is checked agai
 sum of the same input before it is timed; inputs rotate through a pool larger than L2; K
 back-to-back calls are captured into a CUDA graph and timed with CUDA events (or timed as K
 back-to-back calls where capture fails, which the `method` column then says); the median of
-many repeats is kept. A language that cannot be imported is skipped with the reason.
+many repeats is kept. A language that cannot be imported is skipped with the reason. Device
+memory as in plots/peers.py: the budget is what torch.cuda.mem_get_info() reports free, or less
+with REDUCTION_DEVICE_MEMORY; each input pool takes at most 45% of it, the float64 checks go a
+chunk at a time, and a shape or size that does not fit is skipped with the reason.
 """
 import argparse
 import importlib.util
@@ -45,34 +48,67 @@ def load_kernel(relative):
     return module, None
 
 
-def within_bound(torch, got, x64, n):
-    """Per-row (or whole) check of got against the float64 sum of the same values."""
-    exact = x64.sum(dim=-1)
-    bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * x64.abs().sum(dim=-1)
+def row_references(torch, x):
+    """(float64 sums, float64 sums of |x|) of the rows of an M x N tensor, a few rows at a time."""
+    m, n = x.shape
+    exact = torch.empty(m, device=x.device, dtype=torch.float64)
+    magnitude = torch.empty(m, device=x.device, dtype=torch.float64)
+    step = max(1, peers.CHECK_CHUNK // max(n, 1))
+    for r in range(0, m, step):
+        rows = x[r:r + step].double()
+        exact[r:r + step] = rows.sum(dim=-1)
+        magnitude[r:r + step] = rows.abs().sum(dim=-1)
+    return exact, magnitude
+
+
+def within_bound(got, exact, magnitude, n):
+    """How many rows (or whole sums) of got are off their float64 sums by more than the f32 bound."""
+    bound = ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * magnitude
     return int((~((got.double() - exact).abs() <= bound)).sum())
 
 
-def measure_rows(torch, shapes, peers_by_dtype):
-    """Each (name, title, fn) of peers_by_dtype[dtype] at each shape: checked, then timed."""
+def measure_rows(torch, shapes, peers_by_dtype, budget, why):
+    """Each (name, title, fn) of peers_by_dtype[dtype] at each shape: checked, then timed. A shape
+    whose input does not fit in the pool (POOL_SHARE of the budget) is skipped with the reason."""
     rows = []
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
+    oom = peers.out_of_memory(torch)
     for dtype, row_peers in peers_by_dtype.items():
         tdtype = getattr(torch, DTYPES[dtype])
         size = torch.tensor([], dtype=tdtype).element_size()
-        largest = max(m * n for m, n in shapes)
-        pool_len = max(2 * largest, 8 * l2 // size)
-        gen = torch.Generator(device="cuda").manual_seed(2007)
-        pool = (torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1).to(tdtype)
+        pool_len, too_large = peers.plan_pool([m * n for m, n in shapes], size, l2, budget)
+        fitting = []
         for m, n in shapes:
+            if m * n in too_large:
+                print(f"skipped {dtype} {m}x{n}: {peers.skip_reason(size * m * n, pool_len, size, why)}", flush=True)
+            else:
+                fitting.append((m, n))
+        try:
+            pool = peers.random_pool(torch, pool_len, tdtype, 2007)
+        except oom as e:  # planned not to happen; every shape of this type skipped, with why
+            torch.cuda.empty_cache()
+            for m, n in fitting:
+                print(f"skipped {dtype} {m}x{n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+            continue
+        for m, n in fitting:
             total = m * n
             step = -(-total // 256) * 256
             slots = (pool_len - total) // step + 1
             x0 = pool[:total].view(m, n)
-            x64 = x0.double()
+            try:
+                exact, magnitude = row_references(torch, x0)
+            except oom as e:
+                torch.cuda.empty_cache()
+                print(f"skipped {dtype} {m}x{n}: out of device memory for its check ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+                continue
             for name, title, fn in row_peers:
                 try:
-                    wrong = within_bound(torch, fn(x0, m, n), x64, n)
+                    wrong = within_bound(fn(x0, m, n), exact, magnitude, n)
+                except oom as e:
+                    torch.cuda.empty_cache()
+                    print(f"skipped {name} {dtype} {m}x{n}: out of device memory ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+                    continue
                 except Exception as e:
                     print(f"{name} {dtype} {m}x{n}: failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
                     continue
@@ -85,43 +121,70 @@ def measure_rows(torch, shapes, peers_by_dtype):
                     o = (j % slots) * step
                     out[0] = fn(pool[o:o + total].view(m, n), m, n)
 
-                times, ops, method = peers.time_graph(torch, enqueue, True)
+                try:
+                    times, ops, method = peers.time_graph(torch, enqueue, True)
+                except oom as e:
+                    out[0] = None
+                    torch.cuda.empty_cache()
+                    print(f"skipped {name} {dtype} {m}x{n}: out of device memory while timing ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+                    continue
                 median = statistics.median(times)
                 nbytes = size * total
                 rows.append(peers.csv_row(name, title, dtype, n, median, times, nbytes, min(ops, slots) * nbytes, method))
                 print(f"{name:17} {dtype:4} {m:>8} x {n:<9} {median:10.2f} µs {nbytes / median / 1e3:8.1f} GB/s  ({method})", flush=True)
-            del x64
+            del exact, magnitude
         del pool
+        torch.cuda.empty_cache()
     return rows
 
 
-def measure_sums(torch, sizes, sum_peers):
-    """Each (name, title, fn) of sum_peers on f32 arrays of each size: checked, then timed."""
+def measure_sums(torch, sizes, sum_peers, budget, why):
+    """Each (name, title, fn) of sum_peers on f32 arrays of each size: checked, then timed. A size
+    that does not fit in the pool (POOL_SHARE of the budget) is skipped with the reason."""
     rows = []
     props = torch.cuda.get_device_properties(0)
-    pool_len = max(2 * max(sizes), 8 * getattr(props, "L2_cache_size", 60 << 20) // 4)
-    gen = torch.Generator(device="cuda").manual_seed(2007)
-    pool = torch.rand(pool_len, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1
+    pool_len, too_large = peers.plan_pool(sizes, 4, getattr(props, "L2_cache_size", 60 << 20), budget)
+    for n in too_large:
+        print(f"skipped whole-array sums n={n}: {peers.skip_reason(4 * n, pool_len, 4, why)}", flush=True)
+    sizes = [n for n in sizes if n not in too_large]
+    oom = peers.out_of_memory(torch)
+    try:
+        pool = peers.random_pool(torch, pool_len, torch.float32, 2007)
+    except oom as e:  # planned not to happen; every size skipped, with why
+        torch.cuda.empty_cache()
+        for n in sizes:
+            print(f"skipped whole-array sums n={n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+        return rows
+    references = {}
     for name, title, fn in sum_peers:
         for n in sizes:
             stride = -(-n // 256) * 256
             slots = (pool_len - n) // stride + 1
             x0 = pool[:n]
-            try:
-                wrong = within_bound(torch, fn(x0).reshape(()), x0.double(), n)
-            except Exception as e:
-                print(f"{name} n={n}: failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
-                continue
-            if wrong:
-                print(f"{name} n={n}: exceeds the bound; not timed", file=sys.stderr)
-                continue
             out = [None]
 
             def enqueue(j, fn=fn, n=n, stride=stride, slots=slots):
                 o = (j % slots) * stride
                 out[0] = fn(pool[o:o + n])
 
-            times, ops, method = peers.time_graph(torch, enqueue, True)
+            try:
+                if n not in references:
+                    references[n] = peers.float64_sums(x0)
+                exact, magnitude = references[n]
+                got = fn(x0).reshape(()).double()
+                wrong = int(not abs(float(got) - exact) <= ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * magnitude)
+                if wrong:
+                    print(f"{name} n={n}: exceeds the bound; not timed", file=sys.stderr)
+                    continue
+                times, ops, method = peers.time_graph(torch, enqueue, True)
+            except oom as e:
+                out[0] = None
+                torch.cuda.empty_cache()
+                print(f"skipped {name} n={n}: out of device memory ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+                continue
+            except Exception as e:
+                print(f"{name} n={n}: failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+                continue
             median = statistics.median(times)
             rows.append(peers.csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
             print(f"{name:17} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs {4 * n / median / 1e3:8.1f} GB/s  ({method})", flush=True)
@@ -188,15 +251,19 @@ def main():
                                  lambda x, m, n: torch.sum(x, dim=1, dtype=torch.float32)))
 
     command = args.command
+    budget, why = peers.device_budget(torch)
+    print(f"device memory: {why}", flush=True)
     if not args.no_rows:
-        rows = measure_rows(torch, shapes, row_peers)
+        rows = measure_rows(torch, shapes, row_peers, budget, why)
         os.makedirs(args.rows_out, exist_ok=True)
         path = os.path.join(args.rows_out, f"{peers.slug(props.name)}-peers.csv")
         with open(path, "w") as f:
             f.write("\n".join(peers.header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + rows) + "\n")
         print(f"{len(rows)} row-sum peer measurements written to {path}")
     if not args.no_sums and sum_peers:
-        sums = measure_sums(torch, sizes, sum_peers)
+        torch.cuda.empty_cache()
+        budget, why = peers.device_budget(torch)
+        sums = measure_sums(torch, sizes, sum_peers, budget, why)
         path = os.path.join(args.sums_out, f"{peers.slug(props.name)}.csv")
         os.makedirs(args.sums_out, exist_ok=True)
         with open(path, "w") as f:

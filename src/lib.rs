@@ -39,7 +39,7 @@ pub mod runtime;
 // checks.
 pub use check::{data, mutants};
 pub use kernels::{plan, reducer, rows};
-pub use runtime::{element, error, gpu, limits, nvrtc, timing};
+pub use runtime::{arch, device_memory, element, error, gpu, limits, nvrtc, timing};
 
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};

@@ -142,3 +142,13 @@ fn options_are_typed_when_they_are_parsed() {
         assert!(args.is_empty() || stderr.starts_with("error: "), "reduction {args}: {stderr}");
     }
 }
+
+#[test]
+fn a_device_memory_cap_that_is_not_a_size_is_refused_with_how_to_write_one() {
+    for (value, shown) in [("lots", "\"lots\""), ("6 gigs", "\"6 gigs\""), ("2^30", "\"2^30\"")] {
+        let out = Command::new(exe()).arg("info").env("REDUCTION_DEVICE_MEMORY", value).output().expect("the reduction binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.trim_end(), format!("error: REDUCTION_DEVICE_MEMORY={value}: {shown} is not a memory size (write 6GiB, 512MiB, 8GB or a number of bytes)"));
+    }
+}

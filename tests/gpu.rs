@@ -3,11 +3,11 @@
 
 mod common;
 
-use common::{gpu_trial, trial_seed};
+use common::{gpu_trial, kernel_trial, trial_seed};
 use libtest_mimic::{Failed, Trial};
 use reduction::check::CheckSum;
 use reduction::data::Checked;
-use reduction::{kernels, Error, Gpu, Reducer};
+use reduction::{kernels, Element, Error, Gpu, Reducer};
 
 /// The sizes every kernel is checked at: tiny, around warp and block edges, around every power
 /// of two up to 2^26, and a few drawn at random (different each run, printed in the name).
@@ -52,17 +52,6 @@ fn check_kernel<T: Checked>(gpu: &Gpu, kernel: &'static kernels::KernelSpec, n: 
     Ok(())
 }
 
-/// A GPU trial for a kernel: also ignored, with the reason, where the kernel needs CUDA
-/// headers that this machine lacks (unless REQUIRE_GPU=1, where it fails).
-fn kernel_trial(kernel: &'static kernels::KernelSpec, name: String, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
-    if kernel.needs_cuda_headers && !common::gpu_required() {
-        if let Err(why) = reduction::nvrtc::cuda_include_dir() {
-            return Trial::ignorable_test(name, move || Ok(libtest_mimic::Completion::ignored_with(why.to_string())));
-        }
-    }
-    gpu_trial(name, body)
-}
-
 fn correctness_trials<T: Checked>(trials: &mut Vec<Trial>) {
     for kernel in kernels::correct().filter(|k| k.supports(T::DTYPE)) {
         for n in sizes() {
@@ -80,6 +69,64 @@ fn correctness_trials<T: Checked>(trials: &mut Vec<Trial>) {
                 }
             }
         }
+    }
+}
+
+/// The yardsticks the benchmark sets the kernels against are kernels too, and checked the same
+/// way: the read-only kernel at every launch shape (its partials must add up to the exact sum),
+/// and the copy (every word copied, nothing past the end written).
+fn yardstick_trials<T: Checked>(trials: &mut Vec<Trial>) {
+    use reduction::measure::read_only;
+    for shape in kernels::READ_ONLY_SHAPES {
+        let tile = shape.tile(std::mem::size_of::<T>());
+        let mut sizes = vec![1, 3, 31, 1000, 4097, tile - 1, tile, tile + 1, 3 * tile + 5, (1 << 20) + 3];
+        let cap = std::env::var("MAX_TEST_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+        sizes.retain(|&n| n <= cap);
+        sizes.sort_unstable();
+        sizes.dedup();
+        for n in sizes {
+            let name = format!("read_only::b{}_l{}::{}::n={n}", shape.block, shape.loads, T::SUFFIX);
+            let seed = trial_seed(&name);
+            trials.push(gpu_trial(name, move |gpu| {
+                let xs = T::exact(n, seed);
+                let input = gpu.upload(&xs)?;
+                let partials = read_only::partials::<T>(gpu, shape, &input.as_view())?;
+                if partials.len() != shape.grid(n, std::mem::size_of::<T>()) {
+                    return Err(format!("{} partials for {} blocks", partials.len(), shape.grid(n, std::mem::size_of::<T>())).into());
+                }
+                read_only::partials_add_up(&partials, &T::exact_reference(&xs)?).map_err(Failed::from)
+            }));
+        }
+    }
+}
+
+fn copy_trials(trials: &mut Vec<Trial>) {
+    for n in [1usize, 3, 4, 5, 1023, 1 << 16, (1 << 20) + 3] {
+        trials.push(gpu_trial(format!("copy::u32::n={n}"), move |gpu| {
+            use cudarc::driver::{LaunchConfig, PushKernelArg};
+            let xs: Vec<i32> = i32::random(n, n as u64);
+            let input = gpu.upload(&xs)?;
+            // One guard word past the end: the copy must not write it.
+            let mut out = gpu.alloc::<i32>(n + 1)?;
+            gpu.fill(&mut out, i32::POISON)?;
+            let copy = gpu.function(&kernels::COPY, "copy_u32")?;
+            let n64 = n as u64;
+            let blocks = (n / 4).div_ceil(256).clamp(1, 1024) as u32;
+            let mut launch = gpu.stream().launch_builder(&copy);
+            launch.arg(&input).arg(&mut out).arg(&n64);
+            // SAFETY: copy_u32(const unsigned*, unsigned*, u64): `input` holds n 4-byte words and
+            // `out` n + 1, both fresh allocations (16-byte aligned); the kernel loops over n.
+            unsafe { launch.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
+                .map_err(|e| format!("launching the copy: {e}"))?;
+            let back = gpu.download(&out)?;
+            if back[..n] != xs[..] {
+                return Err("the copy differs from its input".into());
+            }
+            if back[n] != i32::POISON {
+                return Err("the copy wrote past the end".into());
+            }
+            Ok(())
+        }));
     }
 }
 
@@ -157,6 +204,119 @@ fn error_trials(trials: &mut Vec<Trial>) {
     }));
 }
 
+/// The rules that decide, on the reader's GPU, whether a trial runs: pure functions, checked
+/// here without a GPU (there is no sm_75 GPU or 8 GB card where this project runs).
+fn rule_trials(trials: &mut Vec<Trial>) {
+    use common::{not_on_this_gpu, MemoryLedger, Needs};
+    use reduction::arch::Arch;
+    trials.push(Trial::test("rules::a_kernel_newer_than_the_gpu_is_ignored_with_the_reason", || {
+        let k9 = kernels::find(kernels::names::REDUCE9)?;
+        // Every kernel of the book runs on sm_75 today; one that needs sm_90, like a Hopper-only
+        // kernel would, is ignored below it and runs from it on.
+        for arch in [Arch::SM_75, Arch::SM_86, Arch::SM_90] {
+            if let Some(why) = not_on_this_gpu(&Needs::kernel(k9), arch, 8 << 30, None) {
+                return Err(format!("reduce9 on {arch}: ignored ({why})").into());
+            }
+        }
+        let hopper: &'static kernels::KernelSpec = Box::leak(Box::new(kernels::KernelSpec { name: "reduce9_hopper", min_arch: Arch::SM_90, ..*k9 }));
+        let why = not_on_this_gpu(&Needs::kernel(hopper), Arch::SM_89, 80 << 30, None).ok_or("a sm_90 kernel ran on sm_89")?;
+        if why != "reduce9_hopper is not on this GPU: it needs sm_90 or newer, and this GPU is sm_89" {
+            return Err(format!("reason: {why}").into());
+        }
+        if not_on_this_gpu(&Needs::kernel(hopper), Arch::new(10, 0), 80 << 30, None).is_some() {
+            return Err("a sm_90 kernel was ignored on sm_100".into());
+        }
+        // Among several kernels, the first that is not on the GPU is named.
+        let both = Needs { kernels: vec![k9, hopper], device_bytes: 0 };
+        match not_on_this_gpu(&both, Arch::SM_75, 80 << 30, None) {
+            Some(why) if why.starts_with("reduce9_hopper") => Ok(()),
+            other => Err(format!("two kernels on sm_75: {other:?}").into()),
+        }
+    }));
+    trials.push(Trial::test("rules::a_test_needing_more_memory_than_the_gpu_had_is_ignored_with_the_reason", || {
+        const GIB: u64 = 1 << 30;
+        let large = Needs::memory(9 * GIB);
+        // An 8 GB card that had 7.5 GiB free, and the cap of tests/gpu-host.sh's capped stage.
+        let why = not_on_this_gpu(&large, Arch::SM_86, 15 * GIB / 2, None).ok_or("9 GiB ran in 7.5")?;
+        if why != "needs 9.0 GiB of device memory; this GPU had 7.5 GiB free when the tests began" {
+            return Err(format!("reason: {why}").into());
+        }
+        let why = not_on_this_gpu(&large, Arch::SM_90, 6 * GIB, Some(6 * GIB)).ok_or("9 GiB ran under a 6 GiB cap")?;
+        if !why.ends_with("free when the tests began, REDUCTION_DEVICE_MEMORY=6.0 GiB") {
+            return Err(format!("reason: {why}").into());
+        }
+        // A cap larger than what is free is not the reason, and is not named.
+        let why = not_on_this_gpu(&large, Arch::SM_90, 5 * GIB, Some(6 * GIB)).ok_or("9 GiB ran in 5")?;
+        if why.contains("REDUCTION_DEVICE_MEMORY") {
+            return Err(format!("reason: {why}").into());
+        }
+        // Up to the last byte it runs; with no memory declared it always runs.
+        for (need, budget) in [(9 * GIB, 9 * GIB), (0, 0), (1, 139 * GIB)] {
+            if let Some(why) = not_on_this_gpu(&Needs::memory(need), Arch::SM_75, budget, None) {
+                return Err(format!("{need} bytes in {budget}: ignored ({why})").into());
+            }
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test("rules::declared_memory_is_held_so_two_large_trials_never_overlap", || {
+        let ledger: &'static MemoryLedger = Box::leak(Box::new(MemoryLedger::new()));
+        let first = ledger.take(6, 10);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let (started, has_started) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            started.send(()).ok();
+            let _second = ledger.take(6, 10); // 6 + 6 > 10: waits for the first
+            sender.send(ledger.held()).ok();
+        });
+        has_started.recv().map_err(|_| "the waiter did not start")?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if receiver.try_recv().is_ok() || ledger.held() != 6 {
+            return Err(format!("the second 6 of 10 did not wait for the first ({} held)", ledger.held()).into());
+        }
+        let small = ledger.take(4, 10); // 6 + 4 fits beside the first
+        drop(small);
+        drop(first);
+        let held = receiver.recv_timeout(std::time::Duration::from_secs(10)).map_err(|_| "the second never got its memory")?;
+        waiter.join().map_err(|_| "the waiter panicked")?;
+        // Alone, a need larger than the budget still gets through (the ignore rule keeps it out).
+        let _alone = ledger.take(20, 10);
+        if held != 6 || ledger.held() != 20 {
+            return Err(format!("held {held} while the second ran, {} now", ledger.held()).into());
+        }
+        Ok(())
+    }));
+}
+
+/// The integer bf16 rounding that kernels/14_accuracy.cu takes below sm_80, against the
+/// instruction (cvt.rn.bf16.f32) on this GPU, for every one of the 2^32 f32 bit patterns.
+fn bf16_trial(trials: &mut Vec<Trial>) {
+    let kahan = kernels::find(kernels::names::REDUCE_KAHAN).expect("registered");
+    trials.push(kernel_trial(kahan, "portable::bf16_rounding_is_the_instructions_on_every_f32", move |gpu| {
+        use cudarc::driver::{LaunchConfig, PushKernelArg};
+        if gpu.info().architecture() < reduction::arch::Arch::SM_80 {
+            eprintln!("{}: below sm_80 both paths are the integer one; nothing to compare", gpu.info().arch());
+            return Ok(());
+        }
+        let function = gpu.function(kahan, kernels::entries::BF16_ROUNDING_MISMATCHES)?;
+        let mut counts = gpu.stream().alloc_zeros::<u64>(2)?;
+        let mut first_wrong = gpu.stream().clone_htod(&[u32::MAX])?;
+        let (first, n) = (0u64, 1u64 << 32);
+        let mut launch = gpu.stream().launch_builder(&function);
+        launch.arg(&first).arg(&n).arg(&mut counts).arg(&mut first_wrong);
+        let config = LaunchConfig { grid_dim: (gpu.info().sm_count * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: bf16_rounding_mismatches(u64, u64, unsigned long long*, unsigned*): two
+        // counters, zeroed, and one word set to the largest u32; no other memory is touched.
+        unsafe { launch.launch(config) }?;
+        let (counts, first_wrong) = (gpu.stream().clone_dtoh(&counts)?, gpu.stream().clone_dtoh(&first_wrong)?[0]);
+        eprintln!("bf16 rounding on {}: {} numbers differ, {} NaNs keep another payload", gpu.info().arch(), counts[0], counts[1]);
+        if counts[0] != 0 {
+            let x = f32::from_bits(first_wrong);
+            return Err(format!("{} of the 2^32 f32 values round differently; the first is {first_wrong:#010x} ({x:e})", counts[0]).into());
+        }
+        Ok(())
+    }));
+}
+
 fn main() {
     let mut trials = vec![gpu_trial("device::info_is_plausible", |gpu| {
         let info = gpu.info();
@@ -171,7 +331,15 @@ fn main() {
     correctness_trials::<f64>(&mut trials);
     correctness_trials::<half::f16>(&mut trials);
     correctness_trials::<half::bf16>(&mut trials);
+    yardstick_trials::<i32>(&mut trials);
+    yardstick_trials::<f32>(&mut trials);
+    yardstick_trials::<f64>(&mut trials);
+    yardstick_trials::<half::f16>(&mut trials);
+    yardstick_trials::<half::bf16>(&mut trials);
+    copy_trials(&mut trials);
     determinism_trials(&mut trials);
     error_trials(&mut trials);
+    rule_trials(&mut trials);
+    bf16_trial(&mut trials);
     common::run(trials)
 }

@@ -346,9 +346,16 @@ fn root() -> PathBuf {
     reduction::records::repo_root()
 }
 
+/// The mistakes chapters: the overview (`book/mistakes.md`) and the three it links to, as one text.
+const CHAPTERS: [&str; 4] = ["book/mistakes.md", "book/mistakes_sync.md", "book/mistakes_memory.md", "book/mistakes_checking.md"];
+
 fn chapter() -> Result<String, Failed> {
-    let path = root().join("book/mistakes.md");
-    std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()).into())
+    let mut text = String::new();
+    for file in CHAPTERS {
+        let path = root().join(file);
+        text += &std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(text)
 }
 
 fn book_trials() -> Vec<Trial> {

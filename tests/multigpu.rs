@@ -11,20 +11,26 @@ use common::{gpu_required, nccl_trial, trial_seed};
 use libtest_mimic::{Completion, Failed, Trial};
 use reduction::multigpu::allreduce::{self, AllReduceConfig};
 use reduction::records::allreduce::{self as results, AllReduceHeader, AllReduceRow};
-use reduction::multigpu::{self, Input, Ranks, SumOptions};
+use reduction::multigpu::{self, Input, Mode, Ranks, SumOptions, Value};
+use reduction::records::rank_totals::Cross;
 use reduction::Error;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Every visible GPU, opened once for the whole binary.
+/// Every visible GPU, opened once for the whole binary; fewer than `REQUIRE_GPUS` is a failure.
 fn ranks() -> Result<&'static Ranks, Failed> {
     static RANKS: OnceLock<Result<Ranks, String>> = OnceLock::new();
     let ranks = RANKS.get_or_init(|| Ranks::open(None).map_err(|e| e.to_string())).as_ref().map_err(|e| Failed::from(e.clone()))?;
-    let wanted = std::env::var("REQUIRE_GPUS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(1);
+    let wanted = common::required_gpus()?;
     if ranks.len() < wanted {
         return Err(format!("REQUIRE_GPUS={wanted} but only {} GPU(s) are visible", ranks.len()).into());
     }
     Ok(ranks)
+}
+
+/// The GPU counts a trial runs on: 1, 2, 4, 8 up to every visible GPU, and all of them.
+fn rank_counts() -> Result<Vec<usize>, Failed> {
+    Ok(multigpu::determinism::rank_counts(ranks()?.len()))
 }
 
 /// One multi-GPU trial at a time: two communicators' kernels queued in different orders on two
@@ -59,19 +65,18 @@ fn ragged_sizes(gpus: usize) -> Vec<usize> {
 fn gpu_trials(trials: &mut Vec<Trial>) {
     // The headline: 2^31 i32 per GPU (8 GiB each), checked exactly. With two GPUs the total is
     // past the i32 range, which is why the partials are widened to i64 before NCCL adds them.
-    trials.push(nccl_trial("sum::i32_pattern_2^31_per_gpu", |_| {
+    trials.push(common::nccl_trial_ignorable("sum::i32_pattern_2^31_per_gpu", |_| {
         let _serial = one_at_a_time();
         let ranks = ranks()?;
         let per_gpu = 1usize << 31;
+        // A GPU with less memory is the reader's GPU, not a defect: ignored, with the reason.
+        let needs = common::Needs::memory((per_gpu * 4 + (1 << 30)) as u64);
         for gpu in ranks.gpus() {
-            let (free, _) = gpu.memory()?;
-            let needed = per_gpu * 4 + (1 << 30);
-            if free < needed {
-                return Err(format!("GPU {} has {} free; this test needs {}", gpu.info().ordinal,
-                    reduction::error::human_bytes(free), reduction::error::human_bytes(needed)).into());
+            if let Some(why) = common::not_on_this_gpu(&needs, gpu.info().architecture(), gpu.memory_at_open() as u64, gpu.memory_cap()) {
+                return Ok(libtest_mimic::Completion::ignored_with(format!("GPU {}: {why}", gpu.info().ordinal)));
             }
         }
-        check_sum::<i32>(ranks, per_gpu * ranks.len(), Input::Pattern, &SumOptions::default())
+        check_sum::<i32>(ranks, per_gpu * ranks.len(), Input::Pattern, &SumOptions::default()).map(|()| libtest_mimic::Completion::Completed)
     }));
     trials.push(nccl_trial("sum::i32_pattern_ragged_sizes", |_| {
         let _serial = one_at_a_time();
@@ -109,18 +114,19 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
         }));
     }
     trials.push(nccl_trial("sum::one_rank_and_all_ranks_agree_exactly", |_| {
+        // i32 on 1, 2, 4, 8 GPUs (up to the host's) and on all of them: one total.
         let _serial = one_at_a_time();
-        let all = ranks()?;
-        let one = Ranks::open(Some(1))?;
         let n = (1 << 20) + 3;
         let input = Input::Random { seed: trial_seed("one_rank_and_all_ranks") };
-        let a = multigpu::sum::<i32>(&one, n, input, &SumOptions::default())?;
-        let b = multigpu::sum::<i32>(all, n, input, &SumOptions::default())?;
-        eprint!("{}{}", a.summary(), b.summary());
-        a.check()?;
-        b.check()?;
-        if a.ranks[0].total != b.ranks[0].total {
-            return Err(format!("one rank gave {}, {} ranks gave {}", a.ranks[0].total, all.len(), b.ranks[0].total).into());
+        let one = multigpu::sum::<i32>(&Ranks::open(Some(1))?, n, input, &SumOptions::default())?;
+        one.check()?;
+        for count in rank_counts()? {
+            let b = multigpu::sum::<i32>(&Ranks::open(Some(count))?, n, input, &SumOptions::default())?;
+            eprint!("{}", b.summary());
+            b.check()?;
+            if one.ranks[0].total != b.ranks[0].total {
+                return Err(format!("one rank gave {}, {count} ranks gave {}", one.ranks[0].total, b.ranks[0].total).into());
+            }
         }
         Ok(())
     }));
@@ -169,7 +175,108 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
         let config = AllReduceConfig { max_bytes: 4 << 20, repeats: 5, target_ms: 0.5, progress: true, ..AllReduceConfig::default() };
         let (header, rows) = allreduce::run(ranks, &config)?;
         check_rows(&header, &rows, 20)?;
+        let asked = reduction::multigpu::nccl::algorithm_setting()?;
+        if header.ranks() != ranks.len() || header.algorithm != asked {
+            return Err(format!("the header says {} GPU(s) and {:?}; the run had {} and {asked:?}", header.ranks(), header.algorithm, ranks.len()).into());
+        }
         Ok(Completion::Completed)
+    }));
+    determinism_trials(trials);
+}
+
+/// The same input on 1, 2, 4, 8 GPUs: what the CPU works out ([`multigpu::simulate`]) is what
+/// the GPUs do, bit for bit.
+fn determinism_trials(trials: &mut Vec<Trial>) {
+    use reduction::check::reproducible::transcribe_kernel;
+    use reduction::multigpu::simulate;
+    trials.push(nccl_trial("sum::gathered_is_one_gpus_kernel15_bits_on_every_gpu_count", |_| {
+        let _serial = one_at_a_time();
+        let seed = trial_seed("gathered_on_every_gpu_count");
+        let n = 3 * (1 << 22) + 5; // 769 chunks, the last one 5 values
+        let input = Input::Random { seed };
+        let xs = simulate::values(input, n);
+        let cpu = transcribe_kernel(simulate::KERNEL, &xs, 4).expect("a chunked kernel");
+        // Kernel 15 on one GPU over the whole input, as the determinism chapter runs it.
+        let gpu0 = &ranks()?.gpus()[0];
+        let one = reduction::Reducer::<f32>::new(gpu0, simulate::KERNEL, 256)?.sum_host(&xs)?;
+        if one.to_bits() != cpu.to_bits() {
+            return Err(format!("kernel 15 on GPU 0 gave {one:?}, its transcription {cpu:?}").into());
+        }
+        let options = SumOptions { kernel: simulate::KERNEL.into(), mode: Mode::Gathered, ..SumOptions::default() };
+        for count in rank_counts()? {
+            let report = multigpu::sum::<f32>(&Ranks::open(Some(count))?, n, input, &options)?;
+            eprint!("{}", report.summary());
+            report.check()?;
+            for r in &report.ranks {
+                if r.total != Value::F32(cpu) {
+                    return Err(format!("{count} GPU(s), seed {seed}: rank {} holds {}, one GPU's kernel 15 gives {cpu:?}", r.rank, r.total).into());
+                }
+            }
+        }
+        Ok(())
+    }));
+    trials.push(nccl_trial("sum::sharded_kernel15_is_what_the_cpu_works_out_on_every_gpu_count", |_| {
+        let _serial = one_at_a_time();
+        let seed = trial_seed("sharded_on_every_gpu_count");
+        let n = 3 * (1 << 22) + 5;
+        let input = Input::Random { seed };
+        let xs = simulate::values(input, n);
+        let options = SumOptions { kernel: simulate::KERNEL.into(), ..SumOptions::default() };
+        for count in rank_counts()? {
+            let report = multigpu::sum::<f32>(&Ranks::open(Some(count))?, n, input, &options)?;
+            eprint!("{}", report.summary());
+            report.check()?;
+            // Each GPU's sum is its shard's transcription, bit for bit...
+            let cpu_partials = simulate::sharded_partials(&xs, simulate::KERNEL, count);
+            for (r, cpu) in report.ranks.iter().zip(&cpu_partials) {
+                if r.partial != Value::F32(*cpu) {
+                    return Err(format!("{count} GPU(s), seed {seed}: rank {} summed {}, the CPU {cpu:?}", r.rank, r.partial).into());
+                }
+            }
+            // ...and where the CPU finds every add across GPUs exact, the total is its total.
+            let cpu = simulate::sharded(&xs, simulate::KERNEL, count);
+            let total = report.ranks[0].total;
+            match cpu.cross {
+                Cross::Exact if total != Value::F64(cpu.total) => {
+                    return Err(format!("{count} GPU(s), seed {seed}: total {total}, the CPU (every order exact) {:?}", cpu.total).into());
+                }
+                Cross::Exact => {}
+                _ => eprintln!("{count} GPU(s), seed {seed}: some adds across GPUs round; the order NCCL chose decides the last bits ({total})"),
+            }
+        }
+        Ok(())
+    }));
+    trials.push(nccl_trial("sum::f32_gathered_ragged_sizes", |_| {
+        // Nothing, fewer chunks than GPUs, one value short of a chunk, and sizes no chunk
+        // count divides: every GPU's total is the transcription's, bit for bit.
+        let _serial = one_at_a_time();
+        let ranks = ranks()?;
+        let seed = trial_seed("f32_gathered_ragged_sizes");
+        let options = SumOptions { kernel: simulate::KERNEL.into(), mode: Mode::Gathered, ..SumOptions::default() };
+        for n in [0, 1, ranks.len() + 1, (1 << 14) - 1, 1_000_003, (3 << 24) + 5] {
+            let input = Input::Random { seed };
+            let cpu = transcribe_kernel(simulate::KERNEL, &simulate::values(input, n), 4).expect("a chunked kernel");
+            let report = multigpu::sum::<f32>(ranks, n, input, &options)?;
+            report.check().map_err(|e| format!("n = {n}, seed {seed}: {e}"))?;
+            if report.ranks.iter().any(|r| r.total != Value::F32(cpu)) {
+                return Err(format!("n = {n}, seed {seed}: {:?}, the CPU {cpu:?}", report.ranks.iter().map(|r| r.total).collect::<Vec<_>>()).into());
+            }
+        }
+        Ok(())
+    }));
+    trials.push(nccl_trial("errors::gathered_takes_f32_and_a_chunked_kernel_only", |_| {
+        let ranks = ranks()?;
+        let gathered = SumOptions { mode: Mode::Gathered, ..SumOptions::default() };
+        for (got, why) in [
+            (multigpu::sum::<f32>(ranks, 100, Input::Exact { seed: 1 }, &gathered).map(|_| ()), "one sum per chunk"),
+            (multigpu::sum::<i32>(ranks, 100, Input::Pattern, &SumOptions { kernel: simulate::KERNEL.into(), ..gathered.clone() }).map(|_| ()), "only f32"),
+        ] {
+            match got {
+                Err(Error::Config { reason, .. }) if reason.contains(why) => {}
+                other => return Err(format!("expected a Config error saying {why:?}, got {other:?}").into()),
+            }
+        }
+        Ok(())
     }));
 }
 
@@ -246,6 +353,21 @@ fn sharding_trials(trials: &mut Vec<Trial>) {
         }
         Ok(())
     }));
+    trials.push(Trial::test("pattern::2^31_per_gpu_on_2_4_and_8_gpus_every_partial_fits_i32", || {
+        // The headline test's shards on every GPU count it runs on: each GPU's partial fits the
+        // kernel's i32 accumulator, and the partials add up to the whole in i64.
+        for gpus in [2u64, 4, 8] {
+            let n = gpus << 31;
+            let partials: Vec<i64> = multigpu::shards(n as usize, gpus as usize).into_iter().map(|s| multigpu::pattern_sum(s.start as u64..s.end as u64)).collect();
+            if let Some(p) = partials.iter().find(|p| i32::try_from(**p).is_err()) {
+                return Err(format!("{gpus} GPUs: a partial {p} does not fit i32").into());
+            }
+            if partials.iter().sum::<i64>() != multigpu::pattern_sum(0..n) || i32::try_from(multigpu::pattern_sum(0..n)).is_ok() {
+                return Err(format!("{gpus} GPUs: the partials {partials:?} do not add to the whole, or the whole fits i32").into());
+            }
+        }
+        Ok(())
+    }));
     trials.push(Trial::test("busbw::is_algbw_times_2(n-1)/n", || {
         let alg = results::algbw_gbps(1 << 30, 4e-3);
         let cases = [(1usize, 0.0), (2, 1.0), (4, 1.5), (8, 1.75)];
@@ -271,6 +393,7 @@ fn sample_header() -> AllReduceHeader {
         date: "2026-01-01".into(),
         command: "reduction multigpu allreduce".into(),
         method: allreduce::METHOD.into(),
+        algorithm: results::Algorithm::Default,
     }
 }
 
@@ -281,6 +404,20 @@ fn sample_rows() -> Vec<AllReduceRow> {
         .map(|bytes| {
             let us = 10.0 + bytes as f64 / 300e3;
             AllReduceRow { bytes, count: bytes / 4, median_us: us, min_us: us * 0.95, max_us: us * 1.1, repeats: 15, ops_per_repeat: 10 }
+        })
+        .collect()
+}
+
+/// Rows timed exactly by the α–β ring model on `p` GPUs (never committed as data): α = 4 µs and
+/// β = 60 GB/s to 1 MiB, then `alpha` and `beta`.
+fn model_rows(p: usize, alpha: f64, beta: f64) -> Vec<AllReduceRow> {
+    use reduction::records::nccl_model::Shape;
+    allreduce::sizes(8, 1 << 30)
+        .into_iter()
+        .map(|bytes| {
+            let (a, b) = if bytes <= 1 << 20 { (4.0, 60.0) } else { (alpha, beta) };
+            let us = Shape::Ring.latency_steps(p) as f64 * a + Shape::Ring.busiest_rank_bytes(p, bytes as f64) / (1e3 * b);
+            AllReduceRow { bytes, count: bytes / 4, median_us: us, min_us: us, max_us: us, repeats: 15, ops_per_repeat: 10 }
         })
         .collect()
 }
@@ -340,8 +477,15 @@ fn results_trials(trials: &mut Vec<Trial>) {
         let scratch = Scratch::new("empty");
         let written = render_nccl(&scratch.0)?;
         let note = std::fs::read_to_string(scratch.0.join("book/generated/nccl.md"))?;
-        if scratch.0.join("plots/nccl.svg").exists() || written.len() != 1 {
+        // The four tables say what is missing; no chart is drawn.
+        if scratch.0.join("plots/nccl.svg").exists() || scratch.0.join("plots/nccl_model.svg").exists() || written.len() != 4 {
             return Err(format!("drew {written:?} with no data").into());
+        }
+        for (file, wanted) in [("nccl_model.md", "Not yet measured"), ("nccl_ranks.md", "Not yet computed")] {
+            let text = std::fs::read_to_string(scratch.0.join("book/generated").join(file))?;
+            if !text.contains(wanted) {
+                return Err(format!("{file} does not say {wanted:?}:\n{text}").into());
+            }
         }
         if !note.contains("Not yet measured") || !note.contains("multigpu allreduce") {
             return Err(format!("the note does not say how to measure:\n{note}").into());
@@ -373,6 +517,76 @@ fn results_trials(trials: &mut Vec<Trial>) {
             if !table.contains(&wanted) {
                 return Err(format!("the table does not show {wanted:?}:\n{table}").into());
             }
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test("render::measured_runs_replace_predictions_and_say_so", || {
+        // A 2-GPU run to fit, then an 8-GPU ring run: its rows and line become "measured", the
+        // 4-GPU and 8-GPU-tree rows stay predictions, and every table says which is which.
+        let scratch = Scratch::new("model");
+        let dir = results::data_dir(&scratch.0);
+        let fit_rows = model_rows(2, 5.0, 300.0);
+        results::write_csv(&dir.join("test-gpu-x2.csv"), &sample_header(), &fit_rows)?;
+        let eight = AllReduceHeader { gpus: vec!["Test GPU".into(); 8], algorithm: results::Algorithm::Ring, ..sample_header() };
+        results::write_csv(&dir.join(eight.file_name()), &eight, &model_rows(8, 6.0, 280.0))?;
+        render_nccl(&scratch.0)?;
+        let model = std::fs::read_to_string(scratch.0.join("book/generated/nccl_model.md"))?;
+        let fit = reduction::records::nccl_model::fit(&fit_rows, 2, reduction::records::nccl_model::Shape::Ring, 2)?;
+        let beta = fit.regimes[1].beta_gbps;
+        for wanted in [
+            "| 8 | ring | measured (`test-gpu-x8-ring.csv`) |".to_string(),
+            "| 8 | tree | **prediction** |".into(),
+            "| 4 | ring | **prediction** |".into(),
+            "Predictions, not measurements: 4 GPUs (ring), 4 GPUs (tree), 8 GPUs (tree) are not measured".into(),
+            format!("{beta:.1} GB/s"),
+        ] {
+            if !model.contains(&wanted) {
+                return Err(format!("nccl_model.md does not show {wanted:?}:\n{model}").into());
+            }
+        }
+        if (beta - 300.0).abs() > 1e-6 {
+            return Err(format!("the fit's β is {beta}, the rows were made with 300").into());
+        }
+        let published = std::fs::read_to_string(scratch.0.join("book/generated/nccl_published.md"))?;
+        for wanted in ["| 8 | ring |", "measured, `test-gpu-x8-ring.csv`", "| 8 | tree |", "**prediction** of the model", "NVLS is not measured", "issues/272", "issues/212"] {
+            if !published.contains(wanted) {
+                return Err(format!("nccl_published.md does not show {wanted:?}:\n{published}").into());
+            }
+        }
+        let texts = svg_texts(&scratch.0.join("plots/nccl_model.svg"))?;
+        for wanted in ["8 GPUs, ring: measured", "8 GPUs, ring: prediction", "8 GPUs, tree: prediction", "2 GPUs: model (fit)", "2 GPUs, NCCL's choice: measured"] {
+            if !texts.iter().any(|t| t == wanted) {
+                return Err(format!("the model's chart does not show {wanted:?}: {texts:?}").into());
+            }
+        }
+        // The chart of NCCL's own choice leaves the ring run to the model's chart.
+        if svg_texts(&scratch.0.join("plots/nccl.svg"))?.iter().any(|t| t.starts_with("8 × Test GPU")) {
+            return Err("nccl.svg draws a run of a chosen algorithm".into());
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test("render::a_gpu_hosts_totals_are_held_against_the_cpus", || {
+        use reduction::records::rank_totals;
+        let scratch = Scratch::new("ranks");
+        let dir = rank_totals::data_dir(&scratch.0);
+        let (header, cpu) = rank_totals::read_csv(&rank_totals::cpu_file(&rank_totals::data_dir(&root())))?;
+        rank_totals::write_csv(&rank_totals::cpu_file(&dir), &header, &cpu)?;
+        render_nccl(&scratch.0)?;
+        let before = std::fs::read_to_string(scratch.0.join("book/generated/nccl_ranks.md"))?;
+        if !before.contains("not measured yet") {
+            return Err(format!("with no GPU file the table does not say so:\n{before}").into());
+        }
+        // A host of two GPUs whose sharded 2-GPU random total came out with other bits.
+        let mut gpu: Vec<_> = cpu.iter().filter(|r| r.ranks <= 2).cloned().collect();
+        let wrong = gpu.iter().position(|r| r.mode == "sharded" && r.ranks == 2).unwrap();
+        gpu[wrong].bits = "0x0".into();
+        let gpu_header = vec![("source".to_string(), "measured on 2 × Test GPU".to_string()), ("nccl".into(), "2.99.0".into()), ("nccl_algo".into(), "Ring (NCCL_ALGO=Ring)".into())];
+        rank_totals::write_csv(&rank_totals::gpu_file(&dir, "Test GPU", 2, results::Algorithm::Ring), &gpu_header, &gpu)?;
+        render_nccl(&scratch.0)?;
+        let after = std::fs::read_to_string(scratch.0.join("book/generated/nccl_ranks.md"))?;
+        let wanted = format!("on 1, 2 GPU(s), {} of {} totals have the CPU's bits", gpu.len() - 1, gpu.len());
+        if after.contains("not measured yet") || !after.contains(&wanted) || !after.contains("test-gpu-x2-ring.csv") {
+            return Err(format!("the table does not say {wanted:?}:\n{after}").into());
         }
         Ok(())
     }));
@@ -426,6 +640,24 @@ fn committed_table_is_current() -> Result<(), Failed> {
 
 fn nccl_trials(trials: &mut Vec<Trial>) {
     trials.push(Trial::test("render::committed_table_and_chart_are_current", committed_table_is_current));
+    trials.push(Trial::test("simulate::the_committed_cpu_table_is_what_the_cpu_works_out", || {
+        use reduction::records::rank_totals;
+        let path = rank_totals::cpu_file(&rank_totals::data_dir(&root()));
+        let (_, committed) = rank_totals::read_csv(&path)?;
+        let fresh = multigpu::simulate::table();
+        if committed != fresh {
+            return Err(format!("{} differs from what the simulation works out; run `cargo run -- multigpu determinism --simulate` and commit it", path.display()).into());
+        }
+        // What the chapter says of it: the gathered totals are one GPU's at every count, the
+        // exact input's too, and the sharded random totals are not.
+        for r in &fresh {
+            let expected = r.mode == "gathered" || r.input == "exact" || r.ranks == 1;
+            if r.same_as_one_gpu != expected || r.distinct != 1 {
+                return Err(format!("{r:?}").into());
+            }
+        }
+        Ok(())
+    }));
     trials.push(Trial::test("nccl::multicast_is_off_unless_the_caller_set_it", || {
         let value = std::env::var(reduction::multigpu::nccl::NVLS_VAR).map_err(|_| "NCCL_NVLS_ENABLE is not set")?;
         match reduction::multigpu::nccl::keep_multicast_off() {

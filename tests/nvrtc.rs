@@ -1,34 +1,83 @@
-//! Every kernel file compiles with NVRTC, for sm_80 and sm_90 (the H100/H200). Needs NVRTC, not
-//! a GPU: CI installs NVRTC from PyPI so that this runs there. The kernels that include CUDA
-//! headers (cooperative groups, CUB) also need those: where NVRTC is here but the headers are
-//! not, they are reported ignored with the reason, unless `REQUIRE_NVRTC=1` (CI), where they fail.
+//! Every kernel file compiles with NVRTC for every architecture from sm_75 (the book's minimum)
+//! that the NVRTC in use supports (`nvrtcGetSupportedArchs`): the book's kernels, the broken
+//! ones of the mistakes chapter, the planted bugs, and every exercise's stub, solution and near
+//! miss. Needs NVRTC, not a GPU: CI installs NVRTC from PyPI so that this runs there. The kernels
+//! that include CUDA headers (cooperative groups, CUB) also need those: where NVRTC is here but
+//! the headers are not, they are reported ignored with the reason, unless `REQUIRE_NVRTC=1`
+//! (CI), where they fail. A kernel whose registry entry names a newer minimum architecture is
+//! reported ignored, with that reason, for the architectures below it.
+//!
+//! Also GPU-free: the integer bf16 rounding that `kernels/14_accuracy.cu` takes before sm_80,
+//! compiled for this CPU by the host's C compiler and checked bit for bit against the `half`
+//! crate's conversion.
 
 mod common;
 
 use common::{compile_verdict, nvrtc_kernel_trial, nvrtc_trial, Verdict};
-use libtest_mimic::Trial;
+use libtest_mimic::{Completion, Failed, Trial};
+use reduction::arch::{self, Arch};
+use reduction::kernels::KernelSpec;
 use reduction::{kernels, nvrtc};
 
-/// The architectures every kernel must compile for, with or without a GPU.
-const ARCHES: &[&str] = &["sm_80", "sm_90"];
+/// The architectures this NVRTC compiles for from the book's minimum on; where NVRTC cannot say
+/// (not loadable here, or older than CUDA 11.2), the ones CI's NVRTC 13.0 does, so that the
+/// trials exist, and are ignored or failed with the reason.
+fn targets() -> Vec<Arch> {
+    match nvrtc::supported_archs() {
+        Ok(supported) => arch::book_targets(&supported),
+        Err(_) => [75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121].map(Arch::from_sm_number).to_vec(),
+    }
+}
+
+/// A compile trial of `spec` (under the name `file`) for `target`: ignored with the reason below
+/// the kernel's minimum architecture; otherwise the CUBIN must be an ELF image and, where
+/// `no_warnings`, the log free of warnings.
+fn compile_trial(name: String, file: String, spec: &'static KernelSpec, source: impl FnOnce() -> Result<String, Failed> + Send + 'static, target: Arch, no_warnings: bool) -> Trial {
+    if let Err(why) = arch::runs_on(spec.name, spec.min_arch, target) {
+        return Trial::ignorable_test(name, move || Ok(Completion::ignored_with(format!("not compiled for {target}: {why}"))));
+    }
+    nvrtc_kernel_trial(name, spec.needs_cuda_headers, move || {
+        let compiled = nvrtc::compile_cubin(&file, &source()?, &target.sm(), &spec.compile_options()?)?;
+        // The CUBIN is an ELF image; an empty or foreign blob would load nowhere.
+        if !compiled.cubin.starts_with(b"\x7fELF") {
+            return Err(format!("{file}: NVRTC returned {} bytes that are not an ELF CUBIN", compiled.cubin.len()).into());
+        }
+        if no_warnings && compiled.log.contains("warning") {
+            return Err(format!("{file} compiles with warnings for {target}:\n{}", compiled.log).into());
+        }
+        Ok(())
+    })
+}
 
 fn main() {
+    let targets = targets();
     let mut trials = Vec::new();
-    // The correct kernels, and the broken ones of the mistakes chapter: a broken kernel must
-    // still compile, cleanly, or it shows nothing.
-    for (file, kernel) in kernels::files().into_iter().chain(reduction::mistakes::kernel_files()) {
-        for arch in ARCHES {
-            trials.push(nvrtc_kernel_trial(format!("compile::{arch}::{file}"), kernel.needs_cuda_headers, move || {
-                let compiled = nvrtc::compile_cubin(file, &kernel.full_source(), arch, &kernel.compile_options()?)?;
-                // The CUBIN is an ELF image; an empty or foreign blob would load nowhere.
-                if !compiled.cubin.starts_with(b"\x7fELF") {
-                    return Err(format!("{file}: NVRTC returned {} bytes that are not an ELF CUBIN", compiled.cubin.len()).into());
-                }
-                if compiled.log.contains("warning") {
-                    return Err(format!("{file} compiles with warnings:\n{}", compiled.log).into());
-                }
-                Ok(())
-            }));
+    for &target in &targets {
+        // The correct kernels, and the broken ones of the mistakes chapter: a broken kernel must
+        // still compile, cleanly, or it shows nothing.
+        for (file, kernel) in kernels::files().into_iter().chain(reduction::mistakes::kernel_files()) {
+            trials.push(compile_trial(format!("compile::{target}::{file}"), file.into(), kernel, move || Ok(kernel.full_source()), target, true));
+        }
+        // The planted bugs of the mutation tests: each must compile, or it catches nothing.
+        for mutant in reduction::mutants::all() {
+            let original = mutant.original().expect("planted in a registered kernel");
+            trials.push(compile_trial(format!("compile::{target}::planted::{}", mutant.name), mutant.file_name(), original,
+                move || Ok(mutant.spec()?.full_source()), target, false));
+        }
+        // Every text of every exercise: what the reader starts from, the answer, the near misses.
+        for e in reduction::exercises::all() {
+            let texts = [("stub".to_string(), reduction::exercises::Which::Stub), ("solution".to_string(), reduction::exercises::Which::Solution)]
+                .into_iter()
+                .chain(e.near_misses.iter().map(|m| (format!("near_miss::{}", m.name), reduction::exercises::Which::NearMiss(m))));
+            for (what, which) in texts {
+                trials.push(nvrtc_trial(format!("compile::{target}::exercise::{:02}::{what}", e.number), move || {
+                    let (file, text) = reduction::exercises::check::source(e, &which)?;
+                    match reduction::exercises::compile(&file, &text, &target.sm())? {
+                        None => Ok(()),
+                        Some(verdict) => Err(format!("for {target}: {}", verdict.render(e, &file)).into()),
+                    }
+                }));
+            }
         }
     }
     // Every entry point the host loads by name is in the CUBIN NVRTC makes of its file: a
@@ -54,6 +103,16 @@ fn main() {
             other => Err(format!("reduce1_f32, reduce1_f3 and reduce1_f64 found: {other:?}; expected only the first").into()),
         }
     }));
+    trials.push(nvrtc_trial("compile::the_books_minimum_is_a_target", || {
+        let supported = nvrtc::supported_archs()?;
+        let (major, minor) = nvrtc::version()?;
+        let names: Vec<String> = supported.iter().map(|a| a.to_string()).collect();
+        eprintln!("NVRTC {major}.{minor} compiles for {}", names.join(", "));
+        if !supported.contains(&Arch::BOOK_MINIMUM) {
+            return Err(format!("NVRTC {major}.{minor} does not compile for {}, the book's minimum (it offers {})", Arch::BOOK_MINIMUM, names.join(", ")).into());
+        }
+        Ok(())
+    }));
     trials.push(nvrtc_trial("compile::errors_come_back_with_the_log", || {
         match nvrtc::compile_cubin("broken.cu", "extern \"C\" __global__ void k() { undeclared = 1; }", "sm_90", &[]) {
             Err(reduction::Error::Compile { log, .. }) if log.contains("undeclared") => Ok(()),
@@ -67,6 +126,7 @@ fn main() {
         Ok(())
     }));
     trials.push(Trial::test("trials::missing_headers_are_ignored_unless_required", headers_rule));
+    trials.push(bf16_trial());
     let header_kernels: Vec<&str> = kernels::files().into_iter().filter(|(_, k)| k.needs_cuda_headers).map(|(f, _)| f).collect();
     if let (Ok(()), Err(why), false) = (nvrtc::available(), common::cuda_headers(), common::nvrtc_required()) {
         eprintln!("note: {} are not compiled here: {why} (REQUIRE_NVRTC=1 makes them fail instead)", header_kernels.join(" and "));
@@ -75,20 +135,28 @@ fn main() {
 }
 
 /// Every entry point the host loads, by kernel file: the registry's kernels at every element
-/// type, accumulator type and block size in the name; the copy, the accuracy experiment's and
-/// the row kernels' own names; the broken kernels at the block their mistake launches.
+/// type, accumulator type and block size in the name; the read-only kernel at every shape; the
+/// copy, the accuracy experiment's and the row kernels' own names; the broken kernels at the
+/// block their mistake launches.
 fn entry_points() -> Vec<(&'static str, Vec<String>)> {
     let mut by_file: Vec<(&'static str, Vec<String>)> = Vec::new();
     let mut add = |file: &'static str, names: Vec<String>| match by_file.iter_mut().find(|(f, _)| *f == file) {
         Some((_, all)) => all.extend(names),
         None => by_file.push((file, names)),
     };
-    for k in kernels::all().iter().chain([&kernels::READ_ONLY]) {
+    for k in kernels::all() {
         add(k.file, k.entry_names());
     }
+    // The read-only kernel: one entry per launch shape and element type, named as the benchmark
+    // loads them (`read_only_b512_l8_f32`); it writes one partial per block, no second pass.
+    let read_only = kernels::READ_ONLY_SHAPES
+        .iter()
+        .flat_map(|shape| kernels::READ_ONLY.dtypes.iter().map(move |&d| reduction::with_dtype!(d, T => shape.entry_name::<T>())))
+        .collect();
+    add(kernels::READ_ONLY.file, read_only);
     add(kernels::COPY.file, vec![kernels::entries::COPY_U32.to_string()]);
     let kahan = kernels::find(kernels::names::REDUCE_KAHAN).expect("registered");
-    add(kahan.file, [kernels::entries::F64_ACCUMULATOR, kernels::entries::F16_ACCUMULATOR, kernels::entries::BF16_ACCUMULATOR].map(String::from).to_vec());
+    add(kahan.file, [kernels::entries::F64_ACCUMULATOR, kernels::entries::F16_ACCUMULATOR, kernels::entries::BF16_ACCUMULATOR, kernels::entries::BF16_ROUNDING_MISMATCHES].map(String::from).to_vec());
     let rows: Vec<String> = reduction::rows::DTYPES.iter().flat_map(|&d| reduction::rows::Strategy::ALL.map(|s| s.entry_name(d))).collect();
     add(kernels::ROWS.file, rows);
     for m in reduction::mistakes::all() {
@@ -148,4 +216,96 @@ fn headers_rule() -> Result<(), libtest_mimic::Failed> {
         }
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bf16 rounding of kernels/14_accuracy.cu below sm_80, on the CPU.
+
+/// Every bf16 value's upper half with each of these lower halves covers every case of the
+/// rounding: exactly representable, just below, at and just above the halfway point, and the
+/// carries into the exponent and into infinity.
+const LOW_HALVES: &[u32] = &[0x0000, 0x0001, 0x3fff, 0x7ffe, 0x7fff, 0x8000, 0x8001, 0x8002, 0xbfff, 0xc000, 0xfffe, 0xffff, 0x1234, 0x9abc];
+
+/// The `bf16_rn` anchor of kernels/14_accuracy.cu, made a C program that reads nothing and writes
+/// the bf16 bits of every input of [`LOW_HALVES`] × 2^16 upper halves, as little-endian u16s.
+fn bf16_program(function: &str) -> String {
+    let lows: Vec<String> = LOW_HALVES.iter().map(|l| format!("{l:#x}u")).collect();
+    format!(
+        "#include <stdio.h>\n#define __host__\n#define __device__\n#define __forceinline__ static inline\n{function}\n\
+         int main(void) {{\n  static const unsigned lows[] = {{{}}};\n\
+         for (unsigned hi = 0; hi < 65536u; hi++)\n    for (unsigned j = 0; j < sizeof lows / sizeof lows[0]; j++) {{\n\
+         unsigned short b = bf16_bits_rn((hi << 16) | lows[j]);\n      putchar(b & 0xff); putchar(b >> 8);\n    }}\n  return 0;\n}}\n",
+        lows.join(", ")
+    )
+}
+
+/// The C compiler: `$CC`, else `cc` (cargo links with it on Linux, so it is there wherever this
+/// test was built).
+fn c_compiler() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// Compile and run `program`; its output, or why there is none.
+fn run_c(program: &str, tag: &str) -> Result<Vec<u8>, String> {
+    let dir = std::env::temp_dir().join(format!("reduction-bf16-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let (source, exe) = (dir.join("bf16.c"), dir.join("bf16"));
+    std::fs::write(&source, program).map_err(|e| e.to_string())?;
+    let compiled = std::process::Command::new(c_compiler()).arg("-O2").arg("-o").arg(&exe).arg(&source).output()
+        .map_err(|e| format!("the C compiler `{}` could not be started: {e}", c_compiler()))?;
+    if !compiled.status.success() {
+        return Err(format!("{} rejected the bf16_rn anchor: {}", c_compiler(), String::from_utf8_lossy(&compiled.stderr)));
+    }
+    let out = std::process::Command::new(&exe).output().map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(out.stdout)
+}
+
+/// The inputs whose bf16 bits from `output` differ from the `half` crate's (NaNs need only stay
+/// NaN: the kernel makes every NaN 0x7fff, `half` keeps the payload), at most `limit` of them.
+fn bf16_mismatches(output: &[u8], limit: usize) -> Result<Vec<String>, String> {
+    let expected_len = 65536 * LOW_HALVES.len() * 2;
+    if output.len() != expected_len {
+        return Err(format!("the C program wrote {} bytes, not {expected_len}", output.len()));
+    }
+    let mut wrong = Vec::new();
+    let mut got = output.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    for hi in 0..65536u32 {
+        for &lo in LOW_HALVES {
+            let bits = (hi << 16) | lo;
+            let (got, expected) = (got.next().unwrap_or(0), half::bf16::from_f32(f32::from_bits(bits)));
+            let both_nan = half::bf16::from_bits(got).is_nan() && expected.is_nan();
+            if got != expected.to_bits() && !both_nan && wrong.len() < limit {
+                wrong.push(format!("{bits:#010x} ({:e}): {got:#06x}, half gives {:#06x}", f32::from_bits(bits), expected.to_bits()));
+            }
+        }
+    }
+    Ok(wrong)
+}
+
+fn bf16_trial() -> Trial {
+    Trial::ignorable_test("portable::bf16_rounding_below_sm_80_matches_the_half_crate", || {
+        let source = kernels::find(kernels::names::REDUCE_KAHAN)?.source;
+        let function = source.split("// ANCHOR: bf16_rn\n").nth(1).and_then(|rest| rest.split("// ANCHOR_END: bf16_rn").next())
+            .ok_or("kernels/14_accuracy.cu has no bf16_rn anchor")?;
+        let output = match run_c(&bf16_program(function), "kernel") {
+            Ok(output) => output,
+            // A machine that built this test has a C compiler; CI must really run the check.
+            Err(why) if common::nvrtc_required() => return Err(why.into()),
+            Err(why) => return Ok(Completion::ignored_with(format!("{why} (set CC to a C compiler)"))),
+        };
+        let wrong = bf16_mismatches(&output, 5)?;
+        if !wrong.is_empty() {
+            return Err(format!("bf16_bits_rn disagrees with half::bf16::from_f32:\n{}", wrong.join("\n")).into());
+        }
+        // The check can fail: the same function truncating, or breaking ties away from zero.
+        for (bug, find, replace) in [("truncation", "(f + 0x7fffu + ((f >> 16) & 1u)) >> 16", "f >> 16"), ("ties away from zero", "((f >> 16) & 1u)", "1u")] {
+            let planted = reduction::mutants::plant_once(function, find, replace).map_err(|n| format!("{bug}: `{find}` occurs {n} times"))?;
+            let wrong = bf16_mismatches(&run_c(&bf16_program(&planted), "planted")?, 1)?;
+            if wrong.is_empty() {
+                return Err(format!("{bug} planted in bf16_bits_rn went unnoticed").into());
+            }
+        }
+        Ok(Completion::Completed)
+    })
 }

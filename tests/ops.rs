@@ -22,7 +22,6 @@ use reduction::check::ops::{self as checks, Case, Expected, OpInput};
 use reduction::check::ops_mutants::{self, OpMutant, Shows};
 use reduction::element::{bf16, f16};
 use reduction::kernels::ops::{owner_slice, row_depth, Depth, Op, OpReducer, Value, WholeLaunch};
-use reduction::limits::Need;
 use reduction::rows::{RowLayout, Strategy};
 use reduction::{Dtype, Gpu};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -39,28 +38,12 @@ fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<
     })
 }
 
-/// Why `bytes` of device memory cannot be had here, if they cannot (`REDUCTION_DEVICE_MEMORY` or
-/// the free memory).
-fn device_room(gpu: &Gpu, what: &str, bytes: usize) -> Result<Option<String>, Failed> {
-    let need = Need::elements(what, bytes, 1);
-    if let Ok(cap) = std::env::var("REDUCTION_DEVICE_MEMORY") {
-        if let Some(cap) = parse_bytes(&cap) {
-            if bytes as u128 > cap {
-                return Ok(Some(format!("{what} needs {bytes} bytes of device memory; REDUCTION_DEVICE_MEMORY={cap}")));
-            }
-        }
-    }
-    Ok(need.check_device(gpu).err().map(|e| e.to_string()))
-}
-
-fn parse_bytes(s: &str) -> Option<u128> {
-    let s = s.trim();
-    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10), ("B", 0)] {
-        if let Some(v) = s.strip_suffix(unit) {
-            return v.trim().parse::<u128>().ok().map(|v| v << shift);
-        }
-    }
-    s.parse().ok()
+/// Room for `bytes` of device memory, held until the guard is dropped, or why there is none: the
+/// suite's rule (`common::hold_device_memory`: the memory the GPU had free when the tests began,
+/// under `REDUCTION_DEVICE_MEMORY` if set), so that whether a trial runs does not depend on what
+/// runs beside it, and two large trials never overlap past the GPU's memory.
+fn device_room(gpu: &Gpu, what: &str, bytes: usize) -> Result<common::MemoryHeld<'static>, String> {
+    common::hold_device_memory(gpu, bytes as u64).map_err(|why| format!("{what}: {why}"))
 }
 
 fn cap() -> usize {
@@ -115,9 +98,10 @@ fn check_value(op: Op, got: Value, expected: Option<Expected>, depth: Depth) -> 
 /// One whole-array trial: every input of [`trial_inputs`], shifted by `shift` values off the
 /// buffer's start, checked with the launch's depth.
 fn whole<T: OpInput>(gpu: &Gpu, op: Op, n: usize, shift: usize, seed: u64) -> Result<Option<String>, Failed> {
-    if let Some(why) = device_room(gpu, "the input", (n + shift) * std::mem::size_of::<T>() * 2)? {
-        return Ok(Some(why));
-    }
+    let _room = match device_room(gpu, "the input", (n + shift) * std::mem::size_of::<T>() * 2) {
+        Ok(room) => room,
+        Err(why) => return Ok(Some(why)),
+    };
     let mut reducer = OpReducer::new(gpu, op, T::DTYPE)?;
     for (name, xs) in trial_inputs::<T>(op, n + shift, seed) {
         let input = gpu.upload(&xs)?;
@@ -134,9 +118,10 @@ fn whole<T: OpInput>(gpu: &Gpu, op: Op, n: usize, shift: usize, seed: u64) -> Re
 fn rows<T: OpInput>(gpu: &Gpu, op: Op, strategy: Option<Strategy>, shape: (usize, usize, usize), grid_limit: Option<u32>, seed: u64) -> Result<Option<String>, Failed> {
     let (m, cols, stride) = shape;
     let layout = RowLayout::strided(m, cols, stride);
-    if let Some(why) = device_room(gpu, "the matrix", m * stride * std::mem::size_of::<T>() * 2)? {
-        return Ok(Some(why));
-    }
+    let _room = match device_room(gpu, "the matrix", m * stride * std::mem::size_of::<T>() * 2) {
+        Ok(room) => room,
+        Err(why) => return Ok(Some(why)),
+    };
     let mut reducer = OpReducer::new(gpu, op, T::DTYPE)?;
     reducer.set_strategy(strategy);
     if let Some(limit) = grid_limit {
@@ -237,9 +222,10 @@ fn large_trials(trials: &mut Vec<Trial>) {
         let name = format!("large::{op}::{dtype}::n=2^31+2^20");
         trials.push(gpu_trial(name, move |gpu| {
             let n = (1usize << 31) + (1 << 20);
-            if let Some(why) = device_room(gpu, "2^31 + 2^20 half-precision values", n * 2 + (64 << 20))? {
-                return Ok(Some(why));
-            }
+            let _room = match device_room(gpu, "2^31 + 2^20 half-precision values", n * 2 + (64 << 20)) {
+                Ok(room) => room,
+                Err(why) => return Ok(Some(why)),
+            };
             past_int32(gpu, dtype, op, n)
         }));
     }
@@ -406,9 +392,10 @@ fn mutant_whole<T: OpInput>(gpu: &Gpu, mutant: &'static OpMutant, op: Op, what: 
         (1..=26).flat_map(|k| [(1usize << k) - 1, (1 << k) + 1]).filter(|&n| n >= mutant.min_n && n <= cap()).collect()
     };
     for n in sizes {
-        if let Some(why) = device_room(gpu, "the input", n * std::mem::size_of::<T>() + (64 << 20))? {
-            return Ok(Some(why));
-        }
+        let _room = match device_room(gpu, "the input", n * std::mem::size_of::<T>() + (64 << 20)) {
+            Ok(room) => room,
+            Err(why) => return Ok(Some(why)),
+        };
         let launch = planted.plan_whole(n)?;
         plant(&GPU_SCORE, what, n, |draw| {
             let mut control = Ok(());

@@ -130,7 +130,7 @@ fn launch_shape_trials(trials: &mut Vec<Trial>) {
 /// and at a capped grid: one bit pattern per kernel, the transcription's.
 fn across_gpus(trials: &mut Vec<Trial>) {
     trials.push(Trial::ignorable_test("across_gpus::every_visible_gpu_gives_the_same_bits", || {
-        let wanted = std::env::var("REQUIRE_GPUS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(1);
+        let wanted = common::required_gpus()?;
         let count = match reduction::gpu::probe() {
             Ok(count) => count,
             Err(why) if gpu_required() || wanted > 1 => return Err(format!("REQUIRE_GPU(S) set but {why}").into()),

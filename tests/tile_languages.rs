@@ -148,5 +148,56 @@ fn main() {
         let missing: Vec<&str> = claims.iter().filter(|(_, needle)| !source.contains(needle)).map(|(claim, _)| *claim).collect();
         if missing.is_empty() { Ok(()) } else { Err(format!("{}: no sign of {missing:?}", path.display()).into()) }
     }));
+    trials.push(Trial::ignorable_test("peers::device_memory_is_read_as_the_library_reads_it", python_memory_rules));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// `plots/peers.py` (and through it `plots/tile_peers.py`) reads `REDUCTION_DEVICE_MEMORY` with a
+/// parser of its own: it must give the library's bytes, or refuse what the library refuses; and
+/// its pool plan must skip what does not fit. No GPU, no PyTorch: the functions are plain Python.
+fn python_memory_rules() -> Result<Completion, Failed> {
+    let texts = ["6GiB", "512MiB", "8GB", "1.5GiB", " 6 GiB ", ".25KiB", "100MB", "2TB", "1TiB", "8B", "1073741824", "0",
+        "", "GiB", "six GiB", "6 gigs", "6GiBs", "-1GiB", "1e9", "2^30", "6.5.1GiB", ".", "1,5GiB", "0x10", "99999999999TiB"];
+    let script = format!(
+        "import json, sys\nsys.path.insert(0, 'plots')\nsys.dont_write_bytecode = True\nimport peers\nout = []\n\
+         for t in {texts:?}:\n    try: out.append(peers.parse_memory_size(t))\n    except ValueError: out.append(None)\n\
+         sizes = [1 << k for k in range(10, 31)]\n\
+         out.append(peers.plan_pool(sizes, 4, 60 << 20, 6 << 30))\n\
+         out.append(peers.plan_pool(sizes, 4, 60 << 20, 139 << 30))\n\
+         out.append(peers.budget_from(139 << 30, '6GiB'))\n\
+         out.append(peers.budget_from(5 << 30, '6GiB'))\n\
+         out.append(peers.budget_from(5 << 30, None))\n\
+         print(json.dumps(out))\n"
+    );
+    let output = match Command::new("python3").arg("-c").arg(&script).current_dir(root()).output() {
+        Ok(output) => output,
+        Err(e) if required() => return Err(format!("REQUIRE_TILE_LANGUAGES=1 but python3 cannot be started: {e}").into()),
+        Err(e) => return Ok(Completion::ignored_with(format!("python3 cannot be started: {e}"))),
+    };
+    if !output.status.success() {
+        return Err(format!("python3 failed: {}", String::from_utf8_lossy(&output.stderr)).into());
+    }
+    let answers: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout)?;
+    for (text, answer) in texts.iter().zip(&answers) {
+        let library = reduction::device_memory::parse_size(text).ok();
+        if answer.as_u64() != library {
+            return Err(format!("{text:?}: peers.py reads {answer}, the library {library:?}").into());
+        }
+    }
+    let rest = &answers[texts.len()..];
+    let plan = |i: usize| (rest[i][0].as_u64().unwrap_or(0), rest[i][1].as_array().map(|a| a.iter().filter_map(|v| v.as_u64()).collect::<Vec<_>>()).unwrap_or_default());
+    // Under 6 GiB the pool is 45% of it (2.7 GiB of f32): 2^30 (4 GiB) is skipped, 2^29 kept.
+    let (pool, skipped) = plan(0);
+    if pool != (6u64 << 30) * 45 / 100 / 4 || skipped != [1 << 30] {
+        return Err(format!("the 6 GiB plan: pool {pool}, skipped {skipped:?}").into());
+    }
+    let (pool, skipped) = plan(1);
+    if pool != 1 << 31 || !skipped.is_empty() {
+        return Err(format!("the 139 GiB plan: pool {pool}, skipped {skipped:?}").into());
+    }
+    let budgets: Vec<u64> = rest[2..5].iter().map(|b| b[0].as_u64().unwrap_or(0)).collect();
+    if budgets != [6 << 30, 5 << 30, 5 << 30] || !rest[2][1].as_str().unwrap_or("").contains("REDUCTION_DEVICE_MEMORY=6GiB") {
+        return Err(format!("budgets {budgets:?}: {:?}", &rest[2..5]).into());
+    }
+    Ok(Completion::Completed)
 }

@@ -8,7 +8,12 @@ use crate::records::allreduce::{self, AllReduceHeader, AllReduceRow};
 use crate::records::bench::{self, Machine, Row};
 use crate::records::csv::Header;
 use crate::records::determinism::{self, Record};
+use crate::records::experiments::{self, Experiment};
 use crate::records::mistakes::{self, Records};
+use crate::records::ncu::{self, Profile};
+use crate::records::sass::{self, Instruction};
+use std::collections::BTreeMap;
+use crate::records::rank_totals::{self, RankTotal};
 use std::path::{Path, PathBuf};
 
 /// One all-reduce run: its file, header and rows, and the GPUs' topology recorded beside it.
@@ -17,7 +22,7 @@ pub struct AllReduceRun {
     pub file: PathBuf,
     pub header: AllReduceHeader,
     pub rows: Vec<AllReduceRow>,
-    /// `nvidia-smi topo -m`, from `<run>-topo.txt`, where it was recorded.
+    /// `nvidia-smi topo -m`, from `<gpu>-x<count>-topo.txt`, where it was recorded.
     pub topology: Option<String>,
 }
 
@@ -48,6 +53,15 @@ pub struct Context {
     pub determinism: Option<(Header, Vec<Record>)>,
     /// Nsight Compute's reports (`ncu/<kernel>.txt`), as (kernel, text), by kernel.
     pub ncu: Vec<(String, String)>,
+    /// Nsight Compute's raw metrics of Harris's kernels (`ncu/<kernel>.csv`, [`PROFILED_KERNELS`]).
+    pub harris_profiles: BTreeMap<String, Profile>,
+    /// The SASS NVRTC writes for [`sass::ARCH`] (`sass/sm_90/<entry>.sass`), by entry point.
+    pub sass: BTreeMap<String, Vec<Instruction>>,
+    /// The book's GPU's timing experiments (`experiments/<gpu>.csv`, `plots/timing_experiments.py`).
+    pub experiments: Option<Vec<Experiment>>,
+    /// The book's GPU's read-only kernel at every launch shape (`read-only/<gpu>.csv`), the
+    /// evidence for the shape of each read-only row of its results.
+    pub read_only_shapes: Option<Vec<Row>>,
     /// ncu's bank-conflict counts (`bank-conflicts/<kernel>.log`), as (kernel, text).
     pub bank_conflicts: Vec<(String, String)>,
     /// compute-sanitizer's logs (`sanitizer/<name>.log`), as (name, text), by name.
@@ -56,6 +70,9 @@ pub struct Context {
     pub mistakes: Option<(PathBuf, Records)>,
     /// Every all-reduce run (`nccl/`), by file name.
     pub allreduce: Vec<AllReduceRun>,
+    /// One input's totals on 1, 2, 4 and 8 GPUs (`ranks/`): the CPU's file first, then the GPU
+    /// hosts'.
+    pub rank_totals: Vec<(PathBuf, Header, Vec<RankTotal>)>,
     /// The snippets' outputs under `book/generated/snippets/` (written on the GPU host), by name.
     pub snippet_outputs: Vec<String>,
     /// The deep-learning reductions of the book's GPU, ours and the peers' (`dl/`), what planted
@@ -67,6 +84,12 @@ pub struct Context {
     pub operators: Option<crate::records::operators::OpFile>,
     pub operator_peers: Option<crate::records::operators::OpFile>,
 }
+
+/// The kernels whose raw metrics chapters 1 and 4 show (`ncu/<kernel>.csv`), in book order.
+pub const PROFILED_KERNELS: [&str; 7] = [
+    crate::kernels::names::REDUCE1, crate::kernels::names::REDUCE2, crate::kernels::names::REDUCE3, crate::kernels::names::REDUCE4,
+    crate::kernels::names::REDUCE5, crate::kernels::names::REDUCE6, crate::kernels::names::REDUCE7,
+];
 
 /// The kernels whose bank conflicts the chapter of kernel 2 shows, in its order.
 pub const BANK_CONFLICT_KERNELS: [&str; 3] = [crate::kernels::names::REDUCE2, crate::kernels::names::REDUCE2_PADDED, crate::kernels::names::REDUCE3];
@@ -86,27 +109,30 @@ impl Context {
         let book_gpu = book.map(|i| gpus[i].0.gpu.clone());
         let slug = book_gpu.as_deref().map(crate::records::slug);
         let optional_csv = |path: PathBuf| -> Result<Option<(Machine, Vec<Row>)>> { if path.is_file() { bench::read_csv(&path).map(Some) } else { Ok(None) } };
-        let (types, row_sums, tile_sums) = match &slug {
+        let (types, row_sums, tile_sums, read_only_shapes) = match &slug {
             Some(slug) => (
                 optional_csv(data_dir.join("types").join(format!("{slug}.csv")))?,
                 crate::records::rows::load(&crate::records::rows::results_dir(&data_dir), slug)?,
                 optional_csv(crate::records::tile::results_dir(&data_dir).join(format!("{slug}.csv")))?,
+                optional_csv(data_dir.join(bench::READ_ONLY_SHAPES_DIR).join(format!("{slug}.csv")))?.map(|(_, rows)| rows),
             ),
-            None => (None, None, None),
+            None => (None, None, None, None),
         };
         let tile_source = std::fs::read_to_string(crate::records::tile::results_dir(&data_dir).join(crate::records::tile::GENERATED_SOURCE)).ok();
-        let (accuracy, conditioning, determinism) = match &book_gpu {
+        let (accuracy, conditioning, determinism, experiments) = match &book_gpu {
             Some(gpu) => {
                 let file = accuracy::book_file(&data_dir, gpu);
                 let conditioned = accuracy::conditioning_file(&data_dir, gpu);
                 let levels = determinism::book_file(&data_dir, gpu);
+                let timed = experiments::experiments_file(&data_dir, gpu);
                 (
                     if file.is_file() { Some(accuracy::read_csv(&file)?) } else { None },
                     if conditioned.is_file() { Some(accuracy::read_conditioning_csv(&conditioned)?) } else { None },
                     if levels.is_file() { Some(determinism::read_csv(&levels)?) } else { None },
+                    if timed.is_file() { Some(experiments::read_csv(&timed)?.1) } else { None },
                 )
             }
-            None => (None, None, None),
+            None => (None, None, None, None),
         };
         let bank_conflicts = BANK_CONFLICT_KERNELS
             .iter()
@@ -119,7 +145,7 @@ impl Context {
         let allreduce = allreduce::load_all(&allreduce::data_dir(root))?
             .into_iter()
             .map(|(file, header, rows)| {
-                let topology = file.file_stem().map(|s| file.with_file_name(format!("{}-topo.txt", s.to_string_lossy()))).and_then(|t| std::fs::read_to_string(t).ok());
+                let topology = std::fs::read_to_string(file.with_file_name(header.topology_file_name())).ok();
                 AllReduceRun { file, header, rows, topology }
             })
             .collect();
@@ -138,6 +164,8 @@ impl Context {
         Ok(Context {
             root: root.to_path_buf(),
             ncu: texts(&data_dir.join("ncu"), "txt")?,
+            harris_profiles: ncu::load_profiles(&data_dir.join("ncu"), &PROFILED_KERNELS)?,
+            sass: sass::load(&sass::sass_dir(&data_dir, sass::ARCH))?,
             sanitizer_logs: texts(&data_dir.join("sanitizer"), "log")?,
             data_dir,
             gpus,
@@ -150,9 +178,12 @@ impl Context {
             accuracy,
             conditioning,
             determinism,
+            experiments,
+            read_only_shapes,
             bank_conflicts,
             mistakes,
             allreduce,
+            rank_totals: rank_totals::load_all(&rank_totals::data_dir(root))?,
             snippet_outputs: file_names(&root.join("book/generated/snippets"), "txt"),
             dl,
             dl_demos,

@@ -137,9 +137,15 @@ fn chunk_sum<A: Accumulator>(xs: &[f32], chunk: usize, per: usize) -> A {
 }
 
 /// The kernel's sum of `xs`, given as f32 values of an input type whose 16-byte pack holds
-/// `bytes_per_value`-byte values (4 for f32, 2 for f16 and bf16). The chunks are summed on every
-/// core; the order inside each, and of the partials, is the kernel's.
+/// `bytes_per_value`-byte values (4 for f32, 2 for f16 and bf16): every chunk's sum, then the
+/// fold of the chunks' sums.
 pub fn transcribe<A: Accumulator + Send>(xs: &[f32], bytes_per_value: usize) -> f32 {
+    fold_partials(&chunk_partials::<A>(xs, bytes_per_value)).result()
+}
+
+/// The sum of every chunk of `xs`, in chunk order: what the kernel leaves in `partials`. The
+/// chunks are summed on every core; the order inside each is the kernel's.
+pub fn chunk_partials<A: Accumulator + Send>(xs: &[f32], bytes_per_value: usize) -> Vec<A> {
     let per = 16 / bytes_per_value;
     let chunks = xs.len().div_ceil(CHUNK_VALUES as usize);
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
@@ -150,15 +156,82 @@ pub fn transcribe<A: Accumulator + Send>(xs: &[f32], bytes_per_value: usize) -> 
             scope.spawn(move || part.iter_mut().enumerate().for_each(|(i, p)| *p = chunk_sum(xs, first + i, per)));
         }
     });
-    // The last block: lane l folds partials l, l + 1024, ... in order, then the lanes' tree.
+    partials
+}
+
+/// The last block's fold of the chunks' sums: lane l folds partials l, l + 1024, ... in
+/// order, then the lanes' tree.
+pub fn fold_partials<A: Accumulator>(partials: &[A]) -> A {
     let lanes: Vec<A> = (0..CHUNK_LANES).map(|lane| {
         let mut acc = A::zero();
         partials.iter().skip(lane).step_by(CHUNK_LANES).for_each(|p| acc.merge(*p));
         acc
     }).collect();
-    lanes_tree(&lanes).result()
+    lanes_tree(&lanes)
 }
 // ANCHOR_END: order
+
+/// An accumulator as the kernel stores it in `partials`: 8 bytes per chunk (the kernel's
+/// `pack()` and `unpack()`).
+pub trait Packed: Accumulator {
+    fn pack(self) -> u64;
+    fn unpack(bits: u64) -> Self;
+}
+
+impl Packed for PlainF32 {
+    fn pack(self) -> u64 {
+        self.0.to_bits() as u64
+    }
+    fn unpack(bits: u64) -> Self {
+        PlainF32(f32::from_bits(bits as u32))
+    }
+}
+
+impl Packed for Neumaier {
+    fn pack(self) -> u64 {
+        (self.c.to_bits() as u64) << 32 | self.s.to_bits() as u64
+    }
+    fn unpack(bits: u64) -> Self {
+        Neumaier { s: f32::from_bits(bits as u32), c: f32::from_bits((bits >> 32) as u32) }
+    }
+}
+
+impl Packed for WideF64 {
+    fn pack(self) -> u64 {
+        self.0.to_bits()
+    }
+    fn unpack(bits: u64) -> Self {
+        WideF64(f64::from_bits(bits))
+    }
+}
+
+/// The fold of packed chunk sums (the `partials` array as the kernel leaves it) for a chunked
+/// kernel by name; `None` for any other kernel.
+pub fn fold_packed(kernel: &str, packed: &[u64]) -> Option<f32> {
+    fn fold<A: Packed>(packed: &[u64]) -> f32 {
+        fold_partials(&packed.iter().map(|&b| A::unpack(b)).collect::<Vec<A>>()).result()
+    }
+    match kernel {
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 => Some(fold::<PlainF32>(packed)),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 => Some(fold::<Neumaier>(packed)),
+        names::REDUCE15_F64 => Some(fold::<WideF64>(packed)),
+        _ => None,
+    }
+}
+
+/// The packed chunk sums of `xs` (f32 values) for a chunked kernel by name, in chunk order;
+/// `None` for any other kernel.
+pub fn packed_partials(kernel: &str, xs: &[f32]) -> Option<Vec<u64>> {
+    fn packed<A: Packed + Send>(xs: &[f32]) -> Vec<u64> {
+        chunk_partials::<A>(xs, 4).into_iter().map(A::pack).collect()
+    }
+    match kernel {
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 => Some(packed::<PlainF32>(xs)),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 => Some(packed::<Neumaier>(xs)),
+        names::REDUCE15_F64 => Some(packed::<WideF64>(xs)),
+        _ => None,
+    }
+}
 
 /// The transcription of a registered chunked kernel by name: `reduce15_reproducible`,
 /// `reduce15_neumaier` or `reduce15_f64` (and the one-lane `_b1024` forms of the first two);
@@ -209,6 +282,21 @@ mod tests {
         assert_ne!(plain, looped);
         assert!((compensated - exact).abs() <= (plain - exact).abs(), "{compensated} {plain} {exact}");
         assert!((wide - exact).abs() <= exact.abs() * 1e-7 + 1e-30, "{wide} {exact}");
+    }
+
+    #[test]
+    fn packed_partials_fold_to_the_transcription_and_pack_as_the_kernel() {
+        let xs = crate::data::random_f32(3 * CHUNK_VALUES as usize + 77, 11);
+        for kernel in [names::REDUCE15_REPRODUCIBLE, names::REDUCE15_NEUMAIER, names::REDUCE15_F64, names::REDUCE15_REPRODUCIBLE_B1024, names::REDUCE15_NEUMAIER_B1024] {
+            let packed = packed_partials(kernel, &xs).unwrap();
+            assert_eq!(packed.len(), 4);
+            assert_eq!(fold_packed(kernel, &packed).unwrap().to_bits(), transcribe_kernel(kernel, &xs, 4).unwrap().to_bits(), "{kernel}");
+        }
+        // The kernel's layout: the sum in the low word, Neumaier's carry in the high one.
+        assert_eq!(Neumaier { s: 1.0, c: -0.5 }.pack(), (((-0.5f32).to_bits() as u64) << 32) | 1.0f32.to_bits() as u64);
+        assert_eq!(PlainF32::unpack(PlainF32(-0.0).pack()).0.to_bits(), (-0.0f32).to_bits());
+        assert_eq!(WideF64::unpack(WideF64(0.1).pack()).0, 0.1);
+        assert_eq!((fold_packed("reduce7", &[]), packed_partials("reduce7", &xs)), (None, None));
     }
 
     #[test]

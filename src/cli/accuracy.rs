@@ -43,12 +43,34 @@ pub fn run(args: AccuracyArgs) -> Outcome {
     if sweep(Sweep::Conditioning) && args.n == 0 {
         return Err("--n must be at least 1".into());
     }
-    // The largest input, as f32 values and their f64 copies on the host, and as f32 on the GPU.
-    let largest = if sweep(Sweep::Sizes) { sizes.iter().copied().max().unwrap_or(0) } else { 0 }.max(if sweep(Sweep::Conditioning) { args.n } else { 0 });
-    Need::elements(format!("{} f32 values and their f64 copies", words(largest)), largest, 20).check_host()?;
+    // Each input, as f32 values and their f64 copies on the host, and as f32 on the GPU.
+    let on_host = |n: usize| Need::elements(format!("{} f32 values and their f64 copies", words(n)), n, 20).check_host();
+    let fits = |n: usize, gpu: &Gpu| -> reduction::Result<()> {
+        on_host(n)?;
+        Need::values(n, Dtype::F32).check_device(gpu)
+    };
+    if sweep(Sweep::Conditioning) {
+        on_host(args.n)?; // refused before a GPU is opened
+    }
     let gpu = Gpu::open()?;
-    Need::values(largest, Dtype::F32).check_device(&gpu)?;
     eprintln!("{}", gpu.info());
+    if let Some(note) = gpu.memory_note() {
+        eprintln!("  {note}");
+    }
+    // The conditioning sweep's one size must fit; of the size sweep, what does not is skipped.
+    if sweep(Sweep::Conditioning) {
+        fits(args.n, &gpu)?;
+    }
+    let mut sizes = sizes;
+    if sweep(Sweep::Sizes) {
+        sizes.retain(|&n| match fits(n, &gpu) {
+            Ok(()) => true,
+            Err(why) => {
+                println!("skipped n = {}: {why}", words(n));
+                false
+            }
+        });
+    }
     let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
     let machine = machine_of(&gpu, command_line());
     if sweep(Sweep::Sizes) {

@@ -71,15 +71,20 @@ pub fn run(args: BenchArgs) -> Outcome {
     // The peers run in this run, on this GPU: after each element type's kernels, interleaved.
     let peers = (!args.no_peers).then(|| super::peers::Peers::prepare(&config.sizes));
     let mut rows = Vec::new();
+    let mut read_only_shapes = Vec::new();
     let mut peer_rows = Vec::new();
     let machine = machine_of(&gpu, command_line());
     let slug = reduction::records::slug(&gpu.info().name);
     let path = out_dir.join(format!("{slug}.csv"));
     let peers_path = out_dir.join(format!("{slug}-peers.csv"));
+    // The evidence for the read-only rows: every shape at every size.
+    let shapes_path = out_dir.join(results::READ_ONLY_SHAPES_DIR).join(format!("{slug}.csv"));
     // One file for every peer of this run, its header this run's.
     let peers_machine = Machine { command: format!("{} (the peers: plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py, in the same run)", machine.command), ..machine.clone() };
-    let write = |rows: &[Row], peer_rows: &[Row]| -> Result<(), Box<dyn std::error::Error>> {
+    let write = |rows: &[Row], read_only_shapes: &[Row], peer_rows: &[Row]| -> Result<(), Box<dyn std::error::Error>> {
         results::write_csv(&path, &machine, rows)?;
+        std::fs::create_dir_all(shapes_path.parent().expect("a file in a folder"))?;
+        results::write_csv(&shapes_path, &machine, read_only_shapes)?;
         if !peer_rows.is_empty() {
             results::write_csv(&peers_path, &peers_machine, peer_rows)?;
         }
@@ -87,22 +92,29 @@ pub fn run(args: BenchArgs) -> Outcome {
     };
     for &dtype in &config.dtypes {
         let one = BenchConfig { dtypes: vec![dtype], ..config.clone() };
-        rows.extend(bench::run(&gpu, &one)?);
+        let measured = bench::run_with_shapes(&gpu, &one)?;
+        rows.extend(measured.rows);
+        read_only_shapes.extend(measured.read_only_shapes);
         if let Some(peers) = &peers {
-            peer_rows.extend(peers.run(dtype, &format!("{dtype} kernels")));
+            // Under a cap, the peers get what is left of it while this process holds its
+            // context (after a synchronisation, so that the freed pool is given back first).
+            gpu.synchronize()?;
+            let budget = gpu.memory_cap().map(|_| gpu.memory()).transpose()?.map(|(free, _)| free);
+            peer_rows.extend(peers.run(dtype, &format!("{dtype} kernels"), budget));
         }
         // Into a folder of the reader's choosing, after each element type: a run cut short
         // keeps what it measured. (plots/data is written once, complete.)
         if args.out.is_some() {
-            write(&rows, &peer_rows)?;
+            write(&rows, &read_only_shapes, &peer_rows)?;
         }
     }
-    write(&rows, &peer_rows)?;
+    write(&rows, &read_only_shapes, &peer_rows)?;
     if !peer_rows.is_empty() {
         println!("{} peer measurements written to {}", peer_rows.len(), peers_path.display());
     }
     print_summary(&machine, &rows);
-    println!("\n{} measurements in {:.0} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
+    println!("\n{} measurements in {:.0} s, written to {} (the read-only kernel's {} shapes to {})", rows.len(),
+        started.elapsed().as_secs_f64(), path.display(), read_only_shapes.len(), shapes_path.display());
     if args.out.is_none() {
         // The book now shows this GPU: its tables and charts are redrawn from the new data.
         std::fs::write(out_dir.join(reduction::records::BOOK_GPU_FILE), format!("{slug}\n"))?;
@@ -120,7 +132,7 @@ fn largest_input(config: &BenchConfig) -> Result<Option<Need>, String> {
 
 /// The best correct kernel at each size, against the copy kernel's pace, the theoretical peak and
 /// cuBLAS, as plain text for the terminal: the fastest kernel per size is chosen by the same
-/// function the book's best-kernel table uses (`book::tables::fastest`).
+/// function the book's best-kernel table uses (`book::chapters::benchmark::fastest`).
 fn print_summary(machine: &Machine, rows: &[Row]) {
     for dtype in [Dtype::F32, Dtype::I32] {
         let mut sizes: Vec<usize> = rows.iter().filter(|r| r.dtype == dtype && r.status == results::Status::Correct).map(|r| r.n).collect();

@@ -38,6 +38,9 @@ pub fn run(args: DeterminismArgs) -> Outcome {
         let gpu = Gpu::open_ordinal(ordinal)?;
         reduction::limits::Need::values(args.n, reduction::Dtype::F32).check_device(&gpu)?;
         eprintln!("{}", gpu.info());
+        if let Some(note) = gpu.memory_note() {
+            eprintln!("  {note}");
+        }
         rows.extend(determinism::measure(&gpu, ordinal, &config)?);
         first.get_or_insert_with(|| machine_of(&gpu, command_line()));
     }

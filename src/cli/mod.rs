@@ -126,6 +126,9 @@ pub fn open_gpu_for(largest: Option<&reduction::limits::Need>) -> Result<Gpu, Bo
         need.check_device(&gpu)?;
     }
     eprintln!("{}", gpu.info());
+    if let Some(note) = gpu.memory_note() {
+        eprintln!("  {note}");
+    }
     Ok(gpu)
 }
 
@@ -225,6 +228,13 @@ mod tests {
         "exercise 9 --file my_kernel.cu --seed 7 --deadline 5 --no-time",
         "exercise 1 --solution",
         "exercise 3 --near-miss sums_99_percent",
+        // tests/gpu-host.sh's memory stages (capped, held)
+        "sum --kernel reduce9 --n 2^31",
+        "bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --no-peers --out /tmp/out/bench",
+        "rows-bench --dtype f32 --shapes 4096x64 --no-peers --out /tmp/out/rows",
+        "accuracy --only sizes --seeds 1 --out /tmp/out/accuracy",
+        "determinism --runs 3 --out /tmp/out/determinism",
+        "exercise 9 --solution",
     ];
 
     #[test]

@@ -6,7 +6,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use reduction::multigpu::allreduce::{self, AllReduceConfig};
 use reduction::error::human_bytes;
 use reduction::limits::{count_in_words as words, Need};
-use reduction::multigpu::{self, Input, Ranks, SumOptions};
+use reduction::multigpu::{self, nccl, Input, Mode, Ranks, SumOptions};
+use reduction::records::allreduce::Algorithm;
 use reduction::Dtype;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ pub enum Multigpu {
     Sum(SumArgs),
     /// NCCL all-reduce bandwidth per message size (nccl-tests style)
     Allreduce(AllreduceArgs),
+    /// One input's totals on 1, 2, 4, 8 GPUs, sharded and gathered, against the CPU's
+    Determinism(DeterminismArgs),
 }
 
 pub fn run(command: Multigpu) -> Outcome {
@@ -27,6 +30,7 @@ pub fn run(command: Multigpu) -> Outcome {
         Multigpu::Info => info(),
         Multigpu::Sum(args) => sum(args),
         Multigpu::Allreduce(args) => all_reduce(args),
+        Multigpu::Determinism(args) => determinism(args),
     }
 }
 
@@ -73,6 +77,13 @@ pub struct SumArgs {
     /// Seconds an NCCL operation may take before the communicator is aborted
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<Duration>,
+    /// Kernel 15 on chunk-aligned shards, every chunk's sum gathered and folded in kernel 15's
+    /// order: the same bits on any number of GPUs (f32; --kernel defaults to reduce15_reproducible)
+    #[arg(long)]
+    gathered: bool,
+    /// NCCL's algorithm (sets NCCL_ALGO)
+    #[arg(long, value_enum, default_value = "default")]
+    algo: AlgoArg,
 }
 
 /// The element types the sum across GPUs takes: i32 and f32.
@@ -93,6 +104,7 @@ enum InputKind {
 }
 
 fn sum(args: SumArgs) -> Outcome {
+    choose_algorithm(args.algo)?;
     let dtype = args.dtype;
     let ranks = Ranks::open(args.gpus)?;
     let n = match args.n {
@@ -112,6 +124,10 @@ fn sum(args: SumArgs) -> Outcome {
         InputKind::Exact => Input::Exact { seed },
     };
     let mut options = SumOptions::default();
+    if args.gathered {
+        options.mode = Mode::Gathered;
+        options.kernel = reduction::kernels::names::REDUCE15_REPRODUCIBLE.into();
+    }
     if let Some(kernel) = args.kernel {
         options.kernel = kernel;
     }
@@ -149,9 +165,44 @@ pub struct AllreduceArgs {
     /// Seconds an NCCL operation may take before the communicator is aborted
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<Duration>,
+    /// NCCL's algorithm (sets NCCL_ALGO): its own choice, the ring or the tree. NVLS is never
+    /// asked for: NVLink multicast stays off
+    #[arg(long, value_enum, default_value = "default")]
+    algo: AlgoArg,
+}
+
+/// [`Algorithm`], for the command line.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AlgoArg {
+    /// NCCL_ALGO unset (or as the caller set it): NCCL picks per size
+    Default,
+    /// NCCL_ALGO=Ring
+    Ring,
+    /// NCCL_ALGO=Tree
+    Tree,
+}
+
+impl AlgoArg {
+    fn algorithm(self) -> Algorithm {
+        match self {
+            AlgoArg::Default => Algorithm::Default,
+            AlgoArg::Ring => Algorithm::Ring,
+            AlgoArg::Tree => Algorithm::Tree,
+        }
+    }
+}
+
+/// Ask NCCL for `algo`, first thing (before the GPUs are opened, while this process has one
+/// thread): `default` leaves whatever the caller set, checked; the others set `NCCL_ALGO`.
+fn choose_algorithm(algo: AlgoArg) -> Result<(), reduction::Error> {
+    match algo {
+        AlgoArg::Default => nccl::algorithm_setting().map(|_| ()),
+        other => nccl::choose_algorithm(other.algorithm()),
+    }
 }
 
 fn all_reduce(args: AllreduceArgs) -> Outcome {
+    choose_algorithm(args.algo)?;
     let mut config = AllReduceConfig { min_bytes: args.min, max_bytes: args.max, repeats: args.repeats, target_ms: args.target_ms, ..AllReduceConfig::default() };
     // Doubling from --min to --max must not overflow; no GPU holds 2^62 bytes anyway.
     for (name, bytes) in [("--min", config.min_bytes), ("--max", config.max_bytes)] {
@@ -178,7 +229,7 @@ fn all_reduce(args: AllreduceArgs) -> Outcome {
     // How the GPUs are connected, for the chapter's table (the link decides the bandwidth).
     match std::process::Command::new("nvidia-smi").args(["topo", "-m"]).output() {
         Ok(out) if out.status.success() => {
-            let topo = path.with_file_name(format!("{}-topo.txt", header.file_name().trim_end_matches(".csv")));
+            let topo = path.with_file_name(header.topology_file_name());
             std::fs::write(&topo, &out.stdout)?;
             println!("topology (nvidia-smi topo -m) written to {}", topo.display());
         }
@@ -188,4 +239,56 @@ fn all_reduce(args: AllreduceArgs) -> Outcome {
         return render();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct DeterminismArgs {
+    /// Work it out on the CPU (no GPU, no NCCL): 1, 2, 4 and 8 simulated GPUs
+    #[arg(long)]
+    simulate: bool,
+    /// Sums per input, mode and GPU count (run-to-run: how many distinct totals)
+    #[arg(long, default_value = "3", value_parser = parse_size)]
+    runs: usize,
+    /// Where the CSV goes [default: plots/data/ranks]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// NCCL's algorithm (sets NCCL_ALGO)
+    #[arg(long, value_enum, default_value = "default")]
+    algo: AlgoArg,
+}
+
+fn determinism(args: DeterminismArgs) -> Outcome {
+    use reduction::records::rank_totals;
+    let dir = args.out.clone().unwrap_or_else(|| rank_totals::data_dir(std::path::Path::new(".")));
+    if args.simulate {
+        let started = std::time::Instant::now();
+        let rows = multigpu::simulate::table();
+        let header = [
+            ("source", "CPU simulation (src/multigpu/simulate.rs): kernel 15's transcription on every simulated GPU, every ring order and the pairwise tree across them".to_string()),
+            ("command", command_line()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .to_vec();
+        let path = rank_totals::cpu_file(&dir);
+        rank_totals::write_csv(&path, &header, &rows)?;
+        for r in &rows {
+            println!("{:<8} {:<6} n = {:>8} on {} simulated GPU(s): {} ({}){}", r.mode, r.input, r.n, r.ranks, r.total, r.bits, if r.same_as_one_gpu { "" } else { "  <- not one GPU's bits" });
+        }
+        println!("{} rows in {:.1} s, written to {}", rows.len(), started.elapsed().as_secs_f64(), path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    choose_algorithm(args.algo)?;
+    let all = Ranks::open(None)?;
+    let measured = multigpu::determinism::measure(all.len(), args.runs, true)?;
+    let header = multigpu::determinism::header(&all, &command_line())?;
+    let path = rank_totals::gpu_file(&dir, &all.gpus()[0].info().name, all.len(), nccl::algorithm_setting()?);
+    rank_totals::write_csv(&path, &header, &measured.rows)?;
+    println!("{} rows written to {}", measured.rows.len(), path.display());
+    if measured.disagreements.is_empty() {
+        println!("every total the CPU says no order can change came out with the CPU's bits, in every run");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("DISAGREEMENTS with the CPU:\n{}", measured.disagreements.join("\n"));
+        Ok(ExitCode::from(2))
+    }
 }

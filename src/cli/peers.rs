@@ -33,8 +33,14 @@ impl Peers {
     }
 
     /// Every peer on `dtype` at the benchmark's sizes, now: their rows, each `method` noting
-    /// the run.
-    pub fn run(&self, dtype: Dtype, after: &str) -> Vec<Row> {
+    /// the run. With `budget` (the benchmark runs under `REDUCTION_DEVICE_MEMORY`), each peer is
+    /// told to fit in that many bytes of device memory, in the same variable.
+    pub fn run(&self, dtype: Dtype, after: &str, budget: Option<usize>) -> Vec<Row> {
+        let capped = |command: &mut Command| {
+            if let Some(bytes) = budget {
+                command.env(reduction::device_memory::VAR, bytes.to_string());
+            }
+        };
         let dir = self.scratch.join(dtype.name());
         let _ = std::fs::create_dir_all(&dir);
         let note = format!("in reduction bench's run, after its {after}");
@@ -45,7 +51,9 @@ impl Peers {
                 return None;
             }
             println!("\nthe peers on {dtype}: python3 {script} {}", args.join(" "));
-            match run_with_deadline(Command::new("python3").arg(script).args(args)) {
+            let mut command = Command::new("python3");
+            capped(&mut command);
+            match run_with_deadline(command.arg(script).args(args)) {
                 Ok(()) => Some(()),
                 Err(why) => {
                     println!("{script}: {why}");
@@ -69,7 +77,9 @@ impl Peers {
         if let Ok(program) = &self.cub {
             let csv = dir.join("cub.csv");
             println!("\nCUB called directly on {dtype}: {}", program.display());
-            match run_with_deadline(Command::new(program).args(["--sizes", &self.sizes, "--dtypes", dtype.name(), "--out"]).arg(&csv)) {
+            let mut command = Command::new(program);
+            capped(&mut command);
+            match run_with_deadline(command.args(["--sizes", &self.sizes, "--dtypes", dtype.name(), "--out"]).arg(&csv)) {
                 Ok(()) => match results::read_csv(&csv) {
                     Ok((_, read)) => rows.extend(noted(read, &note)),
                     Err(e) => println!("CUB called directly: its CSV could not be read: {e}"),

@@ -110,6 +110,7 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
         config.shapes = rows_bench::quick_shapes();
         config.target_ms = 1.0;
     }
+    let shapes_asked = args.shapes.is_some();
     if let Some(shapes) = args.shapes {
         config.shapes = shapes;
     }
@@ -125,7 +126,12 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
         }
     }
     let largest = largest.map(|(m, n, values)| Need::elements(format!("a {} × {} f32 matrix", words(m), words(n)), values, 4));
-    let gpu = super::open_gpu_for(largest.as_ref())?;
+    // The pool's host copy must fit. On the GPU, shapes asked for must fit; of the default
+    // ones, what does not fit is skipped, with why.
+    if let Some(need) = &largest {
+        need.check_host()?;
+    }
+    let gpu = super::open_gpu_for(largest.as_ref().filter(|_| shapes_asked))?;
     let started = std::time::Instant::now();
     let measured = rows_bench::bench(&gpu, &config)?;
     let machine = machine_of(&gpu, command_line());
@@ -153,7 +159,14 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
             None => reduction::records::tile::results_dir(Path::new("plots/data")),
         };
         let shapes: Vec<String> = config.shapes.iter().map(|(m, n)| format!("{m}x{n}")).collect();
-        run_peers(&out_dir, &sums_dir, &shapes.join(","));
+        // Under a cap, the peers get what is left of it while this process holds its context
+        // (after a synchronisation, so that the freed pool is given back to the driver first).
+        gpu.synchronize()?;
+        let budget = match gpu.memory_cap() {
+            Some(_) => Some(gpu.memory()?.0),
+            None => None,
+        };
+        run_peers(&out_dir, &sums_dir, &shapes.join(","), budget);
     }
     if args.out.is_none() {
         return render();
@@ -163,15 +176,20 @@ pub fn bench(args: RowsBenchArgs) -> Outcome {
 
 /// Run `python3 plots/tile_peers.py` on the same shapes, and say what became of it: the peers
 /// are not part of the book's own measurement, so a missing Python, PyTorch, TileLang or Triton
-/// is reported, not fatal.
-fn run_peers(rows_dir: &Path, sums_dir: &Path, shapes: &str) {
+/// is reported, not fatal. With `budget`, the script is told (in `REDUCTION_DEVICE_MEMORY`) to
+/// fit in that many bytes of device memory.
+fn run_peers(rows_dir: &Path, sums_dir: &Path, shapes: &str, budget: Option<usize>) {
     let script = Path::new("plots/tile_peers.py");
     if !script.is_file() {
         println!("peers not measured: {} not found (run from the repository's root)", script.display());
         return;
     }
     println!("\nthe peers on the same shapes: python3 {} (TileLang, Triton, torch.sum)", script.display());
-    let status = std::process::Command::new("python3")
+    let mut command = std::process::Command::new("python3");
+    if let Some(bytes) = budget {
+        command.env(reduction::device_memory::VAR, bytes.to_string());
+    }
+    let status = command
         .arg(script)
         .arg("--rows-out").arg(rows_dir)
         .arg("--sums-out").arg(sums_dir)

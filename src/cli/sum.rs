@@ -13,13 +13,21 @@ use std::process::ExitCode;
 pub fn info() -> Outcome {
     let gpu = Gpu::open()?;
     println!("{}", gpu.info());
+    if let Some(note) = gpu.memory_note() {
+        println!("  {note}");
+    }
     match reduction::nvrtc::version() {
         Ok((major, minor)) => println!("  NVRTC {major}.{minor}"),
         Err(e) => println!("  {e}"),
     }
     println!("\nkernels:");
+    let arch = gpu.info().architecture();
     for k in kernels::all() {
-        println!("  {:<18} chapter {}  {:<34} blocks {}..{}  {}", k.name, k.chapter, k.title, k.min_block, k.max_block, k.file);
+        let here = match k.available_on(arch) {
+            Ok(()) => String::new(),
+            Err(_) => format!("  (not on this GPU: needs {})", k.min_arch),
+        };
+        println!("  {:<18} chapter {}  {:<34} blocks {}..{}  {}{here}", k.name, k.chapter, k.title, k.min_block, k.max_block, k.file);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -59,11 +67,16 @@ pub fn run(args: SumArgs) -> Outcome {
         if !spec.supports(dtype) {
             return Err(spec.unsupported(dtype).into());
         }
+        // The kernel's own rules for the block (the device's limits are checked once it is open).
+        spec.check_block(block.unwrap_or(256), dtype.size_bytes(), u32::MAX, usize::MAX)?;
     }
     // The input is made on the host, then copied to the GPU.
     let input = Need::values(n, dtype);
     input.check_host()?;
     let gpu = Gpu::open()?;
+    if let Some(kernel) = &kernel {
+        kernels::find(kernel)?.available_on(gpu.info().architecture())?;
+    }
     input.check_device(&gpu)?;
     let (name, block) = match &kernel {
         Some(kernel) => (kernel.clone(), block.unwrap_or(256)),

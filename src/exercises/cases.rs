@@ -16,6 +16,29 @@ pub const SIZES: &[usize] = &[
     (1 << 16) - 1, (1 << 16) + 1, (1 << 20) + 37, (1 << 24) + 3,
 ];
 
+/// The case past 2^31 values, for the layouts that walk the input with a grid stride (a 32-bit
+/// index wraps there): `i32`, every value 0 but the first (1) and the last (7), so that the sum
+/// (8) and the maximum (7) both need the last value, 8 GiB made on the GPU with no host copy.
+/// Run after every other case passed, where the GPU's free memory allows; skipped, and said so,
+/// where it does not.
+pub const LARGE_N: usize = (1 << 31) + 5;
+
+/// What the large case must return; `None` for the operator exercises, whose cases are their
+/// own (`exercises::operators`) and include none past 2^31.
+pub fn large_expected(op: Op) -> Option<i64> {
+    match op {
+        Op::Sum => Some(8),
+        Op::Max => Some(7),
+        Op::Operator { .. } => None,
+    }
+}
+
+/// Whether an exercise of this layout gets the case past 2^31: a grid-stride walk (the tiled
+/// layouts give each block one tile, and their index is the block's).
+pub fn takes_large_case(layout: super::launch::Layout) -> bool {
+    matches!(layout, super::launch::Layout::Resident { .. } | super::launch::Layout::LastBlock)
+}
+
 /// Under compute-sanitizer every access is checked, so only the sizes up to this one are run.
 pub const SANITIZER_MAX_N: usize = 4097;
 

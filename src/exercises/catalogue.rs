@@ -13,6 +13,11 @@ use crate::kernels::names;
 pub enum CaughtBy {
     Values,
     Sanitizer(Sanitizer),
+    /// Only the case past 2^31 values ([`super::cases::LARGE_N`]) shows it; on a GPU without the
+    /// memory for that case it is not caught, and the test says so.
+    LargeCase,
+    /// No case on one GPU can show it: the checker reads the source ([`super::fence`]).
+    Source,
 }
 
 /// The reference solution with one classic mistake: `find` (exactly once in the solution)
@@ -183,6 +188,8 @@ pub static EXERCISES: &[Exercise] = &[
                 find: "(u64)blockDim.x * 2 * gridDim.x", replace: "(u64)blockDim.x * gridDim.x", caught_by: CaughtBy::Values },
             NearMiss { name: "second_load_unchecked", mistake: "the second value of a step has no bound: past the end it reads what follows the input",
                 find: "if (i + blockDim.x < n) sum += in[i + blockDim.x];", replace: "sum += in[i + blockDim.x];", caught_by: CaughtBy::Values },
+            NearMiss { name: "int_index", mistake: "the index is a 32-bit int, as the seed's host code took `int N`: past 2^31 values it wraps and the walk stops",
+                find: "u64 i = (u64)blockIdx.x * (blockDim.x * 2) + tid;", replace: "int i = blockIdx.x * (blockDim.x * 2) + tid;", caught_by: CaughtBy::LargeCase },
         ],
     },
     Exercise {
@@ -224,6 +231,12 @@ pub static EXERCISES: &[Exercise] = &[
                 find: "== gridDim.x - 1;", replace: "== gridDim.x;", caught_by: CaughtBy::Values },
             NearMiss { name: "first_partial_skipped", mistake: "the last block adds the partials from index 1: block 0's sum is lost",
                 find: "for (unsigned b = threadIdx.x; b < gridDim.x;", replace: "for (unsigned b = threadIdx.x + 1; b < gridDim.x;", caught_by: CaughtBy::Values },
+            NearMiss { name: "no_fence", mistake: "no __threadfence() between the partial's write and the ticket: right on one GPU, not promised by the memory model",
+                find: "        __threadfence();  // the partial sum is visible before the ticket is taken\n", replace: "", caught_by: CaughtBy::Source },
+            NearMiss { name: "ticket_before_partial", mistake: "the ticket is taken before the partial is written: the last block can add a partial not written yet",
+                find: "        partials[blockIdx.x] = v;\n        __threadfence();  // the partial sum is visible before the ticket is taken\n        last = atomicAdd(ticket, 1u) == gridDim.x - 1;\n",
+                replace: "        last = atomicAdd(ticket, 1u) == gridDim.x - 1;\n        partials[blockIdx.x] = v;\n        __threadfence();  // the partial sum is visible before the ticket is taken\n",
+                caught_by: CaughtBy::Source },
         ],
     },
     Exercise {
@@ -416,11 +429,28 @@ mod tests {
         let recorded = crate::records::exercises::recorded(&note);
         let checked: Vec<&Exercise> = all().iter().filter(|e| recorded.contains(&e.number)).collect();
         assert_eq!(recorded.len(), checked.len(), "the note names exercises this catalogue does not have: {recorded:?}");
-        let near_misses: usize = checked.iter().map(|e| e.near_misses.len()).sum();
+        // Every near miss of a checked exercise is in the recorded table, or waits for its first
+        // GPU run (and then is not in the table): the record's count is theirs less those.
+        for (number, name) in NOT_YET_RUN_ON_A_GPU {
+            assert!(checked.iter().any(|e| e.number == *number), "exercise {number} ({name}) is not in the record: drop it from NOT_YET_RUN_ON_A_GPU");
+            assert!(find(*number).unwrap().near_miss(name).is_some(), "{number} {name} is no near miss");
+            assert!(!note.contains(&format!("| {number} | near miss {name} |")), "{number} {name} has run: take it off NOT_YET_RUN_ON_A_GPU");
+        }
+        for e in &checked {
+            for m in e.near_misses {
+                let in_record = note.contains(&format!("| {} | near miss {} |", e.number, m.name));
+                assert!(in_record || NOT_YET_RUN_ON_A_GPU.contains(&(e.number, m.name)), "near miss {} {} is in no record", e.number, m.name);
+            }
+        }
+        let near_misses: usize = checked.iter().map(|e| e.near_misses.len()).sum::<usize>() - NOT_YET_RUN_ON_A_GPU.len();
         assert_eq!((tally.solutions, tally.stubs, tally.near_misses), (checked.len(), checked.len(), near_misses), "{tally:?}");
         let unchecked = std::fs::read_to_string(root.join(crate::records::exercises::UNCHECKED_NOTE)).unwrap_or_default();
         assert_eq!(unchecked, unchecked_sentence(&note), "run `reduction bench --plot-only`");
         let chapter = std::fs::read_to_string(root.join("book/exercises.md")).unwrap_or_default();
         assert!(chapter.contains("{{#include generated/exercises_unchecked.md}}"));
     }
+
+    /// Near misses added since `book/generated/exercises.md` was recorded on the GPU host: the
+    /// next `tests/gpu-host.sh book` records them, and this list is then emptied.
+    const NOT_YET_RUN_ON_A_GPU: &[(u32, &str)] = &[(7, "int_index"), (10, "no_fence"), (10, "ticket_before_partial")];
 }

@@ -68,7 +68,9 @@ fn readable_log(log: &str) -> String {
 /// starts with [`crate::child::run_if_asked`] with [`super::CHILD`]).
 pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) -> Result<Verdict> {
     let (file, text) = source(exercise, which)?;
-    if let Some(verdict) = compile(&file, &text, "sm_90")? {
+    // Compile errors first, for the book's oldest architecture (no GPU needed, and no kernel of
+    // an exercise needs more); the child compiles again for its own GPU.
+    if let Some(verdict) = compile(&file, &text, &crate::arch::Arch::BOOK_MINIMUM.sm())? {
         return Ok(verdict);
     }
     // It compiles; running it needs a GPU. Say so plainly rather than as a crashed child.
@@ -103,16 +105,41 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
         }
     }
     match (&run.ending, run.outcome_json()) {
-        (Ending::Killed { .. }, _) => Ok(Verdict::Hung { case, seconds: run.run_time().as_secs_f64() }),
+        (Ending::Killed { .. }, _) => Ok(stopped(&run.stdout, case, run.run_time().as_secs_f64(), deadline.run.as_secs_f64())),
         (_, Some(json)) => {
             let report: ChildReport = serde_json::from_str(json)
                 .map_err(|e| Error::Config { setting: "the exercise's report".into(), reason: format!("unreadable ({e}): {json}") })?;
             Ok(match report.failure {
-                None => Verdict::Solved { cases: report.cases_total, speed: report.speed },
+                // Every value right; what no single-GPU case can see is read from the source.
+                None => match super::fence::check_fence_order(&text).warning(&file) {
+                    Some(warning) => Verdict::RightButUnsafe { cases: report.cases_total, warning },
+                    None => Verdict::Solved { cases: report.cases_total, speed: report.speed, skipped: report.skipped },
+                },
                 Some(failure) => Verdict::Failed { passed: report.cases_passed, total: report.cases_total, failure },
             })
         }
         (Ending::Exited { status, .. }, None) => Ok(Verdict::Crashed { case, status: status.clone(), tail: tail_lines(&run.stderr, 12) }),
+    }
+}
+
+/// A child killed at the deadline: too slow, if it answered every smaller case and its time grew
+/// to past the deadline (the `CASE_DONE_LINE`s it printed say), or hung.
+pub fn stopped(stdout: &str, case: Option<String>, seconds: f64, deadline_seconds: f64) -> Verdict {
+    let answered: Vec<super::pace::Answered> = stdout
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.strip_prefix(super::CASE_DONE_LINE)?.split_whitespace();
+            Some(super::pace::Answered { n: words.next()?.parse().ok()?, seconds: words.next()?.parse().ok()? })
+        })
+        .collect();
+    // The killed case's size, from its label: `7 of 44 (n = 257 (2^8 + 1), i32, ...)`.
+    let killed_n = case.as_deref().and_then(|c| c.split("n = ").nth(1)).and_then(|r| r.split(|ch: char| !ch.is_ascii_digit()).next()).and_then(|d| d.parse().ok());
+    let Some(killed_n) = killed_n else {
+        return Verdict::Hung { case, seconds, explanation: super::pace::Stopped::Hung.explain(0, deadline_seconds) };
+    };
+    match super::pace::classify(&answered, killed_n, deadline_seconds) {
+        slow @ super::pace::Stopped::TooSlow { .. } => Verdict::TooSlow { case, explanation: slow.explain(killed_n, deadline_seconds) },
+        hung => Verdict::Hung { case, seconds, explanation: hung.explain(killed_n, deadline_seconds) },
     }
 }
 
@@ -134,6 +161,20 @@ pub fn sanitizer_errors(output: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kill_after_growing_times_is_too_slow_and_one_without_is_hung() {
+        let done = |n: usize, s: f64| format!("{} {n} {s}\n", super::super::CASE_DONE_LINE);
+        let slow: String = [(65537, 0.07), (1048613, 1.1)].iter().map(|&(n, s)| done(n, s)).collect();
+        let case = Some("44 of 44 (n = 16777219 (2^24 + 3), i32)".to_string());
+        match stopped(&slow, case.clone(), 20.0, 20.0) {
+            Verdict::TooSlow { explanation, .. } => assert!(explanation.starts_with("too slow, not hung"), "{explanation}"),
+            other => panic!("{other:?}"),
+        }
+        let fast: String = [(65537, 0.0002), (1048613, 0.0003)].iter().map(|&(n, s)| done(n, s)).collect();
+        assert!(matches!(stopped(&fast, case, 20.0, 20.0), Verdict::Hung { .. }));
+        assert!(matches!(stopped("", None, 20.0, 20.0), Verdict::Hung { .. }));
+    }
 
     #[test]
     fn the_sanitizer_summary_is_read() {

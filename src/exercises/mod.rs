@@ -15,12 +15,16 @@
 //!   [`fused`]: the two deep-learning exercises' own cases, launches and checks.
 //! - [`child`]: the child process (its [`crate::child::Role`] is [`CHILD`]); [`check`](mod@check): the
 //!   parent; [`report`]: what the child reports, and the verdict in words.
+//! - [`fence`]: the source check no single-GPU test can replace (a last block's fence, pure).
+//! - [`pace`]: "too slow" or "hung" for a kernel killed at the deadline, from its times (pure).
 
 pub mod cases;
 pub mod catalogue;
 pub mod check;
 pub mod child;
+pub mod fence;
 pub mod fused;
+pub mod pace;
 pub mod launch;
 pub mod operators;
 pub mod report;
@@ -39,3 +43,6 @@ pub const QUICK_ENV: &str = "REDUCTION_EXERCISE_QUICK";
 pub const TIME_ENV: &str = "REDUCTION_EXERCISE_TIME";
 /// The line a child prints before each case, so that a hang can be named.
 pub const CASE_LINE: &str = "EXERCISE-CASE";
+/// The line a child prints after each case it answered: `EXERCISE-CASE-DONE <n> <seconds>`, the
+/// kernel's time, so that a kill at the deadline can be told "too slow" or "hung" ([`pace`]).
+pub const CASE_DONE_LINE: &str = "EXERCISE-CASE-DONE";

@@ -8,7 +8,7 @@
 use super::cases::{size_shape, SANITIZER_MAX_N, SIZES};
 use super::catalogue::Exercise;
 use super::report::{ChildReport, Failure, Speed};
-use super::CASE_LINE;
+use super::{CASE_DONE_LINE, CASE_LINE};
 use crate::check::ops::{self as checks, Case, Expected, OpInput};
 use crate::element::{bf16, f16, Dtype};
 use crate::error::Result;
@@ -138,26 +138,32 @@ pub fn run(gpu: &Gpu, exercise: &Exercise, op: Op, dtypes: &[Dtype], spec: &'sta
             Dtype::F64 => Err(crate::Error::Config { setting: "an operator exercise on f64".into(), reason: "the operators take no f64".into() }),
         };
         let failure = match outcome {
-            Ok(None) => continue,
-            Ok(Some(mut failure)) => {
+            Ok((None, seconds)) => {
+                // For the checker to tell a kernel too slow from one that hung (exercises::pace).
+                println!("{CASE_DONE_LINE} {} {seconds:.6}", case.n);
+                continue;
+            }
+            Ok((Some(mut failure), _)) => {
                 failure.case = label;
                 failure
             }
             Err(e) => Failure { case: label, expected: None, got: None, error: Some(e.to_string()), diagnosis: None },
         };
-        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None });
+        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None, skipped: Vec::new() });
     }
     let speed = if time { Some(speed(gpu, exercise, op, dtypes[0], spec, seed)?) } else { None };
-    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed })
+    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed, skipped: Vec::new() })
 }
 
-/// `None` when every result of the case is right.
-fn one_case<T: OpInput>(gpu: &Gpu, op: Op, spec: &'static KernelSpec, c: &OpCase) -> Result<Option<Failure>> {
+/// `None` when every result of the case is right; and the seconds the kernels took (from the
+/// ready line to their results, what the deadline times).
+fn one_case<T: OpInput>(gpu: &Gpu, op: Op, spec: &'static KernelSpec, c: &OpCase) -> Result<(Option<Failure>, f64)> {
     let xs: Vec<T> = values(op, c);
     let device = gpu.upload(&xs)?;
     let mut reducer = OpReducer::with_spec(gpu, op, c.dtype, spec)?;
     let data = &xs[c.shift..];
     say_ready(); // the input is made and on the GPU: the deadline covers the kernels only
+    let started = std::time::Instant::now();
     let (results, depth) = if c.rows == 0 {
         let launch = reducer.plan_whole(c.n)?;
         (vec![reducer.whole(&device.slice(c.shift..c.shift + c.n))?], launch.depth(c.n as u64, c.dtype))
@@ -166,21 +172,22 @@ fn one_case<T: OpInput>(gpu: &Gpu, op: Op, spec: &'static KernelSpec, c: &OpCase
         let launch = reducer.plan_rows(layout)?.expect("rows of values are launched");
         (reducer.rows(&device.slice(c.shift..c.shift + c.rows * c.n), layout)?, row_depth(&launch, c.n as u64, c.dtype))
     };
+    let seconds = started.elapsed().as_secs_f64();
     for (r, got) in results.iter().enumerate() {
         let row = if c.rows == 0 { data } else { &data[r * c.n..(r + 1) * c.n] };
         let Some(expected) = checks::reference(op, row) else { continue };
         if let Err(why) = checks::check(op, *got, &expected, depth) {
             let at = if c.rows > 0 { format!(" (row {r})") } else { String::new() };
-            return Ok(Some(Failure {
+            return Ok((Some(Failure {
                 case: String::new(),
                 expected: Some(format!("{}{at}", show_expected(&expected))),
                 got: Some(show_got(*got)),
                 error: None,
                 diagnosis: Some(diagnose(op, row, *got, &expected).unwrap_or(why)),
-            }));
+            }), seconds));
         }
     }
-    Ok(None)
+    Ok((None, seconds))
 }
 
 fn show_expected(e: &Expected) -> String {

@@ -56,16 +56,25 @@ pub struct ChildReport {
     pub cases_total: usize,
     pub failure: Option<Failure>,
     pub speed: Option<Speed>,
+    /// Cases not run, and why (the case past 2^31 on a GPU without the memory for it).
+    #[serde(default)]
+    pub skipped: Vec<String>,
 }
 
 /// The checker's answer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
-    Solved { cases: usize, speed: Option<Speed> },
+    Solved { cases: usize, speed: Option<Speed>, skipped: Vec<String> },
+    /// Every case right, but the source breaks a rule no test on one GPU can see
+    /// ([`super::fence`]): not solved.
+    RightButUnsafe { cases: usize, warning: String },
+    /// Killed at the deadline on a case after answering every smaller one, its time growing
+    /// with n: correct, too slow ([`super::pace`]).
+    TooSlow { case: Option<String>, explanation: String },
     Failed { passed: usize, total: usize, failure: Failure },
     DidNotCompile { log: String },
-    /// Killed at the deadline, during this case.
-    Hung { case: Option<String>, seconds: f64 },
+    /// Killed at the deadline, during this case, and nothing says it was only slow.
+    Hung { case: Option<String>, seconds: f64, explanation: String },
     /// compute-sanitizer found errors; its report.
     SanitizerFound { tool: Sanitizer, report: String },
     /// The child died without a report.
@@ -81,7 +90,7 @@ impl Verdict {
     pub fn failing_case(&self) -> Option<&str> {
         match self {
             Verdict::Failed { failure, .. } => Some(&failure.case),
-            Verdict::Hung { case, .. } | Verdict::Crashed { case, .. } => case.as_deref(),
+            Verdict::Hung { case, .. } | Verdict::Crashed { case, .. } | Verdict::TooSlow { case, .. } => case.as_deref(),
             _ => None,
         }
     }
@@ -91,13 +100,23 @@ impl Verdict {
         let head = format!("exercise {} ({}): {file}", exercise.number, exercise.title);
         let hint = format!("hint: {}", exercise.hint);
         match self {
-            Verdict::Solved { cases, speed } => {
+            Verdict::Solved { cases, speed, skipped } => {
                 let mut s = format!("{head}\nSOLVED: all {cases} hidden cases right");
+                for why in skipped {
+                    s += &format!("\n  not run: {why}");
+                }
                 if let Some(speed) = speed {
                     s += &format!("\n{}", render_speed(speed));
                 }
                 s
             }
+            Verdict::RightButUnsafe { cases, warning } => {
+                format!("{head}\nNOT YET: all {cases} hidden cases right, but\n  warning: {warning}\n{hint}")
+            }
+            Verdict::TooSlow { case, explanation } => format!(
+                "{head}\nTOO SLOW{}: {explanation}\n{hint}",
+                case.as_ref().map(|c| format!(" in case {c}")).unwrap_or_default()
+            ),
             Verdict::Failed { passed, total, failure } => {
                 let mut s = format!("{head}\nNOT YET: case {} failed ({passed} of {total} cases passed before it)", failure.case);
                 if let (Some(e), Some(g)) = (&failure.expected, &failure.got) {
@@ -112,8 +131,8 @@ impl Verdict {
                 format!("{s}\n{hint}")
             }
             Verdict::DidNotCompile { log } => format!("{head}\nDOES NOT COMPILE:\n{log}"),
-            Verdict::Hung { case, seconds } => format!(
-                "{head}\nHUNG: killed after {seconds:.1} s without a result{}\n  (a loop whose condition never turns false, or a barrier not every thread reaches)\n{hint}",
+            Verdict::Hung { case, seconds, explanation } => format!(
+                "{head}\nHUNG: killed after {seconds:.1} s without a result{}\n  ({explanation})\n{hint}",
                 case.as_ref().map(|c| format!(" in case {c}")).unwrap_or_default()
             ),
             Verdict::SanitizerFound { tool, report } => format!("{head}\ncompute-sanitizer --tool {tool} FOUND ERRORS:\n{report}\n{hint}"),
@@ -159,14 +178,14 @@ mod tests {
     #[test]
     fn a_solved_exercise_shows_its_bandwidth_beside_the_book_kernel() {
         let speed = Speed { n: 1 << 26, yours_us: 100.0, book_kernel: "reduce3".into(), book_us: 200.0, peak_gbps: Some(4814.0), target: None, dtype: "f32".into(), value_bytes: 4 };
-        let text = Verdict::Solved { cases: 44, speed: Some(speed) }.render(&super::super::all()[2], "f.cu");
+        let text = Verdict::Solved { cases: 44, speed: Some(speed), skipped: vec![] }.render(&super::super::all()[2], "f.cu");
         assert!(text.contains("SOLVED: all 44"), "{text}");
         assert!(text.contains("2684 GB/s (55.8% of 4814 GB/s)") && text.contains("yours / reduce3: 2.00x"), "{text}");
     }
 
     #[test]
     fn the_child_report_survives_json() {
-        let report = ChildReport { cases_passed: 1, cases_total: 2, failure: None, speed: None };
+        let report = ChildReport { cases_passed: 1, cases_total: 2, failure: None, speed: None, skipped: vec!["the case past 2^31".into()] };
         let line = serde_json::to_string(&report).unwrap();
         assert_eq!(serde_json::from_str::<ChildReport>(&line).unwrap(), report);
     }

@@ -57,6 +57,7 @@ impl<T: Element> Reducer<T> {
             return Err(kernel.unsupported(T::DTYPE));
         }
         let info = gpu.info();
+        kernel.available_on(info.architecture())?;
         let acc_bytes = std::mem::size_of::<Acc<T>>();
         kernel.check_block(block, acc_bytes, info.max_threads_per_block, info.max_shared_memory_per_block)?;
         let first = gpu.function(kernel, &kernel.entry_name::<T>(block))?;
@@ -281,7 +282,8 @@ impl<T: Element> Reducer<T> {
             Shape::AtomicAdd => [1, 0],
             Shape::LastBlock | Shape::GridSync => [1, most(0)],
             // 8 bytes per chunk, in accumulator-sized words.
-            Shape::Chunked => [1, (passes[0].n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>())],
+            // (An empty input has no pass and needs none: a shard of the multi-GPU sum can be.)
+            Shape::Chunked => [1, passes.first().map_or(0, |p| (p.n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>()))],
         }
     }
 
@@ -297,6 +299,27 @@ impl<T: Element> Reducer<T> {
         }
 
         Ok(())
+    }
+}
+
+impl Reducer<f32> {
+    /// The 8-byte chunk sums a chunked kernel (kernel 15) left in its `partials` after a sum of
+    /// `n` values, in chunk order, as the kernel packs them (`pack()` in
+    /// `kernels/15_reproducible.cu`; [`crate::check::reproducible::Packed`] on the host). Waits
+    /// for the GPU. Refused for any other kernel shape, and before a sum of `n` values.
+    pub fn chunk_partials(&self, n: usize) -> Result<Vec<u64>> {
+        let refuse = |reason: &str| Error::Config { setting: format!("reading the chunk sums of {} for n = {n}", self.kernel.name), reason: reason.into() };
+        if self.kernel.shape != Shape::Chunked {
+            return Err(refuse("only the chunked kernels (kernel 15) leave one sum per chunk"));
+        }
+        let chunks = n.div_ceil(crate::kernels::CHUNK_VALUES as usize);
+        if chunks == 0 {
+            return Ok(Vec::new());
+        }
+        let partials = self.scratch[1].as_ref().filter(|p| p.len() >= 2 * chunks).ok_or_else(|| refuse("no sum of that many values was enqueued"))?;
+        let words = self.gpu.stream().clone_dtoh(&partials.slice(..2 * chunks)).during("copying the chunk sums back")?;
+        // Each 8-byte slot, little-endian: the low word first.
+        Ok(words.chunks_exact(2).map(|w| (w[1].to_bits() as u64) << 32 | w[0].to_bits() as u64).collect())
     }
 }
 

@@ -2,6 +2,7 @@
 //! for launching it. The host owns every launch configuration; a kernel is an entry here, not
 //! a copy of launch code.
 
+use crate::arch::Arch;
 use crate::element::{Dtype, Element};
 use crate::error::{Error, Result};
 
@@ -54,6 +55,9 @@ pub mod entries {
     pub const F64_ACCUMULATOR: &str = "reduce_f64acc";
     pub const F16_ACCUMULATOR: &str = "reduce_f16acc";
     pub const BF16_ACCUMULATOR: &str = "reduce_bf16acc";
+    /// `kernels/14_accuracy.cu`: where the bf16 rounding instruction and the integer path taken
+    /// below sm_80 disagree, over a range of f32 bit patterns (tests/gpu.rs).
+    pub const BF16_ROUNDING_MISMATCHES: &str = "bf16_rounding_mismatches";
 }
 
 /// How the grid of the first pass is sized.
@@ -147,6 +151,10 @@ pub struct KernelSpec {
     pub dtypes: &'static [Dtype],
     /// True if it includes CUDA headers (cooperative groups, CUB), which NVRTC must find.
     pub needs_cuda_headers: bool,
+    /// The oldest architecture its file compiles for: [`Arch::BOOK_MINIMUM`] unless it uses a
+    /// newer feature without a portable path below it (every entry of one file says the same).
+    /// On an older GPU it is not run: see [`KernelSpec::available_on`].
+    pub min_arch: Arch,
 }
 
 /// Headers that kernel files include; spliced into the source before NVRTC sees it.
@@ -196,6 +204,7 @@ const fn spec(
         name, chapter, title, file: file.0, source: file.1, status: Status::Correct,
         min_block, max_block: 1024, block_in_entry_name, elements_per_thread, grid,
         shape: Shape::MultiPass, shared: Shared::PerThread, dtypes: &Dtype::CLASSIC, needs_cuda_headers: false,
+        min_arch: Arch::BOOK_MINIMUM,
     }
 }
 
@@ -274,11 +283,13 @@ pub static COPY: KernelSpec = KernelSpec {
     shared: Shared::Static,
     dtypes: &[],
     needs_cuda_headers: false,
+    min_arch: Arch::BOOK_MINIMUM,
 };
 
 /// The read-only kernel that measures the ceiling of a sum: every input byte read once with
-/// 16-byte loads, one value written per block (`kernels/read_only.cu`). Not a reduction the book
-/// teaches, so never in [`all`]; the benchmark launches it itself, next to the copy.
+/// 16-byte loads, one partial value written per block, nothing else (`kernels/read_only.cu`). Not
+/// a reduction the book teaches, so never in [`all`]; the benchmark launches it itself, at every
+/// shape of [`READ_ONLY_SHAPES`], next to the copy (`measure::read_only`).
 pub static READ_ONLY: KernelSpec = KernelSpec {
     name: names::READ_ONLY,
     chapter: 0,
@@ -286,18 +297,77 @@ pub static READ_ONLY: KernelSpec = KernelSpec {
     file: "read_only.cu",
     source: include_str!("../../kernels/read_only.cu"),
     status: Status::Correct,
-    // READ_ONLY_BLOCK in the kernel: the tile is written for exactly this block.
-    min_block: 512,
-    max_block: 512,
-    block_in_entry_name: false,
-    // READ_ONLY_LOADS 16-byte loads of four 4-byte values per thread, one tile per block.
-    elements_per_thread: 32,
+    // The smallest and largest BLOCK of READ_ONLY_SHAPES.
+    min_block: 128,
+    max_block: 1024,
+    block_in_entry_name: true,
+    // Per 16-byte load, in 4-byte values; a thread makes `loads` of them (see ReadOnlyShape).
+    elements_per_thread: 4,
     grid: GridRule::OneBlockPerTile,
-    shape: Shape::AtomicAdd,
+    shape: Shape::MultiPass,
     shared: Shared::Static,
     dtypes: &Dtype::ALL,
     needs_cuda_headers: false,
+    min_arch: Arch::BOOK_MINIMUM,
 };
+
+/// One launch shape of the read-only kernel: `block` threads, each making `loads` independent
+/// 16-byte loads; one tile of `block × loads × 16` bytes per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOnlyShape {
+    pub block: u32,
+    pub loads: u32,
+}
+
+/// Every shape `kernels/read_only.cu` instantiates (its `READ_ONLY_SHAPES` macro, in the same
+/// order): 128 to 1024 threads, 1 to 16 loads each.
+pub const READ_ONLY_SHAPES: [ReadOnlyShape; 20] = {
+    let blocks = [128, 256, 512, 1024];
+    let loads = [1, 2, 4, 8, 16];
+    let mut shapes = [ReadOnlyShape { block: 0, loads: 0 }; 20];
+    let mut i = 0;
+    while i < 20 {
+        shapes[i] = ReadOnlyShape { block: blocks[i / 5], loads: loads[i % 5] };
+        i += 1;
+    }
+    shapes
+};
+
+impl ReadOnlyShape {
+    /// The entry point for element type `T`: `read_only_b512_l8_f32`.
+    pub fn entry_name<T: Element>(&self) -> String {
+        format!("{}_b{}_l{}_{}", READ_ONLY.name, self.block, self.loads, T::SUFFIX)
+    }
+
+    /// Values of `elem_bytes` bytes one block reads.
+    pub fn tile(&self, elem_bytes: usize) -> usize {
+        self.block as usize * self.loads as usize * (16 / elem_bytes)
+    }
+
+    /// Blocks (and partial values) for `n` values: one per whole tile, one for the rest.
+    pub fn grid(&self, n: usize, elem_bytes: usize) -> usize {
+        n.div_ceil(self.tile(elem_bytes))
+    }
+
+    /// `512 × 8`, as the tables write it.
+    pub fn label(&self) -> String {
+        format!("{} × {}", self.block, self.loads)
+    }
+
+    /// The title of a benchmark row measured at this shape: `read-only sum, 512 threads × 8 loads`.
+    pub fn title(&self) -> String {
+        format!("read-only sum, {} threads × {} loads", self.block, self.loads)
+    }
+
+    /// The shape a row's title names (the part after its last comma or colon); `None` for rows
+    /// written before the kernel had shapes (one shape, 512 × 8, and an atomic result).
+    pub fn from_title(title: &str) -> Option<ReadOnlyShape> {
+        let rest = title.rsplit([',', ':']).next()?.trim();
+        let (block, loads) = rest.split_once(" threads × ")?;
+        let loads = loads.strip_suffix(" loads")?;
+        Some(ReadOnlyShape { block: block.parse().ok()?, loads: loads.parse().ok()? })
+    }
+}
 
 /// The row sums of chapter 13 (`f32` sums of each row of an f32, f16 or bf16 matrix): entry points with a
 /// signature of their own, launched by [`crate::rows::RowReducer`], which owns their launch
@@ -318,6 +388,7 @@ pub static ROWS: KernelSpec = KernelSpec {
     shared: Shared::Static,
     dtypes: &[Dtype::F32, Dtype::F16, Dtype::BF16],
     needs_cuda_headers: false,
+    min_arch: Arch::BOOK_MINIMUM,
 };
 
 /// The operator kernels of chapter 16 (`kernels/operators.cuh` instantiated per operator, shape and
@@ -329,6 +400,7 @@ const fn operator_file(name: &'static str, title: &'static str, file: (&'static 
         name, chapter: 16, title, file: file.0, source: file.1, status: Status::Correct,
         min_block: 32, max_block: 1024, block_in_entry_name: false, elements_per_thread: 16,
         grid: GridRule::ResidentBlocks, shape: Shape::LastBlock, shared: Shared::Static, dtypes, needs_cuda_headers: false,
+        min_arch: Arch::BOOK_MINIMUM,
     }
 }
 
@@ -458,6 +530,13 @@ impl KernelSpec {
         self.shape != Shape::AtomicAdd || dtype == Dtype::I32
     }
 
+    /// Whether this kernel is on a GPU of architecture `device`: `Err(Error::NotOnThisGpu)` with
+    /// the reason if it needs a newer one ([`crate::arch::runs_on`]). Tests ignore, benchmarks
+    /// skip and `reduction sum` refuses a kernel for which this is an error.
+    pub fn available_on(&self, device: Arch) -> Result<()> {
+        crate::arch::runs_on(self.name, self.min_arch, device)
+    }
+
     /// True if this kernel has an entry point for `dtype`.
     pub fn supports(&self, dtype: Dtype) -> bool {
         self.dtypes.contains(&dtype)
@@ -470,7 +549,7 @@ impl KernelSpec {
             return reject("a block needs at least one thread".into());
         }
         if !block.is_power_of_two() {
-            return reject("the halving tree needs a power of two (it would skip elements otherwise)".into());
+            return reject(self.power_of_two_reason().into());
         }
         if block < self.min_block || block > self.max_block {
             return reject(format!("this kernel takes {} to {} threads", self.min_block, self.max_block));
@@ -483,6 +562,27 @@ impl KernelSpec {
             return reject(format!("it needs {shared} bytes of shared memory; this GPU allows {device_max_shared} per block"));
         }
         Ok(())
+    }
+
+    /// Why a block that is not a power of two is refused, for this kernel (traced on the CPU by
+    /// `reduction::book::draw::diagrams::ragged_block` for the shared-memory trees).
+    pub fn power_of_two_reason(&self) -> &'static str {
+        match (self.shared, self.chapter) {
+            // s = 1, 2, 4, … pairs slot tid with tid + s: every slot still reaches slot 0, but
+            // some adds read past the tile.
+            (Shared::PerThread | Shared::PerThreadPadded, 1 | 2) => {
+                "its tree needs a power of two: with another block size some adds read slots past the end of the tile"
+            }
+            // s = blockDim.x / 2, / 4, … rounds down: some slots are never added into slot 0.
+            (Shared::PerThread | Shared::PerThreadPadded, _) => {
+                "its halving tree needs a power of two: with another block size some slots are never added into slot 0"
+            }
+            // block_sum works for any multiple of 32; the entry points, plans and tests are for
+            // powers of two only.
+            (Shared::Static, _) => {
+                "the book instantiates and tests it for powers of two only (its warp-shuffle block sum would take any multiple of 32)"
+            }
+        }
     }
 
     /// Dynamic shared memory per block, for accumulators of `element_bytes`.
@@ -563,6 +663,9 @@ impl crate::gpu::KernelSource for KernelSpec {
     fn options(&self) -> Result<Vec<String>> {
         self.compile_options()
     }
+    fn min_arch(&self) -> Arch {
+        self.min_arch
+    }
 }
 
 #[cfg(test)]
@@ -630,6 +733,30 @@ mod tests {
         let line_no: usize = lines[resume].split_whitespace().nth(1).unwrap().parse().unwrap();
         let original: Vec<&str> = find("reduce7").unwrap().source.lines().collect();
         assert_eq!(lines[resume + 1], original[line_no - 1]);
+    }
+
+    #[test]
+    fn every_kernel_of_one_file_needs_the_same_architecture() {
+        // NVRTC compiles a file whole: an entry that needs more would break its neighbours.
+        for (file, first) in files() {
+            for k in all().iter().chain([&COPY, &READ_ONLY, &ROWS]).filter(|k| k.file == file) {
+                assert_eq!(k.min_arch, first.min_arch, "{} and {} share {file}", k.name, first.name);
+            }
+            assert!(first.min_arch >= Arch::BOOK_MINIMUM, "{file}");
+        }
+    }
+
+    #[test]
+    fn a_kernel_is_on_a_gpu_from_its_minimum_architecture() {
+        let k = find(names::REDUCE_KAHAN).unwrap();
+        assert_eq!(k.available_on(Arch::SM_75), Ok(()));
+        assert_eq!(k.available_on(Arch::SM_90), Ok(()));
+        assert!(matches!(k.available_on(Arch::new(7, 0)), Err(Error::NotOnThisGpu { .. })));
+        // The same entry with a newer minimum, as a Hopper-only kernel would be registered.
+        let hopper = KernelSpec { min_arch: Arch::SM_90, ..modern("hopper_only", 99, "test", K9, 16, Shape::MultiPass) };
+        let err = hopper.available_on(Arch::SM_89).unwrap_err();
+        assert_eq!(err.to_string(), "hopper_only is not on this GPU: it needs sm_90 or newer, and this GPU is sm_89");
+        assert_eq!(hopper.available_on(Arch::new(10, 0)), Ok(()));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::element::Dtype;
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::KernelSpec;
-use crate::records::bench::{Cache, Row, Status, COPY_KERNEL, CUBLAS_KERNEL, READ_ONLY_KERNEL};
+use crate::records::bench::{Cache, Row, Status, COPY_KERNEL, CUBLAS_KERNEL};
 use crate::runtime::timing::{host_method, time_calls, time_graph};
 use crate::Reducer;
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
@@ -67,7 +67,20 @@ impl Default for BenchConfig {
 
 /// Measure everything in `config`, with a progress bar; rows come back in measuring order.
 pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
-    let mut rows = Vec::new();
+    Ok(run_with_shapes(gpu, config)?.rows)
+}
+
+/// What one benchmark run measured: the rows of the results file (the kernels, the peers, the
+/// copy and, at each size, the read-only kernel at its fastest shape), and the read-only kernel
+/// at every shape it was measured at (`plots/data/read-only/`), the evidence for that choice.
+pub struct BenchResults {
+    pub rows: Vec<Row>,
+    pub read_only_shapes: Vec<Row>,
+}
+
+/// [`run`], keeping the read-only kernel's every shape too.
+pub fn run_with_shapes(gpu: &Gpu, config: &BenchConfig) -> Result<BenchResults> {
+    let mut measured = BenchResults { rows: Vec::new(), read_only_shapes: Vec::new() };
     let kernel_runs: usize = config.dtypes.iter().map(|d| config.kernels.iter().filter(|k| k.supports(*d)).count()).sum();
     let measured_sizes = config.sizes.len() + config.resident_sizes.len();
     // Each kernel at every size; the copy at the rotated sizes; the read-only kernel at all.
@@ -76,14 +89,16 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<Row>> {
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}").unwrap().progress_chars("=> "));
     for &dtype in &config.dtypes {
-        rows.extend(crate::with_dtype!(dtype, T => run_dtype::<T>(gpu, config, &bar))?);
+        let (rows, shapes) = crate::with_dtype!(dtype, T => run_dtype::<T>(gpu, config, &bar))?;
+        measured.rows.extend(rows);
+        measured.read_only_shapes.extend(shapes);
     }
     bar.finish_and_clear();
-    Ok(rows)
+    Ok(measured)
 }
 
 /// Print a line where a terminal would show the bar, so that a log shows progress too.
-fn note(bar: &ProgressBar, line: String) {
+pub(crate) fn note(bar: &ProgressBar, line: String) {
     if bar.is_hidden() {
         eprintln!("{line}");
     } else {
@@ -93,7 +108,7 @@ fn note(bar: &ProgressBar, line: String) {
 
 /// The input pool: one device allocation of random values, larger than the largest size and
 /// than several L2s, and its host copy for the references.
-struct Pool<T: Checked> {
+pub(crate) struct Pool<T: Checked> {
     device: CudaSlice<T>,
     host: Vec<T>,
 }
@@ -102,11 +117,13 @@ impl<T: Checked> Pool<T> {
     fn new(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> Result<Pool<T>> {
         let elem = std::mem::size_of::<T>();
         let largest = config.sizes.iter().copied().max().unwrap_or(0);
-        let want = (2 * largest).max(8 * gpu.info().l2_cache_bytes / elem);
+        // Under REDUCTION_DEVICE_MEMORY `free` is the capped figure, so the pool fits the cap.
         let (free, _) = gpu.memory()?;
-        // Leave room for scratch buffers, the copy target and the driver.
-        let fits = (free as f64 * 0.45) as usize / elem;
-        let len = want.min(fits);
+        let len = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
+        if len < largest {
+            note(bar, format!("{}: the pool holds {} values in 45% of {} free{}; larger sizes are skipped", T::SUFFIX, len,
+                crate::error::human_bytes(free), gpu.memory_note().map(|n| format!(" ({n})")).unwrap_or_default()));
+        }
         note(bar, format!("{}: input pool of {} values ({}), exact by construction (nonzero integers up to {}, random signs), seed {}",
             T::SUFFIX, len, crate::error::human_bytes(len * elem), T::exact_limit(largest), config.seed));
         // Exact by construction for the largest sum measured, so that every kernel's sum is
@@ -118,7 +135,7 @@ impl<T: Checked> Pool<T> {
         Ok(Pool { device, host })
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.host.len()
     }
 
@@ -133,7 +150,7 @@ impl<T: Checked> Pool<T> {
         (j % slots) * stride
     }
 
-    fn view(&self, n: usize, j: usize, cache: Cache) -> CudaView<'_, T> {
+    pub(crate) fn view(&self, n: usize, j: usize, cache: Cache) -> CudaView<'_, T> {
         let start = self.offset(n, j, cache);
         self.device.slice(start..start + n)
     }
@@ -147,14 +164,15 @@ impl<T: Checked> Pool<T> {
     }
 
     /// Bytes a graph of `ops` operations on inputs of length n reads, all inputs distinct.
-    fn working_set(&self, n: usize, ops: usize, cache: Cache) -> usize {
+    pub(crate) fn working_set(&self, n: usize, ops: usize, cache: Cache) -> usize {
         ops.min(self.slots(n, cache)) * n * std::mem::size_of::<T>()
     }
 }
 
-fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> Result<Vec<Row>> {
+fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> Result<(Vec<Row>, Vec<Row>)> {
     let pool = Pool::<T>::new(gpu, config, bar)?;
     let mut rows = Vec::new();
+    let mut shape_rows = Vec::new();
     let mut references: Vec<(usize, Reference)> = Vec::new();
     let mut reference = |n: usize| -> Reference {
         if let Some((_, r)) = references.iter().find(|(m, _)| *m == n) {
@@ -196,13 +214,21 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             rows.extend(cublas_peer(gpu, config, &pool, bar, &mut reference)?);
         }
     }
-    rows.extend(read_only_ceiling(gpu, config, &pool, bar, &mut reference)?);
+    let (best, shapes) = super::read_only::ceiling(gpu, config, &pool, bar, &mut reference)?;
+    rows.extend(best);
+    shape_rows.extend(shapes);
     if config.entry_point {
         rows.extend(entry_point(gpu, config, &pool, bar, &mut reference)?);
     }
 
     for kernel in config.kernels.iter().filter(|k| k.supports(T::DTYPE)) {
         let started = Instant::now();
+        // A kernel that needs a newer GPU is not on this one: its rows are skipped, with why.
+        if let Err(why) = kernel.available_on(gpu.info().architecture()) {
+            note(bar, format!("skipped {} {}: {why}", kernel.name, T::SUFFIX));
+            bar.inc((config.sizes.len() + config.resident_sizes.len()) as u64);
+            continue;
+        }
         if kernel.needs_cuda_headers {
             if let Err(e) = crate::nvrtc::cuda_include_dir() {
                 note(bar, format!("skipped {}: {e}", kernel.name));
@@ -250,62 +276,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
         }
         note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
     }
-    Ok(rows)
-}
-
-/// The ceiling of a sum, measured the way the kernels are: the read-only kernel
-/// (`kernels/read_only.cu`) reads every byte once with 16-byte loads and adds one value per
-/// block into a zeroed result, at every size, with the inputs rotated (and left in L2 at the
-/// resident sizes, to set beside the kernels measured there). Its sum is checked first; a wrong
-/// one is reported and not timed, so that the tables say "not measured" rather than compare
-/// with a kernel that does not read everything.
-fn read_only_ceiling<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar: &ProgressBar, reference: &mut dyn FnMut(usize) -> Reference) -> Result<Vec<Row>> {
-    let spec = &crate::kernels::READ_ONLY;
-    let mut rows = Vec::new();
-    let entry = format!("{}_{}", spec.name, T::SUFFIX);
-    let function = gpu.function(spec, &entry)?;
-    let mut result = gpu.alloc::<T::Acc>(1)?;
-    let block = spec.min_block;
-    // One tile per block: `elements_per_thread` counts 4-byte values, whatever T is.
-    let tile = (block * spec.elements_per_thread) as usize * 4 / std::mem::size_of::<T>();
-    let measured: Vec<(usize, Cache)> = config.sizes.iter().map(|&n| (n, Cache::Rotated))
-        .chain(config.resident_sizes.iter().map(|&n| (n, Cache::Resident)))
-        .collect();
-    for (n, cache) in measured {
-        bar.set_message(format!("{entry} n={n} {}", cache.name()));
-        bar.inc(1);
-        if n == 0 || n > pool.len() {
-            continue;
-        }
-        let launch_config = LaunchConfig { grid_dim: (n.div_ceil(tile) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-        let sum_once = |j: usize, result: &mut CudaSlice<T::Acc>| -> Result<()> {
-            let stream = gpu.stream();
-            // The blocks add into the result, so it starts at zero (a memset node in the graph).
-            stream.memset_zeros(result).during("zeroing the read-only result")?;
-            let source = pool.view(n, j, cache);
-            let n64 = n as u64;
-            let mut launch = stream.launch_builder(&function);
-            launch.arg(&source).arg(result).arg(&n64);
-            // SAFETY: read_only_<T>(const In*, Acc*, u64): the source holds n values of T and
-            // starts on a 1 KiB boundary (pool offsets), as the 16-byte loads need; the result
-            // is one Acc, zeroed just before; the block is READ_ONLY_BLOCK, and the grid covers
-            // the n.div_ceil(tile) tiles, the last one ragged.
-            unsafe { launch.launch(launch_config) }.during("launching the read-only kernel").map(|_| ())
-        };
-        sum_once(0, &mut result)?;
-        let got = gpu.download(&result)?[0];
-        if let Err(why) = T::check(got, &reference(n)) {
-            note(bar, format!("{entry} n={n} gave a wrong sum ({why}); the read-only ceiling is not timed there"));
-            continue;
-        }
-        let mut enqueue = |j: usize| sum_once(j, &mut result);
-        let timing = time_graph(gpu, config.target_ms, &mut enqueue)?;
-        let working_set = pool.working_set(n, timing.ops_per_graph, cache);
-        let bytes = n * std::mem::size_of::<T>();
-        let what = Measured { kernel: READ_ONLY_KERNEL, chapter: 0, title: spec.title, status: Status::Ceiling };
-        rows.push(row(what, Input { dtype: T::DTYPE, n, block, cache, bytes, working_set_bytes: working_set }, &timing));
-    }
-    Ok(rows)
+    Ok((rows, shape_rows))
 }
 
 pub use crate::records::bench::{ENTRY_POINT_HOST_KERNEL as ENTRY_POINT_HOST, ENTRY_POINT_KERNEL as ENTRY_POINT};

@@ -4,6 +4,7 @@
 
 pub mod accuracy;
 pub mod bench;
+pub mod read_only;
 pub mod determinism;
 pub mod dl_bench;
 pub mod ops_bench;

@@ -85,12 +85,10 @@ pub fn bench(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
 fn bench_typed<T: Checked + Element<Acc = f32>>(gpu: &Gpu, config: &RowsBenchConfig) -> Result<Vec<Row>> {
     let elem = std::mem::size_of::<T>();
     let largest = config.shapes.iter().map(|&(m, n)| m * n).max().unwrap_or(0);
-    let want = (2 * largest).max(8 * gpu.info().l2_cache_bytes / elem);
+    // Under REDUCTION_DEVICE_MEMORY `free` is the capped figure: the pool fits the cap, and the
+    // shapes larger than the pool are skipped below, with the reason.
     let (free, _) = gpu.memory()?;
-    let pool_len = want.min((free as f64 * 0.45) as usize / elem);
-    if pool_len < largest {
-        return Err(Error::OutOfMemory { requested_bytes: largest * elem, free_bytes: free });
-    }
+    let pool_len = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
     // Exact by construction for the longest row, so that every row of every shape is checked bit
     // for bit before it is timed (the time of an f32 add does not depend on its operands).
     let longest = config.shapes.iter().map(|&(_, n)| n).max().unwrap_or(1);
@@ -111,8 +109,14 @@ fn bench_typed<T: Checked + Element<Acc = f32>>(gpu: &Gpu, config: &RowsBenchCon
     for &(m, n) in &config.shapes {
         let layout = RowLayout::dense(m, n);
         let total = m * n;
-        if total == 0 || total > pool_len {
-            eprintln!("skipped {layout}: empty, or larger than the pool");
+        if total == 0 {
+            eprintln!("skipped {layout}: empty");
+            continue;
+        }
+        if total > pool_len {
+            eprintln!("skipped {layout} of {}: {} does not fit in the pool of {} (45% of the {} free{})", T::DTYPE,
+                crate::error::human_bytes(total * elem), crate::error::human_bytes(pool_len * elem), crate::error::human_bytes(free),
+                gpu.memory_note().map(|n| format!("; {n}")).unwrap_or_default());
             continue;
         }
         // Consecutive inputs start 1 KiB apart at least and do not overlap.

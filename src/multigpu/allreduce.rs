@@ -91,12 +91,16 @@ pub fn run(ranks: &Ranks, config: &AllReduceConfig) -> Result<(AllReduceHeader, 
     if sizes.is_empty() {
         return Err(Error::Config { setting: "--min/--max".into(), reason: format!("no power-of-two size from {} to {} bytes", config.min_bytes, config.max_bytes) });
     }
+    let algorithm = nccl::algorithm_setting()?;
     let nccl = nccl::library()?;
     let id = nccl.unique_id()?;
     let count = ranks.len();
     let config_copy = config.clone();
     if config.progress {
-        eprintln!("all-reduce (f32, sum) across {}, NCCL {}, {}", ranks.describe(), nccl.version_string(), nccl::multicast_setting());
+        eprintln!(
+            "all-reduce (f32, sum) across {}, NCCL {}, {}, algorithm {}",
+            ranks.describe(), nccl.version_string(), nccl::multicast_setting(), algorithm.header_value()
+        );
         eprintln!("{:>12} {:>11} {:>11} {:>12} {:>12}  calls x repeats", "bytes", "count", "time (µs)", "algbw (GB/s)", "busbw (GB/s)");
     }
     let per_rank = run_ranks(ranks, config.deadline, move |rank, gpu, rendezvous| {
@@ -179,6 +183,7 @@ pub fn run(ranks: &Ranks, config: &AllReduceConfig) -> Result<(AllReduceHeader, 
         date: crate::records::today(),
         command: String::new(),
         method: METHOD.into(),
+        algorithm,
     };
     Ok((header, per_rank.into_iter().next().unwrap_or_default()))
 }
@@ -210,7 +215,7 @@ mod tests {
 
     #[test]
     fn expected_values_are_the_sums_of_the_send_values() {
-        for ranks in [2, 3, 8] {
+        for ranks in [2, 3, 4, 8] {
             for i in [0, 1, 12, 13, 1000, (1 << 28) - 1] {
                 let sum: f32 = (0..ranks).map(|r| send_value(r, i)).sum();
                 assert_eq!(sum, expected_value(ranks, i));

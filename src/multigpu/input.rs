@@ -123,11 +123,12 @@ mod tests {
         for input in [Input::Pattern, Input::Random { seed: 5 }] {
             let mut whole = vec![0i32; total];
             fill(&mut whole, 0, total, input, 1);
-            for ranks in [2, 3, 7] {
-                for s in shards(total, ranks) {
+            for ranks in [2, 3, 4, 7, 8] {
+                let chunked = crate::multigpu::shard::chunk_shards(total, ranks, 1 << 14);
+                for s in shards(total, ranks).into_iter().chain(chunked) {
                     let mut part = vec![0i32; s.len()];
                     fill(&mut part, s.start, total, input, 3);
-                    assert_eq!(part, whole[s.clone()], "{input:?} shard {s:?}");
+                    assert_eq!(part, whole[s.clone()], "{input:?} shard {s:?} of {ranks}");
                 }
             }
             if input == Input::Pattern {

@@ -14,21 +14,25 @@
 //! - [`shard`](mod@shard): which part of the input each rank sums; [`input`]: the values, made by each rank
 //!   from their global indices; [`summable`]: the element types, and the wider type their
 //!   partial sums cross GPUs in.
-//! - [`sum`](mod@sum): the two-level sum, checked; [`nccl`]: NCCL, opened at run time;
+//! - [`sum`](mod@sum): the two-level sum, checked, sharded or gathered ([`Mode`]);
+//!   [`simulate`]: both worked out on the CPU for any number of GPUs, and [`determinism`]: the
+//!   same measured on 1, 2, 4, 8 GPUs; [`nccl`]: NCCL, opened at run time;
 //!   [`allreduce`]: NCCL's all-reduce measured, written as [`crate::records::allreduce`] (the
 //!   book draws its table and chart).
 
 pub mod allreduce;
+pub mod determinism;
 pub mod input;
 pub mod nccl;
 pub mod ranks;
 pub mod rendezvous;
 pub mod shard;
+pub mod simulate;
 pub mod sum;
 pub mod summable;
 
 pub use input::{combine, fill, pattern_reference, pattern_sum, pattern_value, Input};
 pub use ranks::Ranks;
-pub use shard::{shard, shards};
-pub use sum::{sum, RankSum, SumOptions, SumReport};
+pub use shard::{chunk_shard, chunk_shards, shard, shards};
+pub use sum::{sum, Mode, RankSum, SumOptions, SumReport};
 pub use summable::{Summable, Value};

@@ -13,6 +13,7 @@
 
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
+use crate::records::allreduce::Algorithm;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr};
 use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
@@ -381,9 +382,66 @@ pub fn multicast_setting() -> String {
     }
 }
 
+/// The variable that picks NCCL's all-reduce algorithm.
+pub const ALGO_VAR: &str = "NCCL_ALGO";
+
+/// The algorithm `NCCL_ALGO` asks for, as the results files record it: unset is NCCL's own
+/// choice. Anything but one of `Ring` and `Tree` is refused, with the reason: NVLS needs the
+/// multicast this project keeps off, and a list (`Ring,Tree`, `^NVLS`) leaves the choice to NCCL
+/// without saying which one it made.
+pub fn algorithm_setting() -> Result<Algorithm> {
+    match std::env::var(ALGO_VAR) {
+        Err(_) => Ok(Algorithm::Default),
+        Ok(value) => parse_algorithm(&value),
+    }
+}
+
+/// [`algorithm_setting`] of a value.
+pub fn parse_algorithm(value: &str) -> Result<Algorithm> {
+    let refuse = |reason: &str| Err(Error::Config { setting: format!("{ALGO_VAR}={value}"), reason: reason.into() });
+    if value.to_ascii_lowercase().contains("nvls") {
+        return refuse("NVLS needs NVLink multicast, which this project keeps off (NCCL_NVLS_ENABLE=0): on a shared machine it can take the GPUs out of service");
+    }
+    match Algorithm::parse(value) {
+        Some(Algorithm::Default) | None => refuse("the book measures one algorithm per run: Ring or Tree (or leave it unset for NCCL's own choice)"),
+        Some(a) => Ok(a),
+    }
+}
+
+/// Ask NCCL for `algorithm` (set `NCCL_ALGO`, or leave it unset for NCCL's choice) before NCCL
+/// initialises. Call it while the process has one thread, before the GPU is opened (setting the
+/// environment while another thread reads it is a data race in C). Where the caller already set
+/// `NCCL_ALGO`, it must say the same.
+pub fn choose_algorithm(algorithm: Algorithm) -> Result<()> {
+    let already = algorithm_setting()?;
+    match (std::env::var(ALGO_VAR).is_ok(), algorithm.nccl_algo()) {
+        (true, _) if already == algorithm => Ok(()),
+        (true, _) => Err(Error::Config {
+            setting: format!("--algo {}", algorithm.name()),
+            reason: format!("{ALGO_VAR}={} is set in the environment; unset it, or ask for the same", std::env::var(ALGO_VAR).unwrap_or_default()),
+        }),
+        (false, None) => Ok(()),
+        (false, Some(value)) => {
+            std::env::set_var(ALGO_VAR, value);
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_ring_and_tree_are_taken_and_nvls_never() {
+        assert_eq!(parse_algorithm("Ring").unwrap(), Algorithm::Ring);
+        assert_eq!(parse_algorithm("tree").unwrap(), Algorithm::Tree);
+        for bad in ["NVLS", "nvlstree", "^NVLS", "Ring,Tree", "CollNet", "default", ""] {
+            let e = parse_algorithm(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("NCCL_ALGO={bad}")), "{bad}: {e}");
+            assert_eq!(e.contains("multicast"), bad.to_ascii_lowercase().contains("nvls"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn version_codes_decode_both_ways() {

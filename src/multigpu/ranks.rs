@@ -179,6 +179,34 @@ mod tests {
     }
 
     #[test]
+    fn two_four_and_eight_ranks_meet_agree_and_stop_together() {
+        for count in [2, 4, 8] {
+            let contexts = vec![(); count];
+            // Every rank brings its number to every rendezvous; all leave with the largest.
+            let ok = run_threads(&contexts, Duration::from_secs(10), |rank, _, rv| {
+                rv.all_ready(rank, Ok(())).map_err(Stop::Peer)?;
+                let mut seen = Vec::new();
+                for round in 0..5 {
+                    seen.push(rv.max(rank, (rank * 10 + round) as f64).map_err(Stop::Peer)?);
+                }
+                Ok(seen)
+            });
+            let expected: Vec<f64> = (0..5).map(|round| ((count - 1) * 10 + round) as f64).collect();
+            assert_eq!(ok.unwrap(), vec![expected; count], "{count} ranks");
+            // The last rank fails its step; no rank goes on, and the error is its own.
+            let started = Instant::now();
+            let failed = run_threads(&contexts, Duration::from_secs(10), move |rank, _, rv| {
+                let mine = if rank == count - 1 { Err(Error::NoGpu(format!("rank {rank} has no memory"))) } else { Ok(rank) };
+                let got = rv.vote(rank, mine)?;
+                rv.max(rank, 0.0).map_err(Stop::Peer)?;
+                Ok(got)
+            });
+            assert_eq!(failed.unwrap_err(), Error::NoGpu(format!("rank {} has no memory", count - 1)), "{count} ranks");
+            assert!(started.elapsed() < Duration::from_secs(5), "{count} ranks: someone waited for the deadline");
+        }
+    }
+
+    #[test]
     fn a_rank_that_panics_releases_the_others() {
         let started = Instant::now();
         let got = run_threads(&[(), ()], Duration::from_secs(30), |rank, _, rv| {

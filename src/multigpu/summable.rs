@@ -2,6 +2,8 @@
 
 use super::nccl::NcclElement;
 use crate::data::{check_float, Checked, Reference, F32_UNIT_ROUNDOFF, F64_UNIT_ROUNDOFF};
+use crate::error::{Error, Result};
+use crate::reducer::Reducer;
 use cudarc::driver::ValidAsZeroBits;
 
 // ANCHOR: summable
@@ -24,6 +26,12 @@ pub trait Summable: Checked {
     /// bound for floats, where `depth` is the deepest rank's addition depth (the f64 adds of the
     /// widened partials are far inside the f32 bound's margin).
     fn check_total(total: Self::Wide, r: &Reference, depth: u64) -> std::result::Result<(), String>;
+    /// The chunk sums a chunked kernel left after summing `n` values
+    /// ([`Reducer::chunk_partials`], for the gathered sum); an error for types it does not take.
+    fn chunk_partials(reducer: &Reducer<Self>, n: usize) -> Result<Vec<u64>> {
+        let _ = (reducer, n);
+        Err(Error::Config { setting: format!("the chunk sums of a {} sum", Self::SUFFIX), reason: "only f32 sums are gathered".into() })
+    }
 }
 // ANCHOR_END: summable
 
@@ -129,6 +137,9 @@ impl Summable for f32 {
     /// roundings the bound's margin (a few f64 roundings of Σ|x|) covers for a few GPUs.
     fn check_total(total: f64, r: &Reference, depth: u64) -> std::result::Result<(), String> {
         check_float(total, r, F32_UNIT_ROUNDOFF, depth)
+    }
+    fn chunk_partials(reducer: &Reducer<f32>, n: usize) -> Result<Vec<u64>> {
+        reducer.chunk_partials(n)
     }
 }
 

@@ -1,6 +1,7 @@
-//! NCCL's all-reduce as data: `plots/data/nccl/<gpu>-x<count>.csv`, written by `reduction
-//! multigpu allreduce` (`multigpu::allreduce`) and read by `book::allreduce`; and the arithmetic
-//! on it, the algorithm and bus bandwidths as nccl-tests define them.
+//! NCCL's all-reduce as data: `plots/data/nccl/<gpu>-x<count>[-<algorithm>].csv`, written by
+//! `reduction multigpu allreduce` (`multigpu::allreduce`) and read by the book's multi-GPU
+//! chapter; and the arithmetic on it, the algorithm and bus bandwidths as nccl-tests define them.
+//! The latency–bandwidth model fitted to these files is [`super::nccl_model`].
 
 use super::csv;
 use crate::error::{io_error, Result};
@@ -17,6 +18,11 @@ pub fn algbw_gbps(bytes: usize, seconds: f64) -> f64 {
 /// How much more than the message each rank's links carry in a bandwidth-optimal all-reduce:
 /// every rank sends and receives `(n − 1)/n` of the message twice, once while reducing its
 /// share (reduce-scatter) and once while passing the sums on (all-gather). 0 for one rank.
+///
+/// The same factor for every algorithm, as nccl-tests uses it (`doc/PERFORMANCE.md`: "this is
+/// independent of the algorithm used (ring, tree, or other)"): bus bandwidth is the link speed
+/// a bandwidth-optimal point-to-point all-reduce would need for the measured time, so a tree's
+/// busbw is comparable with a ring's, and with NVLS the figure can exceed the link itself.
 pub fn bus_factor(ranks: usize) -> f64 {
     if ranks == 0 { 0.0 } else { 2.0 * (ranks - 1) as f64 / ranks as f64 }
 }
@@ -27,6 +33,65 @@ pub fn busbw_gbps(algbw_gbps: f64, ranks: usize) -> f64 {
     algbw_gbps * bus_factor(ranks)
 }
 // ANCHOR_END: busbw
+
+/// Which of NCCL's all-reduce algorithms a run asked for, through `NCCL_ALGO` (read by NCCL when a
+/// communicator is made). NVLS, the third family on an NVSwitch machine, is not offered: the
+/// project keeps NVLink multicast off ([`crate::multigpu`]'s `nccl::keep_multicast_off`), so
+/// `NCCL_ALGO=NVLS` could only fail or fall back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algorithm {
+    /// `NCCL_ALGO` unset: NCCL picks per message size from its own model of the machine.
+    #[default]
+    Default,
+    /// `NCCL_ALGO=Ring`.
+    Ring,
+    /// `NCCL_ALGO=Tree`: within one machine a chain (see [`super::nccl_model`]).
+    Tree,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 3] = [Algorithm::Default, Algorithm::Ring, Algorithm::Tree];
+
+    /// `default`, `ring`, `tree`: the CSV's column and the file name's suffix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Default => "default",
+            Algorithm::Ring => "ring",
+            Algorithm::Tree => "tree",
+        }
+    }
+
+    /// The value of `NCCL_ALGO` that asks for it; `None` for NCCL's own choice.
+    pub fn nccl_algo(self) -> Option<&'static str> {
+        match self {
+            Algorithm::Default => None,
+            Algorithm::Ring => Some("Ring"),
+            Algorithm::Tree => Some("Tree"),
+        }
+    }
+
+    /// `default`, `ring` or `tree`, in any case; `Ring` and `Tree` as `NCCL_ALGO` spells them.
+    pub fn parse(text: &str) -> Option<Algorithm> {
+        Algorithm::ALL.into_iter().find(|a| a.name().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// The header line's value: `Ring (NCCL_ALGO=Ring)`, or `NCCL's choice (NCCL_ALGO unset)`.
+    pub fn header_value(self) -> String {
+        match self.nccl_algo() {
+            None => "NCCL's choice (NCCL_ALGO unset)".into(),
+            Some(v) => format!("{v} (NCCL_ALGO={v})"),
+        }
+    }
+
+    /// The algorithm a header value names (the first word); `None` for anything else.
+    fn from_header_value(value: &str) -> Option<Algorithm> {
+        if value.starts_with("NCCL's choice") {
+            return Some(Algorithm::Default);
+        }
+        Algorithm::parse(value.split_whitespace().next().unwrap_or(""))
+    }
+}
 
 /// One message size, measured.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -62,6 +127,8 @@ pub struct AllReduceHeader {
     pub date: String,
     pub command: String,
     pub method: String,
+    /// Which algorithm the run asked NCCL for.
+    pub algorithm: Algorithm,
 }
 
 impl AllReduceHeader {
@@ -69,9 +136,22 @@ impl AllReduceHeader {
         self.gpus.len()
     }
 
-    /// `nvidia-h200-x2.csv`.
+    /// `nvidia-h200-x2`: the GPUs, whatever the algorithm.
+    pub fn machine_stem(&self) -> String {
+        format!("{}-x{}", super::slug(self.gpus.first().map(String::as_str).unwrap_or("unknown")), self.ranks())
+    }
+
+    /// `nvidia-h200-x2.csv` for NCCL's own choice, `nvidia-h200-x8-ring.csv` for a chosen one.
     pub fn file_name(&self) -> String {
-        format!("{}-x{}.csv", super::slug(self.gpus.first().map(String::as_str).unwrap_or("unknown")), self.ranks())
+        match self.algorithm {
+            Algorithm::Default => format!("{}.csv", self.machine_stem()),
+            a => format!("{}-{}.csv", self.machine_stem(), a.name()),
+        }
+    }
+
+    /// `nvidia-h200-x2-topo.txt`: how the GPUs are connected, one file for every algorithm.
+    pub fn topology_file_name(&self) -> String {
+        format!("{}-topo.txt", self.machine_stem())
     }
 
     /// `2 × NVIDIA H200`.
@@ -90,6 +170,7 @@ impl AllReduceHeader {
             ("nccl", self.nccl.clone()),
             ("driver_cuda", self.driver_cuda.clone()),
             ("multicast", self.multicast.clone()),
+            ("nccl_algo", self.algorithm.header_value()),
             ("date", self.date.clone()),
             ("command", self.command.clone()),
             ("method", self.method.clone()),
@@ -100,29 +181,33 @@ impl AllReduceHeader {
     }
 }
 
-const COLUMNS: &str = "bytes,count,dtype,op,median_us,min_us,max_us,algbw_gbps,busbw_gbps,repeats,ops_per_repeat";
+const COLUMNS: &str = "bytes,count,dtype,op,algorithm,median_us,min_us,max_us,algbw_gbps,bus_factor,busbw_gbps,repeats,ops_per_repeat";
 
 /// One line of the file: a row with the bandwidths worked out for `ranks` GPUs, times and
-/// bandwidths to the nanosecond and the MB/s. Reading skips the type, the operation (always
-/// `f32`, `sum`) and the bandwidths (computed again from the time).
+/// bandwidths to the nanosecond and the MB/s, and the bus factor used. Reading skips the type,
+/// the operation (always `f32`, `sum`), the factor and the bandwidths (computed again from the
+/// time); the algorithm is checked against the header.
 struct Line<'a> {
     row: &'a AllReduceRow,
     ranks: usize,
+    algorithm: Algorithm,
 }
 
 impl Serialize for Line<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let three = |x: f64| format!("{x:.3}");
         let r = self.row;
-        let mut line = serializer.serialize_struct("Line", 11)?;
+        let mut line = serializer.serialize_struct("Line", 13)?;
         line.serialize_field("bytes", &r.bytes)?;
         line.serialize_field("count", &r.count)?;
         line.serialize_field("dtype", "f32")?;
         line.serialize_field("op", "sum")?;
+        line.serialize_field("algorithm", &self.algorithm)?;
         line.serialize_field("median_us", &three(r.median_us))?;
         line.serialize_field("min_us", &three(r.min_us))?;
         line.serialize_field("max_us", &three(r.max_us))?;
         line.serialize_field("algbw_gbps", &three(r.algbw_gbps()))?;
+        line.serialize_field("bus_factor", &format!("{:.4}", bus_factor(self.ranks)))?;
         line.serialize_field("busbw_gbps", &three(r.busbw_gbps(self.ranks)))?;
         line.serialize_field("repeats", &r.repeats)?;
         line.serialize_field("ops_per_repeat", &r.ops_per_repeat)?;
@@ -131,7 +216,7 @@ impl Serialize for Line<'_> {
 }
 
 pub fn write_csv(path: &Path, header: &AllReduceHeader, rows: &[AllReduceRow]) -> Result<()> {
-    let lines: Vec<Line> = rows.iter().map(|row| Line { row, ranks: header.ranks() }).collect();
+    let lines: Vec<Line> = rows.iter().map(|row| Line { row, ranks: header.ranks(), algorithm: header.algorithm }).collect();
     csv::write(path, &header.lines(), &lines)
 }
 
@@ -145,6 +230,10 @@ pub fn parse_csv(text: &str) -> std::result::Result<(AllReduceHeader, Vec<AllRed
     csv::expect_columns(text, COLUMNS)?;
     let (meta, rows): (_, Vec<AllReduceRow>) = csv::from_str(text, "all-reduce results").map_err(|e| e.to_string())?;
     let value = |key: &str| csv::value(&meta, key).unwrap_or_default().to_string();
+    let algorithm = match csv::value(&meta, "nccl_algo") {
+        None => return Err("no `# nccl_algo:` line (which algorithm the run asked NCCL for)".into()),
+        Some(v) => Algorithm::from_header_value(v).ok_or_else(|| format!("nccl_algo {v:?} names no algorithm (default, ring, tree)"))?,
+    };
     let header = AllReduceHeader {
         gpus: value("gpus").split("; ").map(str::to_string).filter(|g| !g.is_empty()).collect(),
         nccl: value("nccl"),
@@ -153,7 +242,16 @@ pub fn parse_csv(text: &str) -> std::result::Result<(AllReduceHeader, Vec<AllRed
         date: value("date"),
         command: value("command"),
         method: value("method"),
+        algorithm,
     };
+    #[derive(Deserialize)]
+    struct Tagged {
+        algorithm: Algorithm,
+    }
+    let (_, tags): (_, Vec<Tagged>) = csv::from_str(text, "all-reduce results").map_err(|e| e.to_string())?;
+    if let Some(i) = tags.iter().position(|t| t.algorithm != algorithm) {
+        return Err(format!("record {}: algorithm {} but the header says {}", i + 1, tags[i].algorithm.name(), algorithm.name()));
+    }
     let gpu_count = match csv::value(&meta, "gpu_count") {
         None => None,
         Some(v) => Some(v.parse::<usize>().map_err(|_| format!("gpu_count {v:?} is not a number"))?),
@@ -194,6 +292,34 @@ mod tests {
     }
 
     #[test]
+    fn algorithms_name_their_files_and_header_lines() {
+        let mut header = AllReduceHeader { gpus: vec!["NVIDIA H200".into(); 8], ..AllReduceHeader::default() };
+        assert_eq!((header.file_name(), header.topology_file_name()), ("nvidia-h200-x8.csv".into(), "nvidia-h200-x8-topo.txt".into()));
+        for a in Algorithm::ALL {
+            header.algorithm = a;
+            assert_eq!(Algorithm::from_header_value(&a.header_value()), Some(a));
+            assert_eq!(Algorithm::parse(&a.name().to_uppercase()), Some(a));
+            assert_eq!(a.nccl_algo().map(|v| Algorithm::parse(v) == Some(a)), if a == Algorithm::Default { None } else { Some(true) });
+        }
+        assert_eq!(header.file_name(), "nvidia-h200-x8-tree.csv");
+        assert_eq!((Algorithm::parse("nvls"), Algorithm::from_header_value("NVLS (NCCL_ALGO=NVLS)")), (None, None));
+    }
+
+    #[test]
+    fn a_record_of_another_algorithm_than_the_header_is_refused() {
+        let header = AllReduceHeader { gpus: vec!["Test GPU".into(); 2], algorithm: Algorithm::Ring, ..AllReduceHeader::default() };
+        let rows = [AllReduceRow { bytes: 8, count: 2, median_us: 10.0, min_us: 9.0, max_us: 11.0, repeats: 3, ops_per_repeat: 4 }];
+        let lines: Vec<Line> = rows.iter().map(|row| Line { row, ranks: 2, algorithm: Algorithm::Ring }).collect();
+        let text = csv::to_string(&header.lines(), &lines).unwrap();
+        assert_eq!(parse_csv(&text).unwrap().0.algorithm, Algorithm::Ring);
+        assert!(text.contains(",f32,sum,ring,10.000,9.000,11.000,0.001,1.0000,0.001,3,4"), "{text}");
+        let broken = text.replacen(",sum,ring,", ",sum,tree,", 1);
+        assert!(parse_csv(&broken).unwrap_err().contains("algorithm tree but the header says ring"));
+        let unnamed = text.replacen("# nccl_algo: Ring (NCCL_ALGO=Ring)\n", "", 1);
+        assert!(parse_csv(&unnamed).unwrap_err().contains("nccl_algo"));
+    }
+
+    #[test]
     fn the_committed_runs_are_read_and_written_back_as_they_were() {
         let root = crate::records::repo_root();
         let root = root.as_path();
@@ -206,7 +332,7 @@ mod tests {
             // The bandwidths were worked out from the unrounded times, so they may differ in
             // the last digit; everything else is written back as it was.
             let without_bandwidths = |text: &str| -> Vec<String> {
-                text.lines().map(|l| if l.starts_with('#') { l.to_string() } else { l.split(',').enumerate().filter(|(i, _)| !(7..=8).contains(i)).map(|(_, f)| f).collect::<Vec<_>>().join(",") }).collect()
+                text.lines().map(|l| if l.starts_with('#') { l.to_string() } else { l.split(',').enumerate().filter(|(i, _)| ![8, 10].contains(i)).map(|(_, f)| f).collect::<Vec<_>>().join(",") }).collect()
             };
             assert_eq!(without_bandwidths(&again), without_bandwidths(&original), "{}", file.display());
         }

@@ -51,6 +51,9 @@ pub const CUBLAS_KERNEL: &str = "cublas_sasum";
 /// The kernel name of the read-only kernel's rows: every byte read once, one value written per
 /// block; the ceiling of a sum.
 pub const READ_ONLY_KERNEL: &str = "read_only";
+/// The folder, beside a results file, of the read-only kernel's measurements at every launch
+/// shape (`plots/data/read-only/<gpu>.csv`): the evidence for the shape its rows were taken at.
+pub const READ_ONLY_SHAPES_DIR: &str = "read-only";
 /// The kernel name of the entry point's rows (`Reducer::auto`: the launch `kernels::dispatch`
 /// picks at each size), graph-amortized like every kernel...
 pub const ENTRY_POINT_KERNEL: &str = "entry_point";

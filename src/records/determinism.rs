@@ -44,7 +44,8 @@ impl Level {
             Level::NotDeterministic => "not deterministic",
             Level::RunToRun => "run to run",
             Level::LaunchIndependent => "launch-independent",
-            Level::GpuToGpu => "GPU to GPU",
+            // What the data can show: the bits of every GPU measured and of the CPU transcription.
+            Level::GpuToGpu => "same on every GPU measured and the CPU",
         }
     }
 }

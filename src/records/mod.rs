@@ -15,9 +15,14 @@
 //! | [`tile`] | the tile languages' whole-array sums (`plots/data/tile/`) |
 //! | [`accuracy`] | `plots/data/accuracy/<gpu>.csv` and `accuracy/conditioning/<gpu>.csv` |
 //! | [`determinism`] | `plots/data/determinism/<gpu>.csv`, and the level each kernel reaches |
-//! | [`allreduce`] | `plots/data/nccl/<gpu>-x<count>.csv`, and the bus-bandwidth formulas |
+//! | [`allreduce`] | `plots/data/nccl/<gpu>-x<count>[-<algorithm>].csv`, and the bus-bandwidth formulas |
+//! | [`nccl_model`] | no file: the latency–bandwidth model fitted to the all-reduce runs |
+//! | [`rank_totals`] | `plots/data/ranks/*.csv`: one input's totals on 1, 2, 4 and 8 GPUs (CPU and GPU) |
 //! | [`mistakes`] | `plots/data/mistakes/<gpu>.csv`: what each mistake did |
 //! | [`exercises`] | `book/generated/exercises.md`: the checker's tally on a GPU |
+//! | [`experiments`] | `plots/data/experiments/<gpu>.csv`: one change to a kernel, timed alone (CuPy) |
+//! | [`ncu`] | `plots/data/ncu/<kernel>.csv`: Nsight Compute's raw metrics of one launch |
+//! | [`sass`] | `plots/data/sass/<arch>/<entry>.sass`: the machine code NVRTC writes |
 //! | [`machine`] | the header every results file starts with |
 //! | [`summary`] | median, minimum and maximum of repeated timings |
 
@@ -28,10 +33,15 @@ pub mod csv;
 pub mod determinism;
 pub mod dl;
 pub mod exercises;
+pub mod experiments;
 pub mod machine;
 pub mod mistakes;
+pub mod ncu;
+pub mod nccl_model;
 pub mod operators;
+pub mod rank_totals;
 pub mod rows;
+pub mod sass;
 pub mod summary;
 pub mod tile;
 

@@ -1,6 +1,7 @@
 //! One error type for everything the library can refuse or fail at. Every variant says what
 //! went wrong in words a reader can act on; nothing in the library panics on bad input.
 
+use crate::arch::Arch;
 use crate::element::Dtype;
 use crate::limits::Memory;
 use cudarc::cublas::result::CublasError;
@@ -23,6 +24,10 @@ pub enum Error {
     /// A kernel name that the registry does not know.
     #[error("unknown kernel {name:?}; the registered kernels are: {known}")]
     UnknownKernel { name: String, known: String },
+    /// A kernel that needs a newer architecture than this GPU's ([`crate::arch::runs_on`]),
+    /// refused before it is compiled.
+    #[error("{kernel} is not on this GPU: it needs {needs} or newer, and this GPU is {device}")]
+    NotOnThisGpu { kernel: String, needs: Arch, device: Arch },
     /// A block size that this kernel cannot take, rejected before any launch.
     #[error("kernel {kernel} cannot run with {block} threads per block: {reason}")]
     InvalidBlockSize { kernel: String, block: u32, reason: String },

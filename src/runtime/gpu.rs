@@ -1,5 +1,6 @@
 //! The GPU in hand: opening it, describing it, compiling kernels for it once, and allocating on it.
 
+use crate::arch::Arch;
 use crate::element::Element;
 use crate::error::{During, Error, Result};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
@@ -32,7 +33,12 @@ pub struct DeviceInfo {
 impl DeviceInfo {
     /// The architecture NVRTC compiles for: `sm_90` on an H100 or H200.
     pub fn arch(&self) -> String {
-        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+        self.architecture().sm()
+    }
+
+    /// The architecture, to compare with what a kernel needs ([`crate::arch::runs_on`]).
+    pub fn architecture(&self) -> Arch {
+        Arch::from_compute_capability(self.compute_capability)
     }
 
     /// `9.0`: the compute capability as results files write it.
@@ -84,6 +90,10 @@ pub trait KernelSource {
     fn text(&self) -> String;
     /// NVRTC options beyond the base ones.
     fn options(&self) -> Result<Vec<String>>;
+    /// The oldest architecture it compiles and runs on; older GPUs refuse it before compiling.
+    fn min_arch(&self) -> Arch {
+        Arch::BOOK_MINIMUM
+    }
 }
 
 /// An open GPU: its context, the one stream every operation of this crate is ordered on, and
@@ -97,6 +107,10 @@ struct GpuInner {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
+    /// `REDUCTION_DEVICE_MEMORY`, read when the GPU was opened ([`crate::device_memory`]).
+    memory_cap: Option<u64>,
+    /// The driver's free memory right after the context was made: what the cap counts down from.
+    free_at_open: usize,
     /// Compiled modules by kernel file: NVRTC runs once per file per process.
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
 }
@@ -126,6 +140,8 @@ impl Gpu {
 
     /// Open the GPU with this ordinal (as `CUDA_VISIBLE_DEVICES` numbers them).
     pub fn open_ordinal(ordinal: usize) -> Result<Gpu> {
+        // A cap that is not a size is refused first, with or without a GPU.
+        let memory_cap = crate::device_memory::cap_from_env()?;
         let count = probe()?;
         if ordinal >= count {
             return Err(Error::NoGpu(format!("asked for GPU {ordinal}, but only {count} are visible")));
@@ -139,7 +155,8 @@ impl Gpu {
         // from it (the benchmark times small sums as CUDA graphs).
         let stream = context.new_stream().map_err(|e| Error::NoGpu(format!("could not create a stream on GPU {ordinal}: {e}")))?;
         let info = read_info(&context, ordinal)?;
-        Ok(Gpu { inner: Arc::new(GpuInner { context, stream, info, modules: Mutex::new(HashMap::new()) }) })
+        let (free_at_open, _) = context.mem_get_info().during("reading free device memory")?;
+        Ok(Gpu { inner: Arc::new(GpuInner { context, stream, info, memory_cap, free_at_open, modules: Mutex::new(HashMap::new()) }) })
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -165,13 +182,44 @@ impl Gpu {
         self.inner.stream.synchronize().during("waiting for the GPU")
     }
 
-    /// (free, total) device memory in bytes.
+    /// (free, total) device memory in bytes: the driver's free memory, or less under
+    /// `REDUCTION_DEVICE_MEMORY` ([`crate::device_memory::capped_free`]). Everything that decides
+    /// whether something fits asks this.
     pub fn memory(&self) -> Result<(usize, usize)> {
+        let (free, total) = self.driver_memory()?;
+        let capped = crate::device_memory::capped_free(self.inner.memory_cap, self.inner.free_at_open as u64, free as u64);
+        Ok((capped as usize, total))
+    }
+
+    /// (free, total) as the driver reports them, whatever the cap: for a check that memory was
+    /// given back, which the cap would hide.
+    pub fn driver_memory(&self) -> Result<(usize, usize)> {
         self.inner.context.mem_get_info().during("reading free device memory")
     }
 
-    /// Load one entry point of `kernel`, compiling its file first if this process has not.
+    /// The free memory when this GPU was opened, under the cap if one is set: what a test suite
+    /// decides against, so that whether a test runs does not depend on what runs beside it.
+    pub fn memory_at_open(&self) -> usize {
+        crate::device_memory::capped_free(self.inner.memory_cap, self.inner.free_at_open as u64, self.inner.free_at_open as u64) as usize
+    }
+
+    /// The cap `REDUCTION_DEVICE_MEMORY` set, if any.
+    pub fn memory_cap(&self) -> Option<u64> {
+        self.inner.memory_cap
+    }
+
+    /// A line saying that the memory is capped and what is really free; `None` without a cap.
+    pub fn memory_note(&self) -> Option<String> {
+        let cap = self.inner.memory_cap?;
+        let real = self.driver_memory().map(|(free, _)| free).unwrap_or(self.inner.free_at_open);
+        Some(crate::device_memory::describe_cap(cap, real as u64))
+    }
+
+    /// Load one entry point of `kernel`, compiling its file first if this process has not. A
+    /// kernel that needs a newer architecture than this GPU's is refused here, before NVRTC runs
+    /// ([`Error::NotOnThisGpu`]).
     pub fn function(&self, kernel: &dyn KernelSource, entry: &str) -> Result<CudaFunction> {
+        crate::arch::runs_on(kernel.file(), kernel.min_arch(), self.info().architecture())?;
         // Driver calls on the function that follow (the occupancy calculator) need this GPU's
         // context current on the calling thread, which may be a new one.
         self.bind_to_thread()?;

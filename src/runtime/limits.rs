@@ -21,6 +21,8 @@ pub enum Memory {
     AddressSpace,
     /// A GPU's free memory (`cuMemGetInfo`), by ordinal.
     Device { ordinal: usize },
+    /// A GPU's free memory under `REDUCTION_DEVICE_MEMORY` ([`crate::device_memory`]).
+    CappedDevice { ordinal: usize, cap: u64 },
 }
 
 impl fmt::Display for Memory {
@@ -29,6 +31,8 @@ impl fmt::Display for Memory {
             Memory::Host => write!(f, "this machine's available memory"),
             Memory::AddressSpace => write!(f, "what one allocation can address"),
             Memory::Device { ordinal } => write!(f, "GPU {ordinal}'s free memory"),
+            Memory::CappedDevice { ordinal, cap } => write!(f, "GPU {ordinal}'s free memory under {}={}",
+                crate::device_memory::VAR, crate::error::human_bytes_wide(*cap as u128)),
         }
     }
 }
@@ -74,8 +78,25 @@ impl Need {
     /// Against `gpu`'s free memory, now.
     pub fn check_device(&self, gpu: &Gpu) -> Result<()> {
         let (free, _) = gpu.memory()?;
-        self.check(Memory::Device { ordinal: gpu.info().ordinal }, Some(free as u128))
+        let ordinal = gpu.info().ordinal;
+        let memory = match gpu.memory_cap() {
+            Some(cap) => Memory::CappedDevice { ordinal, cap },
+            None => Memory::Device { ordinal },
+        };
+        self.check(memory, Some(free as u128))
     }
+}
+
+/// The share of a GPU's free memory that a benchmark's input pool may take: the rest is for the
+/// kernels' scratch, a copy target of the same size and the driver. `plots/peers.py` uses it too.
+pub const POOL_SHARE: f64 = 0.45;
+
+/// Values of `element_bytes` in a benchmark's input pool: twice the largest input and eight L2s
+/// at least, so that inputs rotate past the cache, but no more than [`POOL_SHARE`] of `free`. A
+/// size larger than the pool is skipped, with the reason.
+pub fn pool_values(largest: usize, l2_bytes: usize, free: usize, element_bytes: usize) -> usize {
+    let want = (2 * largest).max(8 * l2_bytes / element_bytes);
+    want.min((free as f64 * POOL_SHARE) as usize / element_bytes)
 }
 
 /// `2^40` for a power of two from 2^10 up, the number itself otherwise.
@@ -140,6 +161,11 @@ mod tests {
             err.to_string(),
             "2^40 f32 values (4.0 TiB) will not fit in GPU 1's free memory (139.0 GiB); nothing was allocated"
         );
+        let err = Need::values(1 << 31, Dtype::F32).check(Memory::CappedDevice { ordinal: 0, cap: 6 << 30 }, Some(5 << 30)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "2^31 f32 values (8.0 GiB) will not fit in GPU 0's free memory under REDUCTION_DEVICE_MEMORY=6.0 GiB (5.0 GiB); nothing was allocated"
+        );
     }
 
     #[test]
@@ -159,6 +185,24 @@ mod tests {
         assert!(matches!(err, Error::TooLarge { memory: Memory::AddressSpace, .. }), "{err:?}");
         assert!(err.to_string().starts_with("2^62 f64 values (32.0 EiB) will not fit in what one allocation can address"), "{err}");
         assert_eq!(Need::values(1 << 30, Dtype::F32).check(Memory::Host, None), Ok(()));
+    }
+
+    #[test]
+    fn a_pool_fits_the_free_memory_and_larger_sizes_are_left_out() {
+        const GIB: usize = 1 << 30;
+        // The H200: 139 GiB free, the whole sweep to 2^30 f32 in a pool of 2^31.
+        assert_eq!(pool_values(1 << 30, 60 << 20, 139 * GIB, 4), 1 << 31);
+        // An 8 GB card with 7.5 GiB free (the README's example): 2^29 f32 fits, 2^30 does not;
+        // 2^30 f32 (4 GiB) fits from 8.9 GiB free.
+        let eight_gb = pool_values(1 << 30, 4 << 20, 15 * GIB / 2, 4);
+        assert!((1 << 29..1 << 30).contains(&eight_gb), "{eight_gb}");
+        assert!(pool_values(1 << 30, 4 << 20, 89 * GIB / 10, 4) >= 1 << 30);
+        assert!(pool_values(1 << 30, 4 << 20, 88 * GIB / 10, 4) < 1 << 30);
+        // The 6 GiB of tests/gpu-host.sh's capped stage: the same skips as the 8 GB card.
+        let capped = pool_values(1 << 30, 60 << 20, 6 * GIB, 4);
+        assert!((1 << 29..1 << 30).contains(&capped), "{capped}");
+        // A small input on a small GPU: eight L2s, whatever the input.
+        assert_eq!(pool_values(1 << 10, 4 << 20, 6 * GIB, 4), 8 << 20);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! than the driver carries a PTX version the driver cannot load, while CUBIN for the device's
 //! own architecture needs no JIT step at all.
 
+use crate::arch::Arch;
 use crate::error::{Error, Result};
 use cudarc::nvrtc::{result, sys};
 use std::ffi::{CStr, CString};
@@ -69,6 +70,37 @@ pub fn version() -> Result<(i32, i32)> {
         .result()
         .map_err(|e| Error::NoNvrtc(format!("nvrtcVersion failed: {e:?}")))?;
     Ok((major, minor))
+}
+
+/// Every architecture this NVRTC can compile for, oldest first (`nvrtcGetSupportedArchs`,
+/// NVRTC 11.2 and later). The symbols are looked up in the loaded library first: cudarc's
+/// binding panics on a missing symbol, and an older NVRTC gets an error instead.
+pub fn supported_archs() -> Result<Vec<Arch>> {
+    available()?;
+    let missing = |symbol: &str| Error::NoNvrtc(format!("this libnvrtc has no {symbol} (it is older than CUDA 11.2)"));
+    for symbol in ["nvrtcGetNumSupportedArchs", "nvrtcGetSupportedArchs"] {
+        // SAFETY: `available()` has just loaded the library; looking a symbol up calls nothing.
+        let found = unsafe { sys::culib().get::<unsafe extern "C" fn()>(symbol.as_bytes()) }.is_ok();
+        if !found {
+            return Err(missing(symbol));
+        }
+    }
+    let mut count = 0;
+    // SAFETY: one valid out-pointer; the symbol exists (checked above).
+    unsafe { sys::nvrtcGetNumSupportedArchs(&mut count) }
+        .result()
+        .map_err(|e| Error::NoNvrtc(format!("nvrtcGetNumSupportedArchs failed: {e:?}")))?;
+    let mut numbers = vec![0 as std::ffi::c_int; count.max(0) as usize];
+    if !numbers.is_empty() {
+        // SAFETY: `numbers` holds exactly the count NVRTC reported.
+        unsafe { sys::nvrtcGetSupportedArchs(numbers.as_mut_ptr()) }
+            .result()
+            .map_err(|e| Error::NoNvrtc(format!("nvrtcGetSupportedArchs failed: {e:?}")))?;
+    }
+    let mut archs: Vec<Arch> = numbers.into_iter().filter(|n| *n > 0).map(|n| Arch::from_sm_number(n as u32)).collect();
+    archs.sort_unstable();
+    archs.dedup();
+    Ok(archs)
 }
 
 /// NVRTC's version as results files write it (`13.0`), or `unknown` where it cannot be loaded.

@@ -4,8 +4,10 @@
 #![allow(dead_code)] // each test binary uses its own part of this module
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use reduction::arch::Arch;
+use reduction::kernels::KernelSpec;
 use reduction::Gpu;
-use std::sync::OnceLock;
+use std::sync::{Condvar, Mutex, OnceLock};
 
 /// `REQUIRE_GPU=1`: a missing GPU fails the GPU tests instead of ignoring them.
 pub fn gpu_required() -> bool {
@@ -18,6 +20,15 @@ pub fn nvrtc_required() -> bool {
     gpu_required() || std::env::var("REQUIRE_NVRTC").is_ok_and(|v| v == "1")
 }
 
+/// `REQUIRE_GPUS=N`: the multi-GPU trials fail where fewer than N GPUs are visible (1 where
+/// unset); a value that is not a count is an error, not a quiet 1.
+pub fn required_gpus() -> Result<usize, String> {
+    match std::env::var("REQUIRE_GPUS") {
+        Err(_) => Ok(1),
+        Ok(v) => v.trim().parse::<usize>().map_err(|_| format!("REQUIRE_GPUS={v:?} is not a number of GPUs")),
+    }
+}
+
 static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
 
 /// The GPU, opened once per test binary and shared by every trial.
@@ -28,9 +39,169 @@ pub fn gpu() -> Result<&'static Gpu, String> {
 /// A trial that needs a GPU: run where there is one, ignored with the reason where there is
 /// none, failed where there is none and `REQUIRE_GPU=1`.
 pub fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
+    gpu_trial_with(name, Needs::default(), body)
+}
+
+/// What a GPU trial needs besides a GPU: kernels (their CUDA headers and their minimum
+/// architecture) and device memory.
+#[derive(Clone, Debug, Default)]
+pub struct Needs {
+    pub kernels: Vec<&'static KernelSpec>,
+    /// Bytes of device memory the trial allocates at most, counted against the free memory the
+    /// GPU had when this test binary opened it (under `REDUCTION_DEVICE_MEMORY`, if set).
+    pub device_bytes: u64,
+}
+
+impl Needs {
+    pub fn kernel(kernel: &'static KernelSpec) -> Needs {
+        Needs { kernels: vec![kernel], device_bytes: 0 }
+    }
+
+    pub fn memory(bytes: u64) -> Needs {
+        Needs { kernels: Vec::new(), device_bytes: bytes }
+    }
+
+    pub fn and_memory(self, bytes: u64) -> Needs {
+        Needs { device_bytes: bytes, ..self }
+    }
+}
+
+/// Why a trial with `needs` does not run on a GPU of architecture `arch` that had `budget` bytes
+/// free when the tests began (`cap`: what `REDUCTION_DEVICE_MEMORY` set, for the reason), or
+/// `None` if it runs. "Not on this GPU" and "not enough memory" are the reader's GPU, not a
+/// defect: they are ignored with the reason even when `REQUIRE_GPU=1`.
+pub fn not_on_this_gpu(needs: &Needs, arch: Arch, budget: u64, cap: Option<u64>) -> Option<String> {
+    if let Some(Err(why)) = needs.kernels.iter().map(|k| k.available_on(arch)).find(Result::is_err) {
+        return Some(why.to_string());
+    }
+    if needs.device_bytes > budget {
+        let capped = match cap {
+            Some(cap) if cap <= budget => format!(", {}={}", reduction::device_memory::VAR, human_bytes(cap)),
+            _ => String::new(),
+        };
+        return Some(format!("needs {} of device memory; this GPU had {} free when the tests began{capped}",
+            human_bytes(needs.device_bytes), human_bytes(budget)));
+    }
+    None
+}
+
+fn human_bytes(bytes: u64) -> String {
+    reduction::error::human_bytes_wide(bytes as u128)
+}
+
+/// A trial that needs a GPU and `needs`: as [`gpu_trial`], and ignored with the reason where a
+/// kernel is not on this GPU, where its CUDA headers are missing (failed instead when
+/// `REQUIRE_GPU=1`), or where it needs more device memory than the GPU had free. Trials that
+/// declare device memory hold it while they run, so that two large ones never run at once
+/// past the GPU's memory.
+pub fn gpu_trial_with(name: impl Into<String>, needs: Needs, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
     let _ = gpu(); // opened now, so that `run` knows whether to explain the ignored trials
+    Trial::ignorable_test(name, move || {
+        // A cap that is not a size is the reader's mistake to see, not a reason to skip.
+        reduction::device_memory::cap_from_env()?;
+        let gpu = match gpu() {
+            Ok(gpu) => gpu,
+            Err(why) if gpu_required() => return Err(format!("REQUIRE_GPU=1 but {why}").into()),
+            Err(_) => return Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
+        };
+        let budget = gpu.memory_at_open() as u64;
+        if let Some(why) = not_on_this_gpu(&needs, gpu.info().architecture(), budget, gpu.memory_cap()) {
+            return Ok(Completion::ignored_with(why));
+        }
+        if !gpu_required() {
+            if let Some(k) = needs.kernels.iter().find(|k| k.needs_cuda_headers) {
+                if let Err(why) = reduction::nvrtc::cuda_include_dir() {
+                    return Ok(Completion::ignored_with(format!("{}: {why}", k.name)));
+                }
+            }
+        }
+        let _held = LEDGER.take(needs.device_bytes, budget);
+        body(gpu).map(|()| Completion::Completed)
+    })
+}
+
+/// A GPU trial for one kernel: ignored with the reason where the kernel is not on this GPU or
+/// its CUDA headers are missing (see [`gpu_trial_with`]).
+pub fn kernel_trial(kernel: &'static KernelSpec, name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
+    gpu_trial_with(name, Needs::kernel(kernel), body)
+}
+
+/// Device memory that running trials have declared, held from the start of a trial to its end:
+/// a trial waits while what it needs would take the total past the budget.
+pub struct MemoryLedger {
+    held: Mutex<u64>,
+    freed: Condvar,
+}
+
+/// The ledger of this test binary's trials.
+static LEDGER: MemoryLedger = MemoryLedger::new();
+
+/// `bytes` of a [`MemoryLedger`], given back when dropped.
+pub struct MemoryHeld<'a>(&'a MemoryLedger, u64);
+
+impl MemoryLedger {
+    pub const fn new() -> MemoryLedger {
+        MemoryLedger { held: Mutex::new(0), freed: Condvar::new() }
+    }
+
+    /// Take `bytes` of `budget`, waiting while others hold too much for them to fit beside.
+    /// Alone, a need always gets through (whether it fits at all is decided before).
+    pub fn take(&self, bytes: u64, budget: u64) -> MemoryHeld<'_> {
+        if bytes == 0 {
+            return MemoryHeld(self, 0);
+        }
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        while *held > 0 && *held + bytes > budget {
+            held = self.freed.wait(held).unwrap_or_else(|p| p.into_inner());
+        }
+        *held += bytes;
+        MemoryHeld(self, bytes)
+    }
+
+    pub fn held(&self) -> u64 {
+        *self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for MemoryHeld<'_> {
+    fn drop(&mut self) {
+        if self.1 > 0 {
+            *self.0.held.lock().unwrap_or_else(|p| p.into_inner()) -= self.1;
+            self.0.freed.notify_all();
+        }
+    }
+}
+
+/// `bytes` of device memory for a trial that decides for itself whether it runs: `Err` with the
+/// reason where the GPU had less free when the tests began ([`not_on_this_gpu`]); otherwise the
+/// bytes, held in this binary's ledger until the guard is dropped (as [`gpu_trial_with`] holds a
+/// trial's declared memory).
+pub fn hold_device_memory(gpu: &Gpu, bytes: u64) -> Result<MemoryHeld<'static>, String> {
+    let budget = gpu.memory_at_open() as u64;
+    match not_on_this_gpu(&Needs::memory(bytes), gpu.info().architecture(), budget, gpu.memory_cap()) {
+        Some(why) => Err(why),
+        None => Ok(LEDGER.take(bytes, budget)),
+    }
+}
+
+/// The kernels of `kernels` that are on this GPU, for a trial that runs several in one body;
+/// the others are named on stderr with the reason.
+pub fn on_this_gpu<'a>(gpu: &Gpu, kernels: impl IntoIterator<Item = &'a KernelSpec>) -> Vec<&'a KernelSpec> {
+    kernels.into_iter().filter(|k| match k.available_on(gpu.info().architecture()) {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }).collect()
+}
+
+/// [`gpu_trial`] for a body that may itself find it cannot run here, and says why
+/// (`Completion::ignored_with`): a near miss only a case this GPU has no memory for can show.
+pub fn gpu_trial_with_completion(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<Completion, Failed> + Send + 'static) -> Trial {
+    let _ = gpu();
     Trial::ignorable_test(name, move || match gpu() {
-        Ok(gpu) => body(gpu).map(|()| Completion::Completed),
+        Ok(gpu) => body(gpu),
         Err(why) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
         Err(_) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
     })
@@ -40,13 +211,19 @@ pub fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Res
 /// reason where either is missing; failed when `REQUIRE_GPU=1` and either is missing (a GPU
 /// host is expected to have NCCL).
 pub fn nccl_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
+    nccl_trial_ignorable(name, move |gpu| body(gpu).map(|()| Completion::Completed))
+}
+
+/// As [`nccl_trial`], for a body that may itself find the trial cannot run here (a GPU with too
+/// little memory: see [`not_on_this_gpu`]) and return [`Completion::ignored_with`] the reason.
+pub fn nccl_trial_ignorable(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<Completion, Failed> + Send + 'static) -> Trial {
     let _ = gpu();
     Trial::ignorable_test(name, move || match (gpu(), reduction::multigpu::nccl::available()) {
         (Err(why), _) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
         (Err(_), _) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
         (Ok(_), Err(why)) if gpu_required() => Err(format!("REQUIRE_GPU=1 and there is a GPU, but {why}").into()),
         (Ok(_), Err(why)) => Ok(Completion::ignored_with(format!("needs NCCL: {why}"))),
-        (Ok(gpu), Ok(())) => body(gpu).map(|()| Completion::Completed),
+        (Ok(gpu), Ok(())) => body(gpu),
     })
 }
 
@@ -130,10 +307,16 @@ pub fn trial_seed(name: &str) -> u64 {
 /// Run the trials with the usual libtest command line, saying once why GPU trials are ignored.
 pub fn run(trials: Vec<Trial>) -> ! {
     let args = Arguments::from_args();
-    if let Some(Err(why)) = GPU.get() {
-        if !gpu_required() {
+    match GPU.get() {
+        Some(Err(why)) if !gpu_required() => {
             eprintln!("note: tests that need a GPU are ignored here: {why} (REQUIRE_GPU=1 makes them fail instead)");
         }
+        Some(Ok(gpu)) => {
+            if let Some(note) = gpu.memory_note() {
+                eprintln!("note: {note}; tests that need more are ignored with the reason");
+            }
+        }
+        _ => {}
     }
     libtest_mimic::run(&args, trials).exit()
 }

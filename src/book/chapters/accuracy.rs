@@ -1,9 +1,12 @@
 //! "How wrong does a float sum get?" (`book/accuracy.md`): the median error of each method as N
 //! grows and as the condition number grows, as tables (`accuracy.md`,
-//! `accuracy_conditioning.md`) and charts, from `plots/data/accuracy/`
+//! `accuracy_conditioning.md`) and charts, and the cascaded kernel input by input
+//! (`accuracy_cascade.md`), from `plots/data/accuracy/`
 //! ([`crate::records::accuracy`]).
 
+use super::common::size_text;
 use crate::book::context::Context;
+use crate::element::Dtype;
 use crate::book::draw::charts::{accuracy_chart, conditioning_chart, MethodPoints};
 use crate::error::Result;
 use crate::records::accuracy::{Conditioned, Measurement, METHODS};
@@ -190,10 +193,68 @@ pub fn compensated_reach(rows: &[Conditioned]) -> Option<String> {
     })
 }
 
+/// `accuracy_cascade.md`: where the cascaded kernel's error lies against the tree's and the CPU
+/// loop's, input by input (not only the medians of three), from [`Context::accuracy`].
+pub fn cascade_markdown(c: &Context) -> String {
+    accuracy_cascade(c.accuracy.as_ref().map(|(_, m)| m.as_slice()))
+}
+
+/// Where the cascaded kernel's error lies against the tree's and the CPU loop's, input by input.
+pub fn accuracy_cascade(measurements: Option<&[Measurement]>) -> String {
+    let Some(ms) = measurements.filter(|m| !m.is_empty()) else {
+        return "*The accuracy experiment has not run on this GPU.*\n".into();
+    };
+    let by = |method: &str, n: usize| -> Vec<(u64, f64)> {
+        let mut v: Vec<(u64, f64)> =
+            ms.iter().filter(|m| m.method == method && m.input == Dtype::F32 && m.n == n).map(|m| (m.seed, m.relative_error())).collect();
+        v.sort_by_key(|x| x.0);
+        v
+    };
+    let mut sizes: Vec<usize> = ms.iter().filter(|m| m.method == "gpu_cascaded").map(|m| m.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let (mut between, mut total, mut not) = (0, 0, Vec::new());
+    for &n in &sizes {
+        let (tree, cascade, cpu) = (by("gpu_tree", n), by("gpu_cascaded", n), by("cpu_sequential", n));
+        for ((seed, c), ((_, t), (_, l))) in cascade.iter().zip(tree.iter().zip(cpu.iter())) {
+            total += 1;
+            if (t.min(*l)..=t.max(*l)).contains(c) {
+                between += 1;
+            } else {
+                not.push(format!("{} seed {seed}", size_text(n)));
+            }
+        }
+    }
+    let seeds = ms.iter().map(|m| m.seed).collect::<std::collections::BTreeSet<_>>().len();
+    let mut s = format!(
+        "Input by input ({seeds} inputs at each of {} sizes, `f32`), the cascaded kernel's error lies between the tree's and the CPU \
+        loop's in {between} of {total} cases",
+        sizes.len()
+    );
+    if !not.is_empty() {
+        write!(s, "; not at {}", not.iter().take(6).cloned().collect::<Vec<_>>().join(", ")).unwrap();
+        if not.len() > 6 {
+            write!(s, " and {} more", not.len() - 6).unwrap();
+        }
+    }
+    s.push_str(". With three inputs a size, a median moves with one of them: read the table's medians as that.\n");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::element::Dtype;
+
+    #[test]
+    fn the_cascade_is_placed_input_by_input() {
+        let m = |method: &str, seed: u64, result: f64| Measurement { method: method.into(), input: Dtype::F32, n: 1 << 20, seed, result, exact: 1000.0 };
+        // Seed 1: tree 1e-3, CPU 1e-2, cascade 5e-3 (between); seed 2: the cascade is worse than both.
+        let rows = vec![m("gpu_tree", 1, 1001.0), m("cpu_sequential", 1, 1010.0), m("gpu_cascaded", 1, 1005.0),
+            m("gpu_tree", 2, 1001.0), m("cpu_sequential", 2, 1002.0), m("gpu_cascaded", 2, 1020.0)];
+        let text = accuracy_cascade(Some(&rows));
+        assert!(text.contains("in 1 of 2 cases; not at 2^20 seed 2"), "{text}");
+        assert!(accuracy_cascade(None).contains("has not run"));
+    }
 
     #[test]
     fn the_table_shows_each_method_at_the_sizes_measured() {

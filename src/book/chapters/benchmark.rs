@@ -1,9 +1,11 @@
 //! "Measuring your GPU" (`book/benchmark.md`): the fastest kernel at each size against the peak,
 //! the read-only ceiling, the copy and cuBLAS (`best.md`), every kernel as a share of the
-//! ceiling (`ceiling.md`), and the copy as a pace, not a ceiling (`pace.md`).
+//! ceiling (`ceiling.md`), the copy as a pace, not a ceiling (`pace.md`), and the read-only
+//! kernel's fastest shape at each size with every sum that beat it (`ceiling_shapes.md`).
 
-use super::common::{find, has_ceiling, pct, pct_of_ceiling, pct_of_peak, ceiling_for, CEILING_NOT_MEASURED};
+use super::common::{find, has_ceiling, pct, pct_of_ceiling, pct_of_peak, ceiling_for, size_text, CEILING_NOT_MEASURED};
 use crate::element::Dtype;
+use crate::kernels::{ReadOnlyShape, READ_ONLY_SHAPES};
 use crate::records::bench::{Cache, Machine, Row, Status, COPY_KERNEL, CUBLAS_KERNEL, READ_ONLY_KERNEL};
 use std::fmt::Write as _;
 
@@ -45,9 +47,10 @@ pub fn ceiling_table(m: &Machine, rows: &[Row]) -> String {
             "at 2^{} `{}` took {:.2} µs and the read-only kernel {:.2} µs", n.trailing_zeros(), best.kernel, best.median_us, ceiling.median_us))
     }).collect();
     if !beaten.is_empty() {
-        writeln!(s, "\nThe read-only kernel is a ceiling only where the bytes decide the time: {}. There, the fixed costs \
-            of a launch (its one launch, the zeroing of its result, its last blocks) weigh as much as the reading, and a \
-            sum that is faster at those costs is faster overall.", beaten.join("; ")).unwrap();
+        writeln!(s, "\nAt these sizes a sum was faster than the read-only kernel: {}. Where the read-only kernel was measured at one \
+            shape with a result zeroed before each launch (results older than its shape sweep), that launch and that zeroing \
+            are the difference; where it was measured at its best shape, the two are within the spread of the repeats or the \
+            sentence under the best-kernel table says by how much they are not.", beaten.join("; ")).unwrap();
     }
     s
 }
@@ -101,4 +104,83 @@ pub fn copy_pace(m: &Machine, rows: &[Row]) -> String {
     }
     s.push('\n');
     s
+}
+
+/// The read-only kernel's fastest shape at each size, and any sum that was faster than it anyway
+/// (`shapes`: every shape's measurement, [`crate::book::context::Context::read_only_shapes`]).
+pub fn ceiling_shapes(rows: &[Row], shapes: Option<&[Row]>) -> String {
+    let ceilings: Vec<&Row> = rows.iter().filter(|r| r.is_read_only() && r.dtype == Dtype::F32 && r.cache == Cache::Rotated).collect();
+    if ceilings.is_empty() {
+        return "*The read-only kernel is not measured on this GPU.*\n".into();
+    }
+    let mut s = String::new();
+    let shaped: Vec<(&Row, ReadOnlyShape)> = ceilings.iter().filter_map(|r| Some((*r, ReadOnlyShape::from_title(&r.title)?))).collect();
+    if shaped.is_empty() {
+        writeln!(s, "*These results were measured with the read-only kernel at one shape (512 threads × 8 loads, a result zeroed before \
+            each launch), before it was measured at every shape: the next `cargo run --release -- bench` measures its 20 shapes.*\n").unwrap();
+    } else {
+        let count = shapes.map_or(0, |v| v.iter().filter(|r| r.dtype == Dtype::F32 && r.cache == Cache::Rotated).count());
+        write!(s, "The read-only kernel's fastest shape at each size (`f32`, of {} shapes measured at each; every shape's time is in \
+            `plots/data/read-only/`): ", if count > 0 { count / ceilings.len().max(1) } else { READ_ONLY_SHAPES.len() }).unwrap();
+        let list: Vec<String> = shaped.iter().filter(|(r, _)| r.n.is_power_of_two() && r.n.trailing_zeros() % 2 == 0)
+            .map(|(r, sh)| format!("{} {} ({:.2} µs)", size_text(r.n), sh.label(), r.median_us)).collect();
+        writeln!(s, "{}.\n", list.join(", ")).unwrap();
+    }
+    // Every correct sum that beat the ceiling of its size, type and cache mode.
+    let mut beaten = Vec::new();
+    for c in rows.iter().filter(|r| r.is_read_only()) {
+        if let Some(best) = rows.iter().filter(|r| r.status == Status::Correct && r.dtype == c.dtype && r.n == c.n && r.cache == c.cache)
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+        {
+            if best.median_us < c.median_us {
+                beaten.push((c, best));
+            }
+        }
+    }
+    if beaten.is_empty() {
+        writeln!(s, "No sum was faster than the read-only kernel at any size, element type or cache mode measured: it is a ceiling \
+            everywhere in this run.").unwrap();
+    } else {
+        let worst = beaten.iter().map(|(c, b)| (c, b, c.median_us / b.median_us - 1.0)).max_by(|a, b| a.2.total_cmp(&b.2)).unwrap();
+        let within = beaten.iter().all(|(c, b)| b.min_us <= c.median_us && c.min_us <= b.max_us && (c.median_us / b.median_us) < 1.01);
+        write!(s, "A sum was faster than the read-only kernel at {} of {} measurements (size, type and cache mode); the largest gap: \
+            `{}` at {} {} {}, {:.2} µs against {:.2} ({:.1} %).", beaten.len(), rows.iter().filter(|r| r.is_read_only()).count(),
+            worst.1.kernel, size_text(worst.0.n), worst.0.dtype, worst.0.cache.name(), worst.1.median_us, worst.0.median_us, 100.0 * worst.2).unwrap();
+        if within {
+            writeln!(s, " Every such gap is under 1 % and within the spread of the repeats: there the read-only kernel and the sum are \
+                the same time, and the ceiling is one only to within that.").unwrap();
+        } else {
+            writeln!(s, " Where a sum beats it by more than the spread, the read-only kernel is no ceiling: the tables' \"% of \
+                read-only\" columns then pass 100 %.").unwrap();
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::names;
+
+    fn row(kernel: &str, n: usize, median: f64, min: f64, max: f64) -> Row {
+        Row {
+            kernel: kernel.into(), chapter: 0, title: String::new(), status: if kernel == READ_ONLY_KERNEL { Status::Ceiling } else { Status::Correct },
+            dtype: Dtype::F32, n, block: 256, cache: Cache::Rotated, median_us: median, min_us: min, max_us: max, bytes: n * 4,
+            working_set_bytes: 0, repeats: 15, method: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_sum_faster_than_the_ceiling_is_reported() {
+        let ceiling = Row { title: "read-only sum, fastest of 20 shapes: 256 threads × 1 loads".into(), ..row(READ_ONLY_KERNEL, 1 << 22, 7.71, 7.6, 7.8) };
+        let rows = vec![ceiling.clone(), row(names::REDUCE12, 1 << 22, 6.74, 6.7, 6.8)];
+        let text = ceiling_shapes(&rows, None);
+        assert!(text.contains("2^22 256 × 1") && text.contains("at 1 of 1 measurements") && text.contains("no ceiling"), "{text}");
+        let fine = vec![ceiling, row(names::REDUCE12, 1 << 22, 7.9, 7.8, 8.0)];
+        assert!(ceiling_shapes(&fine, None).contains("it is a ceiling everywhere"));
+        // Rows from before the shape sweep say so; none at all, that the ceiling is not measured.
+        let old = vec![row(READ_ONLY_KERNEL, 1 << 22, 7.71, 7.6, 7.8)];
+        assert!(ceiling_shapes(&old, None).contains("at one shape"));
+        assert!(ceiling_shapes(&[], None).contains("not measured"));
+    }
 }

@@ -55,6 +55,11 @@ pub fn pct_of_ceiling(rows: &[Row], row: &Row) -> String {
     ceiling_for(rows, row).map(|c| format!("{:.1} %", 100.0 * row.gbps() / c.gbps())).unwrap_or_else(|| "–".into())
 }
 
+/// `n` as the chapters write a size: `2^20` for a power of two, the number otherwise.
+pub fn size_text(n: usize) -> String {
+    if n.is_power_of_two() { format!("2^{}", n.trailing_zeros()) } else { n.to_string() }
+}
+
 /// `x` in a sentence: to the first decimal below 10, whole above.
 pub fn times(x: f64) -> String {
     if x < 10.0 { format!("{x:.1}") } else { format!("{x:.0}") }

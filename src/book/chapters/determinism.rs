@@ -244,6 +244,6 @@ mod tests {
         assert_eq!(back, rows);
         let t = table(&header, &back, None);
         assert!(t.contains("| `reduce10_atomic` | 7 | 9 (of 6) | one GPU measured | – | not deterministic |"), "{t}");
-        assert!(t.contains("| `reduce15_neumaier` | 1 | 1 (of 6) | one GPU measured | yes | GPU to GPU |"), "{t}");
+        assert!(t.contains("| `reduce15_neumaier` | 1 | 1 (of 6) | one GPU measured | yes | same on every GPU measured and the CPU |"), "{t}");
     }
 }

@@ -1,6 +1,7 @@
-//! "Common mistakes" (`book/mistakes.md`): its tables, drawn from the recorded run (`plots/data/mistakes/<gpu>.csv`,
+//! "Common mistakes" (`book/mistakes.md`, and a chapter for each kind of mistake: [`SECTIONS`]):
+//! its tables, drawn from the recorded run (`plots/data/mistakes/<gpu>.csv`,
 //! [`crate::records::mistakes`]) and the catalogue ([`crate::kernels::broken`]) with no GPU: the
-//! table of every mistake, and one sentence per mistake for its section.
+//! table of every mistake in the overview, and one sentence per mistake for its section.
 
 use crate::book::context::Context;
 use crate::error::{io_error, Result};
@@ -18,6 +19,19 @@ pub fn book_records(data_dir: &Path, book_gpu: Option<&str>) -> Option<PathBuf> 
         return Some(path);
     }
     crate::records::csv_files(&dir).into_iter().next()
+}
+
+/// The overview chapter of the mistakes: the child-process supervisor and the table of all.
+pub const OVERVIEW: &str = "mistakes.md";
+
+/// The chapters that show the mistakes one by one, each with the numbers of those it shows.
+pub const SECTIONS: [(&str, &[u32]); 3] =
+    [("mistakes_sync.md", &[1, 2, 3, 8]), ("mistakes_memory.md", &[4, 5, 6, 7]), ("mistakes_checking.md", &[9, 10])];
+
+/// The chapter (a file under `book/`) whose section shows `mistake`: its sentence, its sanitizer
+/// log; the overview for a mistake no section lists (the test below refuses one).
+pub fn chapter_of(mistake: &Mistake) -> &'static str {
+    SECTIONS.iter().find(|(_, numbers)| numbers.contains(&mistake.number)).map_or(OVERVIEW, |(chapter, _)| chapter)
 }
 
 const NOT_MEASURED: &str = "Not yet measured on a GPU";
@@ -137,6 +151,19 @@ pub fn sentence_markdown(mistake: &Mistake, records: Option<&Records>) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_mistake_is_in_exactly_one_section() {
+        for m in all() {
+            let holding: Vec<&str> = SECTIONS.iter().filter(|(_, numbers)| numbers.contains(&m.number)).map(|(c, _)| *c).collect();
+            assert_eq!(holding.len(), 1, "mistake {} ({}) is in {holding:?}", m.number, m.name);
+            assert_eq!(chapter_of(m), holding[0]);
+        }
+        for (chapter, numbers) in SECTIONS {
+            assert!(crate::records::repo_root().join("book").join(chapter).is_file(), "no book/{chapter}");
+            assert!(numbers.iter().all(|n| all().iter().any(|m| m.number == *n)), "{chapter} lists a mistake that does not exist");
+        }
+    }
     use crate::kernels::broken::describe::every_mistake;
     use crate::kernels::broken::find;
 

@@ -1,12 +1,17 @@
 //! The modern chapters (`book/08_*.md` … `book/12_*.md`): each kernel from kernel 8 on against
 //! the one it improves on (`<kernel>.md`), all of them at the sizes that matter (`modern.md`),
-//! the element types through the 16-byte kernels (`types.md`), and the bytes each keeps in flight
-//! (`little.md`).
+//! the element types through the 16-byte kernels (`types.md`), the bytes each keeps in flight
+//! (`little.md`), kernel 8 against kernel 7 beyond the spread (`reduce8_vs_reduce7.md`), what one
+//! launch saves against kernel 9 (`single_pass.md`), and the integer `REDUX` behind kernels 11
+//! and 12 (`redux.md`).
 
-use super::common::{by_capability, find, has_ceiling, pct_of_ceiling, pct_of_peak, CEILING_NOT_MEASURED, MAX_THREADS_PER_SM};
+use super::common::{by_capability, find, has_ceiling, pct_of_ceiling, pct_of_peak, size_text, CEILING_NOT_MEASURED, MAX_THREADS_PER_SM};
 use crate::element::Dtype;
 use crate::kernels::names;
 use crate::records::bench::{Cache, Machine, Row, Status};
+use crate::records::experiments::{self, Experiment};
+use crate::records::sass::{count, Instruction};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Each modern kernel and the kernel its chapter improves on.
@@ -126,4 +131,188 @@ pub fn bytes_in_flight(m: &Machine, rows: &[Row]) -> String {
     }
     s.push('\n');
     s
+}
+
+/// Whether `a` is slower than `b` beyond the spread of either: `a`'s fastest repeat is slower
+/// than `b`'s median, and `a`'s median slower than `b`'s slowest.
+pub fn clearly_slower(a: &Row, b: &Row) -> bool {
+    a.min_us > b.median_us && a.median_us > b.max_us
+}
+
+/// Chapter 8: kernel 8 (every warp in registers) against kernel 7, which it replaces.
+pub fn reduce8_vs_reduce7(rows: &[Row]) -> String {
+    let mut parts = Vec::new();
+    for dtype in [Dtype::F32, Dtype::I32] {
+        for n in MODERN_SIZES {
+            let (Some(k8), Some(k7)) = (find(rows, names::REDUCE8, dtype, n, Cache::Rotated), find(rows, names::REDUCE7, dtype, n, Cache::Rotated)) else { continue };
+            let ratio = k8.median_us / k7.median_us;
+            let verdict = if clearly_slower(k8, k7) {
+                "slower, beyond the spread of either"
+            } else if clearly_slower(k7, k8) {
+                "faster, beyond the spread of either"
+            } else {
+                "within the spread of the repeats"
+            };
+            parts.push(format!("{} {dtype}: {:.2} against {:.2} µs ({ratio:.3}×, {verdict})", size_text(n), k8.median_us, k7.median_us));
+        }
+    }
+    if parts.is_empty() {
+        return "*Kernels 7 and 8 are not both measured on this GPU.*\n".into();
+    }
+    format!(
+        "Kernel 8 against kernel 7, the one it replaces (medians; *beyond the spread* means that kernel 8's fastest repeat is slower \
+        than kernel 7's median and its median slower than kernel 7's slowest repeat, or the other way round): {}.\n",
+        parts.join("; ")
+    )
+}
+
+/// Chapters 11 and 12: why `reduce11` and `reduce12` are faster than kernel 9 on `i32` at small
+/// sizes and not on `f32`: the SASS, the benchmark, and the experiment that swaps only the warp's
+/// sum (`sass`, `experiments`: [`crate::book::context::Context::sass`] and `experiments`).
+pub fn redux_sentence(rows: &[Row], sass: &BTreeMap<String, Vec<Instruction>>, experiments: Option<&[Experiment]>) -> String {
+    let mut s = String::new();
+    let ratios = |kernel: &str, dtype: Dtype| -> Vec<String> {
+        [1usize << 16, 1 << 20, 1 << 24]
+            .iter()
+            .filter_map(|&n| {
+                let k9 = find(rows, names::REDUCE9, dtype, n, Cache::Rotated)?;
+                Some(format!("{:.2}× at {}", k9.median_us / find(rows, kernel, dtype, n, Cache::Rotated)?.median_us, size_text(n)))
+            })
+            .collect()
+    };
+    write!(s, "On `i32`, against kernel 9 (its time over theirs): `{}` {}, `{}` {}; on `f32`: `{}` {}, `{}` {}.",
+        names::REDUCE11, ratios(names::REDUCE11, Dtype::I32).join(", "), names::REDUCE12, ratios(names::REDUCE12, Dtype::I32).join(", "),
+        names::REDUCE11, ratios(names::REDUCE11, Dtype::F32).join(", "), names::REDUCE12, ratios(names::REDUCE12, Dtype::F32).join(", ")).unwrap();
+    let entry = |kernel: &str, suffix: &str| sass.get(&format!("{kernel}{suffix}"));
+    let redux = |kernel: &str, suffix: &str| entry(kernel, suffix).map(|c| count(c, "REDUX"));
+    let shfl = |kernel: &str, suffix: &str| entry(kernel, suffix).map(|c| count(c, "SHFL"));
+    if let (Some(r9), Some(r11), Some(r12), Some(s9), Some(s11), Some(s12f)) = (
+        redux(names::REDUCE9, "_i32"), redux(names::REDUCE11, "_i32"), redux(names::REDUCE12, "_b256_i32"),
+        shfl(names::REDUCE9, "_i32"), shfl(names::REDUCE11, "_i32"), shfl(names::REDUCE12, "_b256_f32"),
+    ) {
+        write!(s, " The machine code says why (`plots/data/sass/sm_90/`, NVRTC for `sm_90`): for `i32`, `cg::reduce` compiles to \
+            `REDUX.SUM.S32` — the hardware's warp-wide integer sum (`redux.sync`, sm_80 and later) — {r11} of them and {s11} shuffles in \
+            `reduce11_i32`, and CUB's warp reduction to {r12} in `reduce12_b256_i32`, where kernel 9's `warp_sum` makes {s9} shuffles \
+            and {r9} `REDUX`: five `SHFL.DOWN` and five adds for each warp's sum become one instruction. There is no floating-point \
+            `REDUX` on this GPU (CUB's float `redux` needs sm_100), so `reduce12_b256_f32` still shuffles ({s12f} `SHFL`) and the `f32` \
+            times do not differ. Both libraries choose it in their source: CCCL's `cub/warp/specializations/warp_reduce_shfl.cuh` \
+            (`WarpReduceShfl::Reduce` calls `warp_redux`, which `warp_redux.cuh` maps to `__reduce_add_sync` for integers of at most \
+            4 bytes; NVIDIA/cccl at 571f2fc3, v3.6.0.dev), and CUDA 13.0's `cooperative_groups/details/reduce.h` \
+            (`_redux_is_add_supported`: integral types of at most 4 bytes, `__reduce_add_sync` on sm_80 and later).").unwrap();
+    } else {
+        write!(s, " The SASS that would say why is not in `plots/data/sass/sm_90/` (`python3 plots/sass.py`).").unwrap();
+    }
+    match experiments {
+        Some(e) => {
+            let (mut explained, mut not, mut parts) = (Vec::new(), Vec::new(), Vec::new());
+            for n in [1usize << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24] {
+                let t = |v: &str| experiments::find(e, "redux", v, "i32", n);
+                let (Some(k9), Some(swap), Some(k11), Some(k12)) = (t(names::REDUCE9), t("reduce9_redux"), t(names::REDUCE11), t(names::REDUCE12)) else { continue };
+                parts.push(format!("{}: {:.2}, {:.2}, {:.2}, {:.2}", size_text(n), k9.median_us, swap.median_us, k11.median_us, k12.median_us));
+                // The swap explains the gap where it makes kernel 9 faster beyond the spread and
+                // lands within 2 % of cg::reduce's time.
+                let faster = swap.max_us < k9.min_us;
+                let like_cg = (swap.median_us / k11.median_us - 1.0).abs() < 0.02;
+                if faster && like_cg { explained.push(size_text(n)) } else { not.push(size_text(n)) }
+            }
+            if !parts.is_empty() {
+                write!(s, " To test it, kernel 9 was timed with only its warp sum replaced by `__reduce_add_sync`, beside `reduce11` and \
+                    `reduce12` (CuPy, the same two passes and grids, CUDA graphs, inputs rotated; `plots/data/experiments/`; µs for kernel \
+                    9, kernel 9 with the swap, `reduce11`, `reduce12`, `i32`): {}.", parts.join("; ")).unwrap();
+                let list = |v: &[String]| if v.is_empty() { "no size".to_string() } else { v.join(", ") };
+                write!(s, " The swap alone makes kernel 9 faster, beyond the spread of the repeats, and within 2 % of `reduce11`, at {}; \
+                    not at {}.", list(&explained), list(&not)).unwrap();
+                if !not.is_empty() {
+                    write!(s, " Where it does not, this experiment does not show what the benchmark's gap is made of (there the \
+                        four differ by fractions of a microsecond, which the benchmark and CuPy's timings do not agree on).").unwrap();
+                }
+            }
+        }
+        None => write!(s, " Kernel 9 with only its warp sum replaced by `__reduce_add_sync` has not been timed on this GPU, so that the \
+            instruction explains the whole gap is not shown.").unwrap(),
+    }
+    s.push('\n');
+    s
+}
+
+/// Chapter 10: what finishing in one launch saved, size by size, and what the memset costs
+/// (`experiments`: [`crate::book::context::Context::experiments`]).
+pub fn single_pass_sentence(rows: &[Row], experiments: Option<&[Experiment]>) -> String {
+    let mut s = String::new();
+    for (kernel, what) in [(names::REDUCE10_LAST_BLOCK, "The last-block kernel"), (names::REDUCE10_ATOMIC, "The atomic kernel")] {
+        let mut faster = Vec::new();
+        let mut slower = Vec::new();
+        for n in MODERN_SIZES {
+            for dtype in [Dtype::F32, Dtype::I32] {
+                let (Some(k), Some(k9)) = (find(rows, kernel, dtype, n, Cache::Rotated), find(rows, names::REDUCE9, dtype, n, Cache::Rotated)) else { continue };
+                let line = format!("{} {dtype} ({:.2} against {:.2} µs)", size_text(n), k.median_us, k9.median_us);
+                if clearly_slower(k9, k) {
+                    faster.push(line);
+                } else if clearly_slower(k, k9) {
+                    slower.push(line);
+                }
+            }
+        }
+        let list = |v: &[String]| if v.is_empty() { "no size".to_string() } else { v.join(", ") };
+        write!(s, "{what} is faster than two-pass kernel 9, beyond the spread of the repeats, at {}; slower at {}; at the other sizes \
+            measured the two are within the spread. ", list(&faster), list(&slower)).unwrap();
+    }
+    match experiments {
+        Some(e) => {
+            let mut parts = Vec::new();
+            for n in [1usize << 16, 1 << 20, 1 << 24] {
+                let t = |v: &str| experiments::find(e, "memset", v, "f32", n);
+                if let (Some(both), Some(alone), Some(memset)) = (t("memset+reduce10_atomic"), t("reduce10_atomic_alone"), t("memset_alone")) {
+                    parts.push(format!("at {}: {:.2} µs with the memset, {:.2} without, {:.2} for the memset alone", size_text(n), both.median_us, alone.median_us, memset.median_us));
+                }
+            }
+            if !parts.is_empty() {
+                write!(s, "What the zeroing costs inside a graph of back-to-back sums (CuPy, `plots/data/experiments/`; the kernel alone \
+                    lets the result accumulate, timed only): {}.", parts.join("; ")).unwrap();
+            }
+        }
+        None => write!(s, "What the memset costs the atomic kernel has not been measured on its own.").unwrap(),
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::bench::READ_ONLY_KERNEL;
+
+    pub(crate) fn row(kernel: &str, n: usize, median: f64, min: f64, max: f64) -> Row {
+        Row {
+            kernel: kernel.into(), chapter: 0, title: String::new(), status: if kernel == READ_ONLY_KERNEL { Status::Ceiling } else { Status::Correct },
+            dtype: Dtype::F32, n, block: 256, cache: Cache::Rotated, median_us: median, min_us: min, max_us: max, bytes: n * 4,
+            working_set_bytes: 0, repeats: 15, method: String::new(),
+        }
+    }
+
+    #[test]
+    fn slower_means_beyond_the_spread_of_both() {
+        let rows = vec![row(names::REDUCE8, 1 << 30, 1134.1, 1133.0, 1135.0), row(names::REDUCE7, 1 << 30, 1127.2, 1126.0, 1128.0),
+            row(names::REDUCE8, 1 << 20, 4.56, 4.40, 4.70), row(names::REDUCE7, 1 << 20, 4.29, 4.25, 4.60)];
+        let text = reduce8_vs_reduce7(&rows);
+        assert!(text.contains("2^30 f32: 1134.10 against 1127.20 µs (1.006×, slower, beyond the spread of either)"), "{text}");
+        assert!(text.contains("2^20 f32: 4.56 against 4.29 µs (1.063×, within the spread of the repeats)"), "{text}");
+        assert!(reduce8_vs_reduce7(&rows[2..3]).contains("not both measured"));
+    }
+
+    #[test]
+    fn the_committed_data_gives_every_sentence() {
+        let c = crate::book::context::Context::load(&crate::records::repo_root()).unwrap();
+        let rows = &c.book().unwrap().1;
+        assert!(reduce8_vs_reduce7(rows).contains("2^30 f32"));
+        assert!(single_pass_sentence(rows, None).contains("The last-block kernel is faster"));
+        assert!(single_pass_sentence(rows, None).contains("has not been measured on its own"));
+        assert!(redux_sentence(rows, &c.sass, None).contains("REDUX.SUM.S32"));
+        assert!(redux_sentence(rows, &BTreeMap::new(), None).contains("is not in `plots/data/sass/sm_90/`"));
+        // The experiment on the H200: the swap to redux.sync alone closes the i32 gap from 2^18 on.
+        let experiments = c.experiments.as_deref().expect("the committed experiments");
+        let text = redux_sentence(rows, &c.sass, Some(experiments));
+        assert!(text.contains("within 2 % of `reduce11`, at 2^18, 2^20, 2^22, 2^24; not at 2^16"), "{text}");
+        assert!(single_pass_sentence(rows, Some(experiments)).contains("for the memset alone"));
+    }
 }

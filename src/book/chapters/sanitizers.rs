@@ -1,7 +1,14 @@
 //! What compute-sanitizer reported, as the chapters quote it (`sanitizer/<log>.md`): one sentence
-//! per log under `plots/data/sanitizer/`, naming the tool and its summary line.
+//! per log under `plots/data/sanitizer/`, naming the tool and its summary line; and which kernel
+//! went through which tool, read from the same logs (`sanitizer_coverage.md`: `tests/gpu-host.sh
+//! sanitize` runs every test binary that launches the book's kernels under each of the four
+//! tools, each test's line kept). A kernel counts as checked by a tool when a log of that tool
+//! holds a passing test that launched it.
 
 use crate::child::Sanitizer;
+use crate::records::bench::{COPY_KERNEL, READ_ONLY_KERNEL};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// "compute-sanitizer's racecheck reported 3 hazards displayed (0 errors, 10 warnings)." The
 /// tool is the first one named in the text (the log's file name comes first).
@@ -28,17 +35,213 @@ pub fn sanitizer_sentence(log: &str) -> String {
 }
 
 /// The chapter that shows the sentence of the log `name` (`plots/data/sanitizer/<name>.log`):
-/// a mistake's tool run on it in the mistakes chapter, Harris's kernel 5 in its own chapter,
+/// a mistake's tool run on it in the mistake's chapter, Harris's kernel 5 in its own chapter,
 /// everything else in the sanitizer chapter.
 pub fn chapter_of(name: &str) -> &'static str {
-    let a_mistake = crate::kernels::broken::all()
+    let mistake = crate::kernels::broken::all()
         .iter()
-        .any(|m| crate::kernels::broken::sanitizer_log(m).is_some_and(|log| log == format!("plots/data/sanitizer/{name}.log")));
-    if a_mistake {
-        "mistakes.md"
+        .find(|m| crate::kernels::broken::sanitizer_log(m).is_some_and(|log| log == format!("plots/data/sanitizer/{name}.log")));
+    if let Some(m) = mistake {
+        super::mistakes::chapter_of(m)
     } else if name == "kernel5-racecheck" {
         "05_unroll_last_warp.md"
     } else {
         "sanitizers.md"
+    }
+}
+
+/// The row kernels' name in the coverage table (`kernels/13_rows.cu`, launched by `RowReducer`).
+pub const ROWS: &str = "rows";
+
+/// The groups of `tests/rows.rs` whose tests launch the row kernels (the others check the
+/// planner, the chapter and the scripts, on the host).
+pub const ROW_KERNEL_GROUPS: [&str; 9] = ["auto", "exact", "half", "one_hot", "random", "reuse", "row_loop", "strided", "empty"];
+
+/// Every kernel the coverage table must account for: the registry's correct ones (Harris's racy
+/// 2007 kernel 5 is kept for the lesson, and racecheck's report on it is chapter 5's), the two
+/// yardsticks, the row sums.
+pub fn registered_kernels() -> Vec<String> {
+    let mut names: Vec<String> = crate::kernels::correct().map(|k| k.name.to_string()).collect();
+    names.extend([READ_ONLY_KERNEL, COPY_KERNEL, ROWS].map(String::from));
+    names
+}
+
+/// What one log says: its tool, the passing tests by kernel, and its summary line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Log {
+    pub name: String,
+    pub tool: Option<Sanitizer>,
+    pub passed_by_kernel: BTreeMap<String, usize>,
+    pub failed: usize,
+    /// `ERROR SUMMARY: 0 errors` / `RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)`.
+    pub summary: Option<String>,
+}
+
+impl Log {
+    /// Errors (or, for racecheck, hazards) the summary reports; `None` without a summary.
+    pub fn errors(&self) -> Option<u64> {
+        let s = self.summary.as_ref()?;
+        s.split_whitespace().next()?.parse().ok()
+    }
+}
+
+/// Read one log. `name` is its file name (or stem), which names the tool
+/// (`sanitize-racecheck-test-gpu`) and, for the row sums' binary, contains `rows`.
+pub fn parse_log(name: &str, text: &str) -> Log {
+    let tool = Sanitizer::ALL.into_iter().filter_map(|t| name.find(t.name()).map(|at| (at, t))).min_by_key(|(at, _)| *at).map(|(_, t)| t);
+    let kernels = registered_kernels();
+    let rows_binary = name.contains("rows");
+    let mut log = Log { name: name.to_string(), tool, ..Log::default() };
+    for line in text.lines() {
+        let line = line.trim_start_matches('=').trim();
+        if let Some(rest) = line.strip_prefix("ERROR SUMMARY: ").or_else(|| line.strip_prefix("RACECHECK SUMMARY: ")) {
+            if !rest.contains("not printed") {
+                log.summary = Some(rest.to_string());
+            }
+            continue;
+        }
+        let Some(test) = line.strip_prefix("test ") else { continue };
+        let Some((test_name, outcome)) = test.rsplit_once(" ... ") else { continue };
+        let group = test_name.trim().split("::").next().unwrap_or_default();
+        let kernel = if kernels.iter().any(|k| k == group) {
+            Some(group.to_string())
+        } else if rows_binary && ROW_KERNEL_GROUPS.contains(&group) {
+            Some(ROWS.to_string())
+        } else {
+            None
+        };
+        match (outcome.trim(), kernel) {
+            ("ok", Some(k)) => *log.passed_by_kernel.entry(k).or_default() += 1,
+            (o, Some(_)) if o.starts_with("FAILED") => log.failed += 1,
+            _ => {}
+        }
+    }
+    log
+}
+
+/// (tests that passed under the tool, the errors the logs that ran them reported, whether every
+/// such log has its summary) for each kernel and tool (by the tool's name).
+pub fn coverage(logs: &[Log]) -> BTreeMap<(String, &'static str), (usize, u64, bool)> {
+    let mut out = BTreeMap::new();
+    for log in logs {
+        let Some(tool) = log.tool else { continue };
+        for (kernel, passed) in &log.passed_by_kernel {
+            let cell = out.entry((kernel.clone(), tool.name())).or_insert((0, 0, true));
+            cell.0 += passed;
+            cell.1 += log.errors().unwrap_or(0);
+            cell.2 &= log.summary.is_some();
+        }
+    }
+    out
+}
+
+/// `sanitizer_coverage.md`: every registered kernel against the four tools, from the logs
+/// (`logs`: (name, text), [`crate::book::context::Context::sanitizer_logs`]).
+pub fn coverage_table(logs: &[(String, String)]) -> String {
+    let logs: Vec<Log> = logs.iter().map(|(name, text)| parse_log(name, text)).collect();
+    let cells = coverage(&logs);
+    let mut s = String::from("| kernel | memcheck | racecheck | synccheck | initcheck |\n|---|--:|--:|--:|--:|\n");
+    let mut missing: Vec<String> = Vec::new();
+    let mut pairs_missing = 0;
+    for kernel in registered_kernels() {
+        write!(s, "| `{kernel}` |").unwrap();
+        let mut tools_missing = Vec::new();
+        for tool in Sanitizer::ALL {
+            match cells.get(&(kernel.clone(), tool.name())) {
+                Some((passed, errors, true)) => write!(s, " {passed} tests, {errors} {} |", if tool == Sanitizer::Racecheck { "hazards" } else { "errors" }).unwrap(),
+                Some((passed, _, false)) => write!(s, " {passed} tests, no summary (the run was cut short) |").unwrap(),
+                None => {
+                    write!(s, " not run |").unwrap();
+                    tools_missing.push(tool.name());
+                }
+            }
+        }
+        s.push('\n');
+        pairs_missing += tools_missing.len();
+        match tools_missing.len() {
+            0 => {}
+            4 => missing.push(format!("`{kernel}` (no tool)")),
+            _ => missing.push(format!("`{kernel}` ({})", tools_missing.join(", "))),
+        }
+    }
+    s.push('\n');
+    if missing.is_empty() {
+        writeln!(s, "Every registered kernel passed tests under all four tools.").unwrap();
+    } else {
+        writeln!(s, "{COVERAGE_NOT_YET_RUN} {pairs_missing} of {} kernel–tool pairs: {} (`tests/gpu-host.sh sanitize` runs them all, and its \
+            logs go to `plots/data/sanitizer/`).", registered_kernels().len() * Sanitizer::ALL.len(), missing.join(", ")).unwrap();
+    }
+    s
+}
+
+/// How the coverage table starts its list of the kernel–tool pairs no log covers yet (allowed,
+/// with the reason, in [`crate::book::manifest::NOT_MEASURED_ALLOWED`]).
+pub const COVERAGE_NOT_YET_RUN: &str = "Not yet run,";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "========= COMPUTE-SANITIZER\ntest reduce15_neumaier::f32::n=7   ... ok\ntest read_only::b512_l8::f32::n=1 ... ok\n\
+test copy::u32::n=3 ... ok\ntest device::info_is_plausible ... ok\ntest reduce3::i32::n=5 ... FAILED\n========= ERROR SUMMARY: 2 errors\n";
+
+    #[test]
+    fn a_log_counts_its_passing_tests_by_kernel_and_reads_its_summary() {
+        let log = parse_log("sanitize-memcheck-test-gpu.log", LOG);
+        assert_eq!(log.tool, Some(Sanitizer::Memcheck));
+        assert_eq!(log.passed_by_kernel.get("reduce15_neumaier"), Some(&1));
+        assert_eq!(log.passed_by_kernel.get(READ_ONLY_KERNEL), Some(&1));
+        assert_eq!(log.passed_by_kernel.get(COPY_KERNEL), Some(&1));
+        assert_eq!((log.failed, log.errors()), (1, Some(2)));
+        // The first tool named in the name is the log's.
+        assert_eq!(parse_log("racecheck-memcheck-x", "").tool, Some(Sanitizer::Racecheck));
+        // Row tests count for the row kernels only in the row binary's logs.
+        let rows = parse_log("sanitize-racecheck-test-rows.log", "test random::warp::1x1 ... ok\ntest choice::short ... ok\n");
+        assert_eq!(rows.passed_by_kernel.get(ROWS), Some(&1));
+        assert_eq!(rows.passed_by_kernel.len(), 1);
+        assert!(parse_log("sanitize-racecheck-test-gpu.log", "test random::warp::1x1 ... ok\n").passed_by_kernel.is_empty());
+    }
+
+    #[test]
+    fn the_table_names_every_kernel_and_every_pair_not_run() {
+        let table = coverage_table(&[("sanitize-memcheck-test-gpu".to_string(), LOG.to_string())]);
+        assert!(table.contains("| `reduce15_neumaier` | 1 tests, 2 errors | not run |"), "{table}");
+        assert!(table.contains("`reduce1` (no tool)") && table.contains("`reduce15_neumaier` (racecheck, synccheck, initcheck)"), "{table}");
+        for kernel in registered_kernels() {
+            assert!(table.contains(&format!("| `{kernel}` |")), "{kernel}");
+        }
+        // A log cut short before its summary says so in its cells.
+        let cut = coverage_table(&[("sanitize-racecheck-test-gpu".to_string(), "test reduce9::f32::n=1 ... ok\n".to_string())]);
+        assert!(cut.contains("| `reduce9` | not run | 1 tests, no summary (the run was cut short) |"), "{cut}");
+    }
+
+    /// The sanitize stage of `tests/gpu-host.sh` runs every test binary but those it names, and
+    /// those it names are real binaries none of which is where the correct kernels are tested.
+    #[test]
+    fn the_sanitize_stage_skips_no_binary_that_tests_the_kernels() {
+        let root = crate::records::repo_root();
+        let script = std::fs::read_to_string(root.join("tests/gpu-host.sh")).unwrap();
+        let list = script.split("SANITIZE_SKIP:-").nth(1).and_then(|r| r.split('}').next()).expect("a default skip list");
+        let skipped: Vec<&str> = list.split_whitespace().collect();
+        for binary in &skipped {
+            let file = root.join("tests").join(format!("{}.rs", binary.trim_start_matches("test-")));
+            assert!(file.is_file(), "{binary} in the skip list is no test binary ({})", file.display());
+        }
+        for kept in ["test-gpu", "test-rows", "test-reproducible", "test-snippets"] {
+            assert!(!skipped.contains(&kept), "{kept} is skipped");
+        }
+        assert!(script.contains("for t in $B/tests/test-*; do"), "the stage no longer runs every bundled binary");
+        assert!(script.contains("for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do"));
+        // Each registered kernel is launched by a test in a binary that is kept.
+        let tests_gpu = std::fs::read_to_string(root.join("tests/gpu.rs")).unwrap();
+        assert!(tests_gpu.contains("kernels::correct()") && tests_gpu.contains("read_only::b{}_l{}") && tests_gpu.contains("copy::u32::n={n}"));
+    }
+
+    #[test]
+    fn the_row_kernel_groups_are_the_groups_tests_rows_names() {
+        let text = std::fs::read_to_string(crate::records::repo_root().join("tests/rows.rs")).unwrap();
+        for group in ROW_KERNEL_GROUPS {
+            assert!(text.contains(&format!("\"{group}::")), "tests/rows.rs has no group {group}");
+        }
     }
 }

@@ -115,19 +115,6 @@ fn little_s_law_uses_the_peak_the_sm_count_and_the_resident_threads() {
     assert!(bytes_in_flight(&Machine { compute_capability: "1.0".into(), ..h200() }, &rows).contains("unknown"));
 }
 
-#[test]
-fn kernel_4_is_judged_by_its_share_of_the_peak_and_kernel_5_s_step() {
-    let rows = vec![
-        named("reduce4", Dtype::I32, 1 << 22, Cache::Rotated, 15.0),
-        named("reduce5", Dtype::I32, 1 << 22, Cache::Rotated, 12.0),
-        named("reduce4", Dtype::I32, 1 << 30, Cache::Rotated, 2700.0),
-        named("reduce5", Dtype::I32, 1 << 30, Cache::Rotated, 2000.0),
-    ];
-    let text = kernel4_limit(&h200(), &rows);
-    // 1 − 12/15 = 20 %; 1 − 2000/2700 = 26 %.
-    assert!(text.contains("faster by 1.25× at 2^22 and 1.35× at 2^30") && text.contains("20 % to 26 %"), "{text}");
-    assert!(kernel4_limit(&h200(), &rows[..2]).contains("not both measured"));
-}
 
 #[test]
 fn the_resident_sum_is_compared_with_the_smallest_one() {
@@ -200,6 +187,58 @@ fn missing_measurements_are_said_not_invented() {
     let m = Machine::default();
     let table = harris_table(&m, &[row("reduce1", 1 << 25, Cache::Rotated, 100.0)], 1 << 25, Cache::Rotated);
     assert!(table.contains("| 2 | strided index, no divergence | not measured |"), "{table}");
+}
+
+#[test]
+fn kernel_4_is_judged_by_its_share_of_the_peak_and_by_its_profile() {
+    let rows = vec![
+        named("reduce4", Dtype::I32, 1 << 22, Cache::Rotated, 15.0),
+        named("reduce5", Dtype::I32, 1 << 22, Cache::Rotated, 12.0),
+        named("reduce4", Dtype::I32, 1 << 30, Cache::Rotated, 2700.0),
+        named("reduce5", Dtype::I32, 1 << 30, Cache::Rotated, 2000.0),
+    ];
+    let none = std::collections::BTreeMap::new();
+    let text = kernel4_limit(&h200(), &rows, &none);
+    assert!(text.contains("faster by 1.25× at 2^22 and 1.35× at 2^30") && text.contains("has not been profiled"), "{text}");
+    assert!(kernel4_limit(&h200(), &rows[..2], &none).contains("not both measured"));
+    // With the committed profiles: the instruction counts and the issue slots say what fills its time.
+    let c = crate::book::context::Context::load(&crate::records::repo_root()).unwrap();
+    let text = kernel4_limit(&h200(), &rows, &c.harris_profiles);
+    assert!(text.contains("Under Nsight Compute") && text.contains("% fewer") && text.contains("of its cycles"), "{text}");
+}
+
+#[test]
+fn kernels_1_to_7_are_profiled_and_tabled_in_book_order() {
+    let c = crate::book::context::Context::load(&crate::records::repo_root()).unwrap();
+    assert_eq!(c.harris_profiles.len(), 7);
+    assert!(c.harris_profiles["reduce4"].get(crate::records::ncu::ISSUE_ACTIVE).unwrap() > 70.0);
+    let table = harris_profile_table(&c.harris_profiles);
+    let at = |k: &str| table.find(&format!("| `{k}` |")).unwrap_or_else(|| panic!("{k} missing:\n{table}"));
+    assert!(at("reduce1") < at("reduce4") && at("reduce4") < at("reduce7"), "{table}");
+    assert!(table.contains("From `reduce1` to `reduce7` the instructions per element fall"), "{table}");
+    assert!(harris_profile_table(&std::collections::BTreeMap::new()).contains("Not profiled"));
+}
+
+#[test]
+fn a_tree_step_is_counted_in_the_committed_sass() {
+    let c = crate::book::context::Context::load(&crate::records::repo_root()).unwrap();
+    let k1 = crate::records::sass::tree_loop(&c.sass["reduce1_i32"]).unwrap().len();
+    let text = sass_tree_sentence(&c.sass);
+    assert!(text.contains(&format!("**{k1} instructions**")) && text.contains("no loop left"), "{text}");
+    assert!(sass_tree_sentence(&std::collections::BTreeMap::new()).contains("is not in `plots/data/sass/sm_90/`"));
+}
+
+#[test]
+fn the_2007_kernel_5_is_counted_in_measurements_not_sizes() {
+    let old = |n: usize, cache: Cache, us: f64| Row { status: Status::Historical, ..named("reduce5_volatile", Dtype::I32, n, cache, us) };
+    let rows = vec![
+        old(1 << 20, Cache::Rotated, 10.0), old(1 << 22, Cache::Rotated, 20.0), old(1 << 22, Cache::Resident, 8.0),
+        named("reduce5", Dtype::I32, 1 << 20, Cache::Rotated, 11.0), named("reduce5", Dtype::I32, 1 << 22, Cache::Rotated, 21.0),
+        named("reduce5", Dtype::I32, 1 << 22, Cache::Resident, 8.8),
+    ];
+    let text = historical_kernel5(&rows);
+    assert!(text.contains("in all 3 measurements the benchmark checked before timing (2 sizes read from DRAM and 1 left in L2)"), "{text}");
+    assert!(text.contains("`f32`: the 2007 form was not measured"), "{text}");
 }
 
 #[test]

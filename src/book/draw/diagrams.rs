@@ -81,11 +81,13 @@ impl Scheme {
     }
 
     /// The strides s of the tree loop, in order, for a block of `n` threads.
+    /// The kernels' loops exactly, so for any `n`: `s = 1, 2, 4, … < n`, or `s = n / 2, n / 4, … > 0`.
     fn strides(self, n: u32) -> Vec<u32> {
-        let doubling = std::iter::successors(Some(1u32), |s| Some(s * 2)).take_while(|s| *s < n);
         match self {
-            Scheme::InterleavedDivergent | Scheme::InterleavedStrided => doubling.collect(),
-            Scheme::Sequential => doubling.collect::<Vec<_>>().into_iter().rev().collect(),
+            Scheme::InterleavedDivergent | Scheme::InterleavedStrided => {
+                std::iter::successors(Some(1u32), |s| s.checked_mul(2)).take_while(|s| *s < n).collect()
+            }
+            Scheme::Sequential => std::iter::successors(Some(n / 2), |s| Some(s / 2)).take_while(|s| *s > 0).collect(),
         }
     }
 
@@ -134,6 +136,66 @@ pub fn steps(scheme: Scheme, n: u32) -> Result<Vec<Step>> {
         .into_iter()
         .map(|s| Step { s, adds: (0..n).filter_map(|tid| scheme.add(s, n, tid)).collect() })
         .collect())
+}
+
+/// What a tree loop does with a block of `n` threads that the kernel was not written for (a
+/// block that is not a power of two): the reads that fall past the tile of `n` values, and the
+/// slots whose value never reaches slot 0. The loop is the kernel's, with no check of `n`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaggedBlock {
+    /// (the step's stride, the add) for every read of `sdata[src]` with `src >= n`.
+    pub reads_past_tile: Vec<(u32, Add)>,
+    /// Slots of the tile whose value is never added, directly or through others, into slot 0.
+    pub never_reach_slot_0: Vec<u32>,
+}
+
+/// Trace `scheme`'s loop on a block of `n` threads (any `n` from 1): see [`RaggedBlock`].
+pub fn ragged_block(scheme: Scheme, n: u32) -> RaggedBlock {
+    // held[slot]: the original slots whose values slot `slot` holds now.
+    let mut held: Vec<Vec<u32>> = (0..n).map(|i| vec![i]).collect();
+    let mut reads_past_tile = Vec::new();
+    for s in scheme.strides(n) {
+        let adds: Vec<Add> = (0..n).filter_map(|tid| scheme.add(s, n, tid)).collect();
+        let before = held.clone();
+        for add in adds {
+            if add.src >= n || add.dst >= n {
+                reads_past_tile.push((s, add));
+                continue;
+            }
+            let moved = before[add.src as usize].clone();
+            held[add.dst as usize].extend(moved);
+        }
+    }
+    let mut reached = held.first().cloned().unwrap_or_default();
+    reached.sort_unstable();
+    reached.dedup();
+    let never_reach_slot_0 = (0..n).filter(|i| reached.binary_search(i).is_err()).collect();
+    RaggedBlock { reads_past_tile, never_reach_slot_0 }
+}
+
+/// The sentence of kernel 1's review about a block of 300 threads, from [`ragged_block`].
+pub fn block_of_300_sentence() -> String {
+    let n = 300;
+    let k1 = ragged_block(Scheme::InterleavedDivergent, n);
+    let k3 = ragged_block(Scheme::Sequential, n);
+    let reads: Vec<String> = k1.reads_past_tile.iter().take(4).map(|(s, a)| format!("thread {} reads slot {} at `s = {s}`", a.thread, a.src)).collect();
+    let reach = if k1.never_reach_slot_0.is_empty() {
+        "every one of the 300 slots does reach slot 0 — nothing is dropped".to_string()
+    } else {
+        format!("{} slots never reach slot 0", k1.never_reach_slot_0.len())
+    };
+    format!(
+        "Traced on the CPU with kernel 1's own loop (`reduction::book::draw::diagrams::ragged_block`, tested against the kernel's lines): with \
+        300 threads {reach}; the sum goes wrong because {} of the adds read a slot past the end of the 300-value tile ({}, …), \
+        whatever shared memory holds there. Kernel 3's halving loop fails the other way: with 300 threads {} slots never reach slot 0 \
+        (the first is slot {}), {}.\n",
+        k1.reads_past_tile.len(), reads.join(", "), k3.never_reach_slot_0.len(),
+        k3.never_reach_slot_0.first().copied().unwrap_or(0),
+        match k3.reads_past_tile.len() {
+            0 => "and none of its reads falls past the tile".to_string(),
+            r => format!("and {r} of its reads fall past the tile"),
+        }
+    )
 }
 
 /// Run the tree over `values` (one per thread): the contents of `sdata` before the first step
@@ -319,6 +381,26 @@ fn draw_arrow(root: &DrawingArea<SVGBackend, Shift>, from: (i32, i32), to: (i32,
 mod tests {
     use super::*;
     use crate::data;
+
+    #[test]
+    fn a_block_of_300_loses_no_slot_in_kernel_1_but_reads_past_its_tile() {
+        let k1 = ragged_block(Scheme::InterleavedDivergent, 300);
+        assert!(k1.never_reach_slot_0.is_empty(), "{:?}", k1.never_reach_slot_0);
+        // The first read past the tile: thread 296 reads slot 300 at s = 4 (296 % 8 == 0).
+        assert_eq!(k1.reads_past_tile.first(), Some(&(4, Add { thread: 296, dst: 296, src: 300 })));
+        assert!(k1.reads_past_tile.iter().all(|(_, a)| a.src >= 300));
+        // Kernel 3's halving loop drops slots instead (s = 150, 75, 37, 18, 9, 4, 2, 1: at s = 9 slot 18 is left out, and
+        // the slots it holds, 8 among them, never reach slot 0), as chapter 3's block of 384 drops slot 2.
+        let k3 = ragged_block(Scheme::Sequential, 300);
+        assert!(!k3.never_reach_slot_0.is_empty() && k3.reads_past_tile.is_empty(), "{k3:?}");
+        // A power of two is traced as the kernel runs it: nothing past the tile, nothing lost.
+        for scheme in [Scheme::InterleavedDivergent, Scheme::InterleavedStrided, Scheme::Sequential] {
+            let fine = ragged_block(scheme, 256);
+            assert!(fine.reads_past_tile.is_empty() && fine.never_reach_slot_0.is_empty(), "{scheme:?}");
+        }
+        let sentence = block_of_300_sentence();
+        assert!(sentence.contains("every one of the 300 slots does reach slot 0") && sentence.contains("thread 296 reads slot 300 at `s = 4`"), "{sentence}");
+    }
 
     const SIZES: [u32; 4] = [16, 32, 64, 1024];
 

@@ -17,6 +17,7 @@ const fn broken(name: &'static str, title: &'static str, file: &'static str, sou
         name, chapter: 0, title, file, source, status: Status::Historical, min_block, max_block: 1024,
         block_in_entry_name: false, elements_per_thread, grid: GridRule::OneBlockPerTile,
         shape: Shape::MultiPass, shared: Shared::PerThread, dtypes: &Dtype::CLASSIC, needs_cuda_headers: false,
+        min_arch: crate::arch::Arch::BOOK_MINIMUM,
     }
 }
 

@@ -98,14 +98,15 @@ pub struct BytesSeries {
     pub dashed: bool,
 }
 
-/// Draw a log-log chart of `series` against message size into `path` (the all-reduce
-/// benchmark's), with the look of every other chart of the book.
-pub fn bytes_chart(title: &str, y_desc: &str, series: &[BytesSeries], if_empty: &str) -> Result<String> {
+/// Draw a chart of `series` against message size on a log axis (the all-reduce benchmark's, and
+/// its model's), the values on a log axis too or, with `linear`, on a linear one from zero; with
+/// the look of every other chart of the book. `name` names it in errors.
+pub fn bytes_chart(name: &str, title: &str, y_desc: &str, series: &[BytesSeries], if_empty: &str, linear: bool) -> Result<String> {
     let n = KERNEL_COLOURS.len();
     let chart = LineChart {
         title: title.to_string(),
         y_desc: y_desc.to_string(),
-        y_axis: Axis::Log,
+        y_axis: if linear { Axis::Linear } else { Axis::Log },
         y_reach: 0.0,
         series: series
             .iter()
@@ -118,7 +119,7 @@ pub fn bytes_chart(title: &str, y_desc: &str, series: &[BytesSeries], if_empty: 
         if_empty: if_empty.to_string(),
         x_axis: XAxis::Bytes,
     };
-    svg("plots/nccl.svg", Figure::Lines(chart).render())
+    svg(name, Figure::Lines(chart).render())
 }
 
 /// Series given as `(label, (N, value) points, dashed)`.
