@@ -179,9 +179,9 @@ fn run_fused(gpu: &Gpu, function: &cudarc::driver::CudaFunction, which: super::f
             }
             Err(e) => Failure { case: label, expected: None, got: None, error: Some(e.to_string()), diagnosis: launch_diagnosis(&e) },
         };
-        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None });
+        return Ok(ChildReport { cases_passed: passed, cases_total: total, failure: Some(failure), speed: None, skipped: Vec::new() });
     }
-    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed: None })
+    Ok(ChildReport { cases_passed: total, cases_total: total, failure: None, speed: None, skipped: Vec::new() })
 }
 
 /// `None` when the kernel returned the exact result.

@@ -33,6 +33,7 @@ const fn dl_file(name: &'static str, chapter: u32, title: &'static str, file: &'
         shared: Shared::Static,
         dtypes: &DTYPES,
         needs_cuda_headers: false,
+        min_arch: crate::arch::Arch::BOOK_MINIMUM,
     }
 }
 
