@@ -138,7 +138,7 @@ pub fn bench(gpu: &Gpu, config: &DlBenchConfig, progress: &mut dyn FnMut(&[DlRow
     Ok(DlBench { rows, not_measured, seconds: started.elapsed().as_secs_f64() })
 }
 
-/// What [`bench`] measured.
+/// What [`bench()`] measured.
 #[derive(Clone, Debug)]
 pub struct DlBench {
     pub rows: Vec<DlRow>,
