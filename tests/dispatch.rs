@@ -6,7 +6,6 @@
 use reduction::kernels::dispatch::{Band, BANDS, EVIDENCE_SLACK};
 use reduction::records::bench::{self as results, Cache, Row, Status};
 use reduction::Dtype;
-use std::path::Path;
 
 /// Sizes that are not a power of two (2^22 + 1, 10^6) are ragged for every kernel, and the
 /// fastest there differs from one file to the next by more than the noise: the band's choice
@@ -26,7 +25,7 @@ fn measured(rows: &[Row], band: &Band, dtype: Dtype, n: usize) -> Option<f64> {
 
 #[test]
 fn every_band_is_the_fastest_measured_at_its_sizes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = reduction::records::repo_root();
     let mut checked = 0;
     let mut failures = Vec::new();
     for (i, band) in BANDS.iter().enumerate() {
@@ -66,7 +65,7 @@ fn every_band_is_the_fastest_measured_at_its_sizes() {
 fn a_slower_choice_would_be_caught() {
     // The check above can fail: the same data, with the large band's choice swapped for
     // reduce3 (Harris's kernel 3, far from the fastest there), is refused.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = reduction::records::repo_root();
     let (_, rows) = results::read_csv(&root.join("plots/data/nvidia-h200.csv")).unwrap();
     let slow = Band { kernel: "reduce3", block: 256, evidence: reduction::kernels::dispatch::Evidence { file: "", kernel: "reduce3", block: 256 }, ..BANDS[BANDS.len() - 1] };
     let n = 1 << 28;

@@ -54,12 +54,14 @@ enum Kind {
     HugeRows,
     /// Row 1 holds a NaN: softmax's row is NaN, as torch's.
     NanRow,
-    /// One row in four ignored, row 2's target out of range (its loss NaN, and so the mean).
+    /// One row in four ignored (row 1 in a batch of fewer than four), row 2's target out of range (its loss NaN, and so the mean).
     Ignored,
     /// LayerNorm rows of mean 300 and spread 0.006 (f32 only).
     BigMean,
     /// dy small integers (the column sums' dβ exact).
     ExactDy,
+    /// One value of each row raised by 6 (see `Inputs::Spike`).
+    Spike,
 }
 
 /// One case: an op on a layout of a type, a team (None: the automatic one), inputs `shift`
@@ -148,6 +150,12 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
             }
         }
         Kind::NanRow if m > 1 => x[shift + layout.stride] = T::from_f32(f32::NAN),
+        Kind::Spike => {
+            for r in 0..m {
+                let i = shift + r * layout.stride + (r * 7919 + n / 3) % n;
+                x[i] = T::from_f32(x[i].to_f64() as f32 + 6.0);
+            }
+        }
         Kind::BigMean => {
             for r in 0..m {
                 for c in 0..n {
@@ -218,6 +226,9 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
         }
         DlOp::CrossEntropy => {
             let mut targets = check::targets(m, n, IGNORE, if kind == Kind::Ignored { 4 } else { 16 }, seed ^ 5);
+            if kind == Kind::Ignored && m < 4 {
+                targets[(m - 1).min(1)] = IGNORE; // no row r with r % 4 == 3: ignore row 1 (row 0 alone, m = 1)
+            }
             if kind == Kind::Ignored && m > 2 {
                 targets[2] = n as i64; // out of range: NaN
             }
@@ -525,6 +536,7 @@ fn mutant_trial(mutant: &'static DlMutant, dtype: Dtype, team: &'static str, cho
                 let kind = match mutant.inputs {
                     Inputs::HugeRows => Kind::HugeRows,
                     Inputs::Ignored => Kind::Ignored,
+                    Inputs::Spike => Kind::Spike,
                     _ => Kind::Random,
                 };
                 let case = Case { op: mutant.op, dtype, layout, shift: 0, kind, choice, grid_limit: None };

@@ -98,7 +98,8 @@ fn no_gpu_or_measured(script: &'static str, args: &'static [&'static str], file_
         let columns = body.lines().find(|l| !l.starts_with('#')).unwrap_or("");
         let _ = std::fs::remove_dir_all(&out_dir);
         if !columns.ends_with(",method,op,rows") || !body.contains("# command: python3 plots/") {
-            return Err(format!("{}: columns {columns:?}", csv.display()).into());
+            let command = body.lines().find(|l| l.starts_with("# command:")).unwrap_or("no # command: line");
+            return Err(format!("{}: columns {columns:?}, {command:?}", csv.display()).into());
         }
         Ok(Completion::Completed)
     })

@@ -53,7 +53,7 @@ impl FusedCase {
             Kind::Huge => ", every other row shifted by 10^4",
             Kind::Negative => ", every value between -60 and -50",
         };
-        format!("{} rows of {} f32 values{what}", self.rows, self.cols)
+        format!("{} row{} of {} f32 value{}{what}", self.rows, if self.rows == 1 { "" } else { "s" }, self.cols, if self.cols == 1 { "" } else { "s" })
     }
 }
 

@@ -149,8 +149,7 @@ fn bench_typed<T: RowSums>(gpu: &Gpu, config: &OpsBenchConfig) -> Result<Vec<OpR
     let skip = |n: usize| -> Option<String> { (n > pool.host.len()).then(|| format!("{n} values do not fit in the pool of {} (the GPU's free memory)", pool.host.len())) };
 
     // Whole arrays: each operator, then the yardsticks at the same size.
-    let mut read_only = crate::Reducer::<T>::with_spec(gpu, &crate::kernels::READ_ONLY, 512)?;
-    let mut last_block = crate::Reducer::<T>::new(gpu, "reduce10_last_block", 256)?;
+    let last_block = crate::Reducer::<T>::new(gpu, "reduce10_last_block", 256)?;
     for &n in &config.sizes {
         if let Some(why) = skip(n) {
             note(format!("skipped {dtype} n = {n}: {why}"));
@@ -159,24 +158,32 @@ fn bench_typed<T: RowSums>(gpu: &Gpu, config: &OpsBenchConfig) -> Result<Vec<OpR
         for &op in &ops {
             rows.push(measure_whole(gpu, config, &pool, &mut out, op, n)?);
         }
-        for (reducer, kernel, title) in [(&mut read_only, READ_ONLY_KERNEL, "read-only sum (every byte read once)"), (&mut last_block, "reduce10_last_block", "kernel 10: one pass, last block adds")] {
-            if kernel != READ_ONLY_KERNEL {
-                *reducer = crate::Reducer::<T>::new(gpu, "reduce10_last_block", reducer.kernel().preferred_block(n))?;
-            }
-            let view = pool.device.slice(0..n);
-            reducer.poison_outputs(n)?;
-            let got = reducer.sum(&view)?;
-            reducer.check(got, &T::reference(&pool.host[..n])).map_err(|why| Error::WrongSum { what: format!("{kernel} on {n} {dtype} values"), why })?;
-            let timing = time_graph(gpu, config.target_ms, |j| {
-                let start = pool.offset(n, j);
-                reducer.enqueue(&pool.device.slice(start..start + n)).map(|_| ())
-            })?;
-            let status = if kernel == READ_ONLY_KERNEL { Status::Ceiling } else { Status::Correct };
-            let measured = Measured { kernel, chapter: CHAPTER, title, status };
-            let r = row(measured, input(dtype, n, reducer.block(), op_bytes("sum", 1, n, elem), &timing, pool.slots(n) * n * elem), &timing);
-            note(format!("{dtype:>4} {n:>11} {kernel:<24} {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps()));
-            rows.push(OpRow { row: r, op: "sum".into(), rows: 1 });
-        }
+        // The ceiling: the read-only kernel's fastest shape at this size, as in the benchmark.
+        let reference = T::reference(&pool.host[..n]);
+        let (shape, timing) = crate::measure::read_only::fastest_shape(gpu, n, config.target_ms, &reference, |j| {
+            let start = pool.offset(n, j);
+            pool.device.slice(start..start + n)
+        })?;
+        let title = format!("read-only sum, fastest of {} shapes: {} threads × {} loads", crate::kernels::READ_ONLY_SHAPES.len(), shape.block, shape.loads);
+        let measured = Measured { kernel: READ_ONLY_KERNEL, chapter: CHAPTER, title: &title, status: Status::Ceiling };
+        let r = row(measured, input(dtype, n, shape.block, op_bytes("sum", 1, n, elem), &timing, pool.slots(n) * n * elem), &timing);
+        note(format!("{dtype:>4} {n:>11} {READ_ONLY_KERNEL:<24} {:>10.2} µs {:>8.1} GB/s ({})", r.median_us, r.gbps(), shape.label()));
+        rows.push(OpRow { row: r, op: "sum".into(), rows: 1 });
+        // Kernel 10 at the block it prefers at this size, checked, then timed.
+        let kernel = "reduce10_last_block";
+        let mut reducer = crate::Reducer::<T>::new(gpu, kernel, last_block.kernel().preferred_block(n))?;
+        let view = pool.device.slice(0..n);
+        reducer.poison_outputs(n)?;
+        let got = reducer.sum(&view)?;
+        reducer.check(got, &reference).map_err(|why| Error::WrongSum { what: format!("{kernel} on {n} {dtype} values"), why })?;
+        let timing = time_graph(gpu, config.target_ms, |j| {
+            let start = pool.offset(n, j);
+            reducer.enqueue(&pool.device.slice(start..start + n)).map(|_| ())
+        })?;
+        let measured = Measured { kernel, chapter: CHAPTER, title: "kernel 10: one pass, last block adds", status: Status::Correct };
+        let r = row(measured, input(dtype, n, reducer.block(), op_bytes("sum", 1, n, elem), &timing, pool.slots(n) * n * elem), &timing);
+        note(format!("{dtype:>4} {n:>11} {kernel:<24} {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps()));
+        rows.push(OpRow { row: r, op: "sum".into(), rows: 1 });
     }
     // The mean/variance walks: what a division per value costs.
     for &n in &config.walk_sizes {

@@ -282,7 +282,13 @@ impl Gpu {
     /// than the free memory gets [`Error::OutOfMemory`] instead of a driver error.
     pub fn alloc<T: Element>(&self, len: usize) -> Result<CudaSlice<T>> {
         let bytes = len.saturating_mul(std::mem::size_of::<T>());
-        let (free, _) = self.memory()?;
+        let (mut free, _) = self.memory()?;
+        if bytes > free {
+            // Buffers dropped a moment ago go back to the driver only once the stream has reached
+            // their frees (cudarc frees into the stream's memory pool): wait for it, then ask again.
+            self.inner.stream.synchronize().during("waiting for the buffers freed before this allocation")?;
+            free = self.memory()?.0;
+        }
         if bytes > free {
             return Err(Error::OutOfMemory { requested_bytes: bytes, free_bytes: free });
         }
