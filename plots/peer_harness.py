@@ -330,8 +330,9 @@ def write(out_dir, torch, versions, command, rows, refused, quiet=False):
 
 def command_line():
     """The command as it was typed, for the header (paths relative to the repository)."""
-    # realpath: HERE is resolved, and the repository may sit behind a symbolic link
-    script = os.path.relpath(os.path.realpath(sys.argv[0]), HERE.parent) if os.path.isabs(sys.argv[0]) else sys.argv[0]
+    # realpath: HERE is resolved, and the repository may sit behind a symbolic link;
+    # normpath: `./plots/x.py` (a test run from the root) is `plots/x.py`
+    script = os.path.relpath(os.path.realpath(sys.argv[0]), HERE.parent) if os.path.isabs(sys.argv[0]) else os.path.normpath(sys.argv[0])
     return " ".join(["python3", script] + [a if re.fullmatch(r"[\w.,^/=:+-]*", a) else repr(a) for a in sys.argv[1:]])
 
 

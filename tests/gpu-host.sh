@@ -96,7 +96,9 @@ if has sanitize; then
     for t in $B/tests/test-*; do
       name=$(basename "$t")
       [[ "$skip" == *" $name "* ]] && continue
-      case $name in test-ops) extra="--skip planted:: --skip large::";; *) extra="";; esac
+      # planted:: in test-reproducible: a launch-dependent order that the tools, which serialise the
+      # launches, make deterministic (synccheck saw it as "not caught")
+      case $name in test-ops) extra="--skip planted:: --skip large::";; test-dl) extra="--skip mutation::";; test-reproducible) extra="--skip planted::";; *) extra="";; esac
       for filter in ${FILTERS:-all}; do
         [ "$filter" = all ] && filter=""
         log="$OUT/sanitizer/sanitize-$tool-$name${filter:+-$filter}.log"

@@ -179,7 +179,8 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         m.push(md(format!("mistakes/{}.md", mistake.name), mistakes::chapter_of(mistake), "book::chapters::mistakes::sentence_markdown", move |c| Ok(mistakes::sentence_of(c, mistake))));
     }
     m.push(md("sanitizer_coverage.md", "sanitizers.md", "book::chapters::sanitizers::coverage_table", |c| Ok(sanitizers::coverage_table(&c.sanitizer_logs))));
-    for (index, (name, _)) in c.sanitizer_logs.iter().enumerate() {
+    m.push(md("sanitizer_runs.md", "sanitizers.md", "book::chapters::sanitizers::runs_table", |c| Ok(sanitizers::runs_table(&c.sanitizer_logs))));
+    for (index, (name, _)) in c.sanitizer_logs.iter().enumerate().filter(|(_, (name, _))| !sanitizers::is_suite_log(name)) {
         m.push(md(format!("sanitizer/{name}.md"), sanitizers::chapter_of(name), "book::chapters::sanitizers::sanitizer_sentence", move |c| {
             let (name, text) = &c.sanitizer_logs[index];
             Ok(sanitizers::sanitizer_sentence(&format!("{name}\n{text}")))
@@ -232,19 +233,9 @@ pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
         "issue 24: the logs committed so far keep each test's line only for reduce2_padded, reduce15 and the row kernels; the pairs no log covers are listed on purpose until `tests/gpu-host.sh sanitize` (all four tools, every kernel-bearing binary) has run on the GPU host",
     ),
     (
-        "book/generated/runs/benchmark_quick.txt",
-        crate::book::runs::NOT_YET_RECORDED,
-        "issue 24: a Run it added after the last GPU round (runs::NOT_YET_RECORDED_RUNS); the next `tests/gpu-host.sh book` writes its output",
-    ),
-    (
         "book/generated/runs/multigpu_sum.txt",
         crate::book::runs::NOT_YET_RECORDED,
         "issue 24: a Run it added after the last GPU round (runs::NOT_YET_RECORDED_RUNS); the next `tests/gpu-host.sh book` on a host of several GPUs writes its output",
-    ),
-    (
-        "book/generated/runs/tile_languages_rows.txt",
-        crate::book::runs::NOT_YET_RECORDED,
-        "issue 24: a Run it added after the last GPU round (runs::NOT_YET_RECORDED_RUNS); the next `tests/gpu-host.sh book` writes its output",
     ),
     (
         "book/generated/nccl_model.md",
@@ -261,13 +252,6 @@ pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
         "On GPUs these totals are not measured yet: no host has run",
         "issue 26: `reduction multigpu determinism` was written after the last GPU call; the totals are the CPU's until a host runs it",
     ),
-    // Issue 25: the entry point, its host-visible time and the one-lane kernel 15 are new; the
-    // next `reduction bench` on the book's GPU measures them (with the peers in the same run),
-    // and then these allowances must go (the test below says so).
-    ("book/generated/entry_point.md", "The entry point is not yet measured on this GPU", "the entry point's rows are new; the next `reduction bench` measures them beside the peers"),
-    ("book/generated/host_visible.md", "The entry point is not yet measured on this GPU", "the host-visible rows are new; the next `reduction bench` measures them"),
-    ("book/generated/reproducible_goal.md", "`reduce15_reproducible_b1024` | ≥ 90% | – | – | not measured", "the one-lane kernel is new; the next `reduction bench` measures it"),
-    ("book/generated/reproducible_goal.md", "`reduce15_neumaier_b1024` | ≥ 90% | – | – | not measured", "the one-lane kernel is new; the next `reduction bench` measures it"),
 ];
 
 /// The phrases a generated file says where a measurement is missing (the generators', and the

@@ -60,7 +60,7 @@ pub const NOT_YET_RECORDED: &str = "(not yet recorded on the GPU host: `OUT=resu
 /// The runs whose output files are still [`NOT_YET_RECORDED`]: added since the last GPU round;
 /// the next `tests/gpu-host.sh book` records them, and this list is then emptied (a test holds
 /// the list and the files to each other).
-pub const NOT_YET_RECORDED_RUNS: &[&str] = &["benchmark_quick", "multigpu_sum", "tile_languages_rows"];
+pub const NOT_YET_RECORDED_RUNS: &[&str] = &["multigpu_sum"];
 
 /// The chapter of a snippet's output file under `book/generated/snippets/`
 /// (`01_interleaved_divergent_2.txt`: the second shown snippet of `01_interleaved_divergent.md`,

@@ -34,6 +34,47 @@ pub fn sanitizer_sentence(log: &str) -> String {
     }
 }
 
+/// The logs of `tests/gpu-host.sh sanitize` (and of the final calls that ran its lanes), named
+/// `sanitize-<tool>-<binary>`: they feed [`coverage_table`] and get no sentence of their own.
+pub fn is_suite_log(name: &str) -> bool {
+    name.starts_with("sanitize-")
+}
+
+/// `sanitizer_runs.md`: one row per suite log, as its header and its summary lines say: the tool,
+/// the test binary, whether it finished (or was stopped by its time limit, and after how long),
+/// how many tests passed under the tool, and the tool's summary. A log that was stopped has no
+/// summary line: the tool reports only at the end, so its row says "stopped before its summary".
+pub fn runs_table(logs: &[(String, String)]) -> String {
+    let mut s = String::from("| tool | test binary | run | tests passed under the tool | the tool's summary |\n|---|---|---|--:|---|\n");
+    let mut rows = 0;
+    for (name, text) in logs.iter().filter(|(name, _)| is_suite_log(name)) {
+        let rest = name.trim_start_matches("sanitize-");
+        let Some((tool, binary)) = rest.split_once('-') else { continue };
+        let header = text.lines().next().unwrap_or_default();
+        let after = header.split("; exit ").nth(1).unwrap_or_default();
+        let (exit, seconds) = after.split_once(" after ").map(|(e, r)| (e.trim(), r.split(" s").next().unwrap_or("?"))).unwrap_or(("?", "?"));
+        let run = match exit {
+            "0" => format!("finished in {seconds} s"),
+            "124" => format!("stopped by its time limit after {seconds} s"),
+            other => format!("exit {other} after {seconds} s"),
+        };
+        let passed = text.lines().filter(|l| l.starts_with("test ") && l.ends_with(" ... ok")).count();
+        let failed = text.lines().filter(|l| l.starts_with("test ") && l.contains(" ... FAILED")).count();
+        let passed = if failed > 0 { format!("{passed} ({failed} failed)") } else { passed.to_string() };
+        let summary = text
+            .lines()
+            .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
+            .last()
+            .map_or_else(|| "stopped before its summary".to_string(), |x| x.to_string());
+        let _ = writeln!(s, "| {tool} | `{binary}` | {run} | {passed} | {summary} |");
+        rows += 1;
+    }
+    if rows == 0 {
+        return "No run of `tests/gpu-host.sh sanitize` is in `plots/data/sanitizer/` yet.\n".to_string();
+    }
+    s
+}
+
 /// The chapter that shows the sentence of the log `name` (`plots/data/sanitizer/<name>.log`):
 /// a mistake's tool run on it in the mistake's chapter, Harris's kernel 5 in its own chapter,
 /// everything else in the sanitizer chapter.
@@ -63,7 +104,43 @@ pub const ROW_KERNEL_GROUPS: [&str; 9] = ["auto", "exact", "half", "one_hot", "r
 pub fn registered_kernels() -> Vec<String> {
     let mut names: Vec<String> = crate::kernels::correct().map(|k| k.name.to_string()).collect();
     names.extend([READ_ONLY_KERNEL, COPY_KERNEL, ROWS].map(String::from));
+    names.extend(crate::kernels::ops::Op::CHAPTER.iter().map(|op| operator_kernel(op.name())));
+    names.extend(crate::kernels::dl::DlOp::ALL.iter().map(|op| dl_kernel(op.name())));
     names
+}
+
+/// The operators' kernels in the table, one row per operator (`kernels/16_*.cu`, whole arrays and
+/// rows): the tests of `test-ops` named `whole::<op>::…` and `rows::<op>::…`.
+pub fn operator_kernel(op: &str) -> String {
+    format!("operator {op}")
+}
+
+/// The deep-learning kernels in the table, one row per reduction (`kernels/17_*.cu` … `20_*.cu`):
+/// the tests of `test-dl` named `<op>::…`, `trap::<inputs>::<op>::…` and, for the γ and β
+/// gradient, `columns::…` (not its planted bugs, `mutation::…`).
+pub fn dl_kernel(op: &str) -> String {
+    format!("fused {op}")
+}
+
+/// The row of the table a test of the operators' or deep-learning binary counts for, if any.
+fn binary_kernel(log_name: &str, test_name: &str) -> Option<String> {
+    let parts: Vec<&str> = test_name.split("::").collect();
+    if log_name.contains("test-ops") {
+        return match parts.as_slice() {
+            ["whole" | "rows", op, ..] if crate::kernels::ops::Op::CHAPTER.iter().any(|o| o.name() == *op) => Some(operator_kernel(op)),
+            _ => None,
+        };
+    }
+    if log_name.contains("test-dl") {
+        let is_op = |op: &str| crate::kernels::dl::DlOp::ALL.iter().any(|o| o.name() == op);
+        return match parts.as_slice() {
+            ["trap", _, op, ..] if is_op(op) => Some(dl_kernel(op)),
+            ["columns", ..] => Some(dl_kernel("layer_norm_bwd_gamma_beta")),
+            [op, ..] if is_op(op) => Some(dl_kernel(op)),
+            _ => None,
+        };
+    }
+    None
 }
 
 /// What one log says: its tool, the passing tests by kernel, and its summary line.
@@ -103,7 +180,9 @@ pub fn parse_log(name: &str, text: &str) -> Log {
         let Some(test) = line.strip_prefix("test ") else { continue };
         let Some((test_name, outcome)) = test.rsplit_once(" ... ") else { continue };
         let group = test_name.trim().split("::").next().unwrap_or_default();
-        let kernel = if kernels.iter().any(|k| k == group) {
+        let kernel = if let Some(k) = binary_kernel(name, test_name.trim()) {
+            Some(k)
+        } else if kernels.iter().any(|k| k == group) {
             Some(group.to_string())
         } else if rows_binary && ROW_KERNEL_GROUPS.contains(&group) {
             Some(ROWS.to_string())
@@ -184,6 +263,22 @@ mod tests {
 
     const LOG: &str = "========= COMPUTE-SANITIZER\ntest reduce15_neumaier::f32::n=7   ... ok\ntest read_only::b512_l8::f32::n=1 ... ok\n\
 test copy::u32::n=3 ... ok\ntest device::info_is_plausible ... ok\ntest reduce3::i32::n=5 ... FAILED\n========= ERROR SUMMARY: 2 errors\n";
+
+    #[test]
+    fn the_operators_and_fused_kernels_are_counted_from_their_binaries() {
+        let ops = parse_log("sanitize-memcheck-test-ops", "test whole::max::f32::n=2 ... ok\ntest rows::argmax::f16::warp::3x255/255 ... ok\ntest planted::x ... ok\n");
+        assert_eq!(ops.passed_by_kernel.get("operator max"), Some(&1));
+        assert_eq!(ops.passed_by_kernel.get("operator argmax"), Some(&1));
+        assert_eq!(ops.passed_by_kernel.len(), 2, "planted bugs are no kernel's");
+        let dl = parse_log("sanitize-initcheck-test-dl", "test softmax::f32::auto::3x2 ... ok\ntest trap::HugeRows::cross_entropy::f32::auto::3x2 ... ok\n\
+test columns::f32::5x7 ... ok\ntest mutation::rescale_missing::softmax::f32::auto ... ok\n");
+        assert_eq!(dl.passed_by_kernel.get("fused softmax"), Some(&1));
+        assert_eq!(dl.passed_by_kernel.get("fused cross_entropy"), Some(&1));
+        assert_eq!(dl.passed_by_kernel.get("fused layer_norm_bwd_gamma_beta"), Some(&1));
+        assert_eq!(dl.passed_by_kernel.len(), 3, "planted bugs are no kernel's");
+        // The same test names in another binary's log count for nothing.
+        assert!(parse_log("sanitize-memcheck-test-gpu", "test whole::max::f32::n=2 ... ok\n").passed_by_kernel.is_empty());
+    }
 
     #[test]
     fn a_log_counts_its_passing_tests_by_kernel_and_reads_its_summary() {
