@@ -220,7 +220,8 @@ pub fn goal(l: &Loaded) -> String {
             let slo = short.iter().copied().fold(f64::INFINITY, f64::min);
             met += long.iter().filter(|&&v| v >= 90.0).count() + short.iter().filter(|&&v| v >= 80.0).count();
             total += long.len() + short.len();
-            parts.push(if short.is_empty() { format!("{title} {lo:.1}–{hi:.1}%") } else { format!("{title} {lo:.1}–{hi:.1}% (N = 256, 512: from {slo:.1}%)") });
+            let range = if hi - lo < 0.05 { format!("{lo:.1}%") } else { format!("{lo:.1}–{hi:.1}%") };
+            parts.push(if short.is_empty() { format!("{title} {range}") } else { format!("{title} {range} (N < 1024: from {slo:.1}%)") });
         }
         for &(m, n) in &sh {
             for (op, title) in FORWARD.iter().chain(BACKWARD.iter()) {
@@ -232,7 +233,9 @@ pub fn goal(l: &Loaded) -> String {
             }
         }
         if !parts.is_empty() {
-            writeln!(out, "On the {} ({dtype}, M·N = 2^28, N = 1024 … 262144): {}.", l.machine.gpu, parts.join("; ")).unwrap();
+            // The columns this run measured: a run cut short by its budget measures only some.
+            let measured: Vec<String> = sh.iter().filter(|&&(m, n)| m * n == 1 << 28).map(|&(_, n)| format!("2^{}", n.trailing_zeros())).collect();
+            writeln!(out, "On the {} ({dtype}, M·N = 2^28, measured at N = {} of 2^8 … 2^18): {}.", l.machine.gpu, measured.join(", "), parts.join("; ")).unwrap();
             out.push('\n');
         }
     }
@@ -246,7 +249,29 @@ pub fn goal(l: &Loaded) -> String {
     } else {
         writeln!(out, "A peer is faster at {} shape{}{}: {}.", slower.len(), if slower.len() == 1 { "" } else { "s" }, own_run_note(l), slower.join("; ")).unwrap();
     }
+    let absent = absent_peers(l);
+    if !absent.is_empty() {
+        writeln!(out, "\nNot measured in this run (neither timed nor refused): {}.", absent.join("; ")).unwrap();
+    }
     out
+}
+
+/// The peer families of `plots/dl_peers.py` with no row, timed or refused, in the results: each
+/// with why a run leaves it out (the script skips a library it cannot import).
+fn absent_peers(l: &Loaded) -> Vec<String> {
+    const FAMILIES: [(&str, &str); 6] = [
+        ("torch_compile", "torch.compile (its compiles did not fit the peers' budget)"),
+        ("torch", "torch eager"),
+        ("triton", "Triton"),
+        ("tilelang", "TileLang (not installed on the GPU host)"),
+        ("liger", "Liger-Kernel (not installed on the GPU host)"),
+        ("quack", "Quack (not installed on the GPU host: the CuTe DSL it runs on packs to 52 + 5 MB, which a device call carries only without the book's binaries and TileLang, so it travels in a call of its own, `plots/pack_peers.sh`)"),
+    ];
+    let has = |prefix: &str| {
+        let starts = |k: &str| k.starts_with(prefix) && !(prefix == "torch" && k.starts_with("torch_compile"));
+        l.peers.iter().any(|r| starts(&r.kernel)) || l.refused.iter().any(|r| starts(&r.kernel))
+    };
+    FAMILIES.iter().filter(|(prefix, _)| !has(prefix)).map(|(_, why)| why.to_string()).collect()
 }
 
 /// Bytes of the fused kernels against torch's unfused eager compositions (counted, per value).
@@ -434,7 +459,7 @@ mod tests {
         let t = ops_table(&l, &FORWARD);
         assert!(t.contains("| 2^18 × 2^10 | **107.4%** · torch 109.6% ▲ |"), "{t}");
         let g = goal(&l);
-        assert!(g.contains("softmax 107.4–107.4%") && g.contains("met at 1 of the 1") && g.contains("A peer is faster at 1 shape"), "{g}");
+        assert!(g.contains("softmax 107.4%") && g.contains("measured at N = 2^10 of") && g.contains("met at 1 of the 1") && g.contains("A peer is faster at 1 shape"), "{g}");
         assert!(three_ways(&l).contains("| f32 | 2^18 × 2^10 | 900.0 µs (59.7%) | — | 500.0 µs (107.4%) |"));
         assert!(fusion().contains("4.0×"));
     }

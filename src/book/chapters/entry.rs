@@ -74,6 +74,18 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
                 None => {}
             }
         }
+        // The rule as it stands against what the entry point launched when it was measured: a
+        // rule revised from a run's evidence is measured by the next run, and says so till then.
+        let revised: Vec<String> = ns
+            .iter()
+            .filter_map(|&n| {
+                let picked = row(rows, ENTRY_POINT_KERNEL, dtype, n)?.title.trim_start_matches("entry point: ").to_string();
+                let bytes = (n * 4) as u64;
+                let band = BANDS.iter().find(|b| bytes <= b.up_to_bytes)?;
+                let now = format!("{}, block {}", band.kernel, band.block);
+                (!picked.starts_with(&now)).then(|| format!("{} (`{}` at block {})", size(n), band.kernel, band.block))
+            })
+            .collect();
         let peers_measured = ns.iter().filter(|&&n| PEERS.iter().any(|(k, _)| peer(rows, k, dtype, n).is_some())).count();
         if peers_measured == 0 {
             writeln!(s, "\n*No peer was measured in this run for {dtype}.*").unwrap();
@@ -81,6 +93,9 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
             writeln!(s, "\nOn {dtype} the entry point was at least as fast as every peer measured beside it, at all {ahead} sizes.").unwrap();
         } else {
             writeln!(s, "\nOn {dtype} the entry point was at least as fast as every peer beside it at {ahead} of {peers_measured} sizes; behind at {}.", behind.join("; ")).unwrap();
+        }
+        if !revised.is_empty() {
+            writeln!(s, "\nThe rule was revised after this run, from this run's own rows (`kernels::dispatch::BANDS`): it now picks another kernel at {}; the entry point's times above are those of the rule it replaced, until the next `reduction bench`.", revised.join(", ")).unwrap();
         }
     }
     writeln!(s, "\n*Measured on an {} on {} by `{}`; each peer only where it ran in the same run (its `method` column says so), the same way: checked first, inputs rotated past L2, CUDA events around graphs of back-to-back calls (CuPy's sum is not captured: K back-to-back calls).*", m.gpu, m.date, m.command).unwrap();
@@ -142,6 +157,9 @@ pub fn dispatch_bands() -> String {
         let grid = if band.one_block { ", one block" } else { "" };
         writeln!(s, "| {range} | `{}`{grid} | {} | {} | `{}` |", band.kernel, band.block, band.why, band.evidence.file).unwrap();
         low = band.up_to_bytes;
+    }
+    for (dtype, n, what) in crate::kernels::dispatch::KNOWN_GAPS {
+        writeln!(s, "\nWhere the rule is not the fastest by more than its slack (`KNOWN_GAPS`, which `tests/dispatch.rs` holds to the data): {dtype}, n = {n}: {what}.").unwrap();
     }
     s
 }

@@ -64,7 +64,7 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
         let summary = text
             .lines()
             .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
-            .last()
+            .next_back()
             .map_or_else(|| "stopped before its summary".to_string(), |x| x.to_string());
         let _ = writeln!(s, "| {tool} | `{binary}` | {run} | {passed} | {summary} |");
         rows += 1;

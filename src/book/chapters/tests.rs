@@ -270,7 +270,7 @@ fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
 #[test]
 fn the_bands_table_is_the_rule_itself() {
     let table = dispatch_bands();
-    assert_eq!(table.lines().count(), 2 + crate::kernels::dispatch::BANDS.len());
+    assert_eq!(table.lines().filter(|l| l.starts_with('|')).count(), 2 + crate::kernels::dispatch::BANDS.len());
     assert!(table.contains("| 1 to 4096 | `reduce12` | 256 |"), "{table}");
     assert!(table.contains("more than"), "{table}");
 }
