@@ -141,7 +141,7 @@ pub(crate) fn ceiling<T: Checked>(
 /// exact sum, floats to `reference` within the bound of one partial's additions
 /// (`tile × 2^-23 × Σ|x|`). That bound is loose for random signs (a lost block can hide in it),
 /// which is why the benchmark, whose inputs are exact by construction, checks the same kernel
-/// exactly at every shape and size (`ceiling` here); here the check keeps a shape that reads
+/// exactly at every shape and size (`ceiling`, in this file); here the check keeps a shape that reads
 /// nothing, or reads the wrong type, from becoming anyone's ceiling.
 pub fn fastest_shape<'a, T: Checked>(
     gpu: &Gpu,
