@@ -134,24 +134,30 @@ impl Serialize for Row {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut line = serializer.serialize_struct("Row", 16)?;
-        line.serialize_field("kernel", &self.kernel)?;
-        line.serialize_field("chapter", &self.chapter)?;
-        line.serialize_field("title", &self.title)?;
-        line.serialize_field("status", &self.status)?;
-        line.serialize_field("dtype", &self.dtype)?;
-        line.serialize_field("n", &self.n)?;
-        line.serialize_field("block", &self.block)?;
-        line.serialize_field("cache", &self.cache)?;
-        line.serialize_field("median_us", &Decimals::<3>(self.median_us))?;
-        line.serialize_field("min_us", &Decimals::<3>(self.min_us))?;
-        line.serialize_field("max_us", &Decimals::<3>(self.max_us))?;
-        line.serialize_field("gbps", &Decimals::<1>(self.gbps()))?;
-        line.serialize_field("bytes", &self.bytes)?;
-        line.serialize_field("working_set_bytes", &self.working_set_bytes)?;
-        line.serialize_field("repeats", &self.repeats)?;
-        line.serialize_field("method", &self.method)?;
+        serialize_row_fields(&mut line, self)?;
         line.end()
     }
+}
+
+/// A [`Row`]'s 16 columns, in order, into `line`: what every results file starts its lines
+/// with (the deep-learning records add `op` and `rows` after them).
+pub(crate) fn serialize_row_fields<S: serde::ser::SerializeStruct>(line: &mut S, row: &Row) -> std::result::Result<(), S::Error> {
+    line.serialize_field("kernel", &row.kernel)?;
+    line.serialize_field("chapter", &row.chapter)?;
+    line.serialize_field("title", &row.title)?;
+    line.serialize_field("status", &row.status)?;
+    line.serialize_field("dtype", &row.dtype)?;
+    line.serialize_field("n", &row.n)?;
+    line.serialize_field("block", &row.block)?;
+    line.serialize_field("cache", &row.cache)?;
+    line.serialize_field("median_us", &Decimals::<3>(row.median_us))?;
+    line.serialize_field("min_us", &Decimals::<3>(row.min_us))?;
+    line.serialize_field("max_us", &Decimals::<3>(row.max_us))?;
+    line.serialize_field("gbps", &Decimals::<1>(row.gbps()))?;
+    line.serialize_field("bytes", &row.bytes)?;
+    line.serialize_field("working_set_bytes", &row.working_set_bytes)?;
+    line.serialize_field("repeats", &row.repeats)?;
+    line.serialize_field("method", &row.method)
 }
 
 /// Write a results file: the machine's header, then one line per row.

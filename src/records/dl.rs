@@ -93,6 +93,27 @@ impl DlRow {
         }
     }
 
+    /// The benchmark row this measurement is, without its op and row count.
+    pub fn as_row(&self) -> Row {
+        Row {
+            kernel: self.kernel.clone(),
+            chapter: self.chapter,
+            title: self.title.clone(),
+            status: self.status,
+            dtype: self.dtype,
+            n: self.n,
+            block: self.block,
+            cache: self.cache,
+            median_us: self.median_us,
+            min_us: self.min_us,
+            max_us: self.max_us,
+            bytes: self.bytes,
+            working_set_bytes: self.working_set_bytes,
+            repeats: self.repeats,
+            method: self.method.clone(),
+        }
+    }
+
     /// Bandwidth at the median time, in GB/s.
     pub fn gbps(&self) -> f64 {
         self.bytes as f64 / (self.median_us * 1e-6) / 1e9
@@ -108,36 +129,13 @@ impl DlRow {
     }
 }
 
-struct Decimals<const D: usize>(f64);
-
-impl<const D: usize> Serialize for Decimals<D> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        serializer.serialize_str(&format!("{:.D$}", self.0))
-    }
-}
-
-/// The columns of the interface: the bandwidth after `max_us` for a reader (computed again when
-/// read), `op` and `rows` last.
+/// The columns of the interface: a benchmark row's ([`super::bench::serialize_row_fields`]), then
+/// `op` and `rows`.
 impl Serialize for DlRow {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut line = serializer.serialize_struct("DlRow", 18)?;
-        line.serialize_field("kernel", &self.kernel)?;
-        line.serialize_field("chapter", &self.chapter)?;
-        line.serialize_field("title", &self.title)?;
-        line.serialize_field("status", &self.status)?;
-        line.serialize_field("dtype", &self.dtype)?;
-        line.serialize_field("n", &self.n)?;
-        line.serialize_field("block", &self.block)?;
-        line.serialize_field("cache", &self.cache)?;
-        line.serialize_field("median_us", &Decimals::<3>(self.median_us))?;
-        line.serialize_field("min_us", &Decimals::<3>(self.min_us))?;
-        line.serialize_field("max_us", &Decimals::<3>(self.max_us))?;
-        line.serialize_field("gbps", &Decimals::<1>(self.gbps()))?;
-        line.serialize_field("bytes", &self.bytes)?;
-        line.serialize_field("working_set_bytes", &self.working_set_bytes)?;
-        line.serialize_field("repeats", &self.repeats)?;
-        line.serialize_field("method", &self.method)?;
+        super::bench::serialize_row_fields(&mut line, &self.as_row())?;
         line.serialize_field("op", &self.op)?;
         line.serialize_field("rows", &self.rows)?;
         line.end()
