@@ -129,7 +129,7 @@ impl DlRow {
     }
 }
 
-/// The columns of the interface: a benchmark row's ([`super::bench::serialize_row_fields`]), then
+/// The columns of the interface: a benchmark row's (`serialize_row_fields` in `records::bench`), then
 /// `op` and `rows`.
 impl Serialize for DlRow {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
