@@ -21,10 +21,7 @@ use reduction::data::{check_float, exact_parallel, Checked, F32_UNIT_ROUNDOFF, F
 use reduction::mutants::{self, Mutant};
 use reduction::rows::{RowLayout, RowReducer};
 use reduction::{Dtype, Element, Gpu, Reducer};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-/// Fresh inputs tried before a bug that gave the right sum counts as missed.
-const DRAWS: usize = 3;
 
 /// 2^k ± 1 for k = 1 ..= max_log2, capped by MAX_TEST_N (runs under compute-sanitizer).
 fn sizes(max_log2: u32) -> Vec<usize> {
@@ -34,49 +31,10 @@ fn sizes(max_log2: u32) -> Vec<usize> {
     out.dedup();
     out
 }
-
-/// Caught and planted, for the score; the unchanged kernels' passes beside them.
-struct Score {
-    caught: AtomicUsize,
-    planted: AtomicUsize,
-    controls: AtomicUsize,
-}
-
-impl Score {
-    const fn new() -> Score {
-        Score { caught: AtomicUsize::new(0), planted: AtomicUsize::new(0), controls: AtomicUsize::new(0) }
-    }
-    fn line(&self, what: &str) -> Option<String> {
-        let planted = self.planted.load(Relaxed);
-        (planted > 0).then(|| {
-            let caught = self.caught.load(Relaxed);
-            format!("mutation score ({what}): caught {caught} of {planted} planted bugs ({:.1}%); the unchanged code passed {} of {} checks",
-                100.0 * caught as f64 / planted as f64, self.controls.load(Relaxed), planted)
-        })
-    }
-}
+use common::planted::{plant, Score, DRAWS};
 
 static GPU_SCORE: Score = Score::new();
 static CPU_SCORE: Score = Score::new();
-
-/// One planted bug on one input size: `run(draw)` sums a fresh input with the unchanged code and
-/// with the bug, and returns both checks. The unchanged code must pass every draw; the bug must
-/// be caught within [`DRAWS`].
-fn plant(score: &Score, what: &str, n: usize, mut run: impl FnMut(usize) -> Result<(Result<(), String>, Result<(), String>), Failed>) -> Result<(), Failed> {
-    score.planted.fetch_add(1, Relaxed);
-    for draw in 0..DRAWS {
-        let (control, planted) = run(draw)?;
-        control.map_err(|why| format!("{what} n = {n}: the UNCHANGED code failed the check: {why}"))?;
-        if draw == 0 {
-            score.controls.fetch_add(1, Relaxed);
-        }
-        if planted.is_err() {
-            score.caught.fetch_add(1, Relaxed);
-            return Ok(());
-        }
-    }
-    Err(format!("{what} n = {n}: the planted bug was NOT caught on {DRAWS} fresh inputs").into())
-}
 
 // ---------------------------------------------------------------------------------------------
 // On the GPU.

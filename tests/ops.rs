@@ -24,7 +24,6 @@ use reduction::element::{bf16, f16};
 use reduction::kernels::ops::{owner_slice, row_depth, Depth, Op, OpReducer, Value, WholeLaunch};
 use reduction::rows::{RowLayout, Strategy};
 use reduction::{Dtype, Gpu};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// A GPU trial that may be skipped at run time with a reason (too little memory, an older
 /// architecture): `Ok(Some(reason))` reports it ignored. Without a GPU: ignored with the reason,
@@ -311,49 +310,10 @@ fn error_trials(trials: &mut Vec<Trial>) {
 // ---------------------------------------------------------------------------------------------
 // Planted bugs.
 
-/// Fresh inputs tried before a bug that gave the right answer counts as missed.
-const DRAWS: usize = 3;
-
-struct Score {
-    caught: AtomicUsize,
-    planted: AtomicUsize,
-    controls: AtomicUsize,
-}
-
-impl Score {
-    const fn new() -> Score {
-        Score { caught: AtomicUsize::new(0), planted: AtomicUsize::new(0), controls: AtomicUsize::new(0) }
-    }
-    fn line(&self, what: &str) -> Option<String> {
-        let planted = self.planted.load(Relaxed);
-        (planted > 0).then(|| {
-            let caught = self.caught.load(Relaxed);
-            format!("mutation score ({what}): caught {caught} of {planted} planted bugs ({:.1}%); the unchanged kernels passed {} of {} checks",
-                100.0 * caught as f64 / planted as f64, self.controls.load(Relaxed), planted)
-        })
-    }
-}
+use common::planted::{plant, Score};
 
 static GPU_SCORE: Score = Score::new();
 static CPU_SCORE: Score = Score::new();
-
-/// One planted bug on one size: `run(draw)` checks the unchanged and the planted code on a fresh
-/// input; the unchanged must pass every draw, the bug must be caught within [`DRAWS`].
-fn plant(score: &Score, what: &str, n: usize, mut run: impl FnMut(usize) -> Result<(Result<(), String>, Result<(), String>), Failed>) -> Result<(), Failed> {
-    score.planted.fetch_add(1, Relaxed);
-    for draw in 0..DRAWS {
-        let (control, planted) = run(draw)?;
-        control.map_err(|why| format!("{what} n = {n}: the UNCHANGED kernel failed the check: {why}"))?;
-        if draw == 0 {
-            score.controls.fetch_add(1, Relaxed);
-        }
-        if planted.is_err() {
-            score.caught.fetch_add(1, Relaxed);
-            return Ok(());
-        }
-    }
-    Err(format!("{what} n = {n}: the planted bug was NOT caught on {DRAWS} fresh inputs").into())
-}
 
 /// The inputs that show `mutant` on `n` values (whole, with the planted kernel's launch) or on
 /// rows of `cols` values (`rows`, with its row launch).

@@ -3,6 +3,8 @@
 //! none — never passed — and fails instead when `REQUIRE_GPU=1`.
 #![allow(dead_code)] // each test binary uses its own part of this module
 
+pub mod planted;
+
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use reduction::arch::Arch;
 use reduction::kernels::KernelSpec;
