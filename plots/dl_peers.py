@@ -485,10 +485,7 @@ def main():
             size = H.SIZES[dtype]
             # Room for the pool (two slots of the largest shape at least), the outputs and the checks.
             need = lambda m, n: 4 * m * n * size + 3 * CHUNK * 8 + (1 << 30)
-            fits = [s for s in shapes if memory.why_not(need(*s)) is None]
-            for s in shapes:
-                if s not in fits:
-                    log(f"{dtype} {s[0]}x{s[1]}: skipped, does not fit: {memory.why_not(need(*s))}")
+            fits = H.fitting(shapes, need, memory, log, dtype)
             if not fits:
                 continue
             pool = H.Pool(torch, dtype, H.pool_length(torch, fits, dtype))

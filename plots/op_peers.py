@@ -297,10 +297,7 @@ def main():
             continue
         size = H.SIZES[dtype]
         # The pool: for the largest case that fits with room for the references (~1 GiB).
-        fits = [c for c in cases if memory.why_not(2 * c[0] * c[1] * size + (1 << 30)) is None]
-        for c in cases:
-            if c not in fits:
-                log(f"{dtype} {c[0]}x{c[1]}: skipped, does not fit: {memory.why_not(2 * c[0] * c[1] * size + (1 << 30))}")
+        fits = H.fitting(cases, lambda m, n: 2 * m * n * size + (1 << 30), memory, log, dtype)
         if not fits:
             continue
         pool = H.Pool(torch, dtype, H.pool_length(torch, fits, dtype))

@@ -255,6 +255,19 @@ class Pool:
         return self.data[o:o + count].view(shape)
 
 
+def fitting(shapes, need, memory, log, dtype):
+    """The shapes (m, n) whose `need(m, n)` bytes fit in the GPU's memory; every other one is
+    logged as skipped, with the reason."""
+    fits = []
+    for m, n in shapes:
+        why = memory.why_not(need(m, n))
+        if why is None:
+            fits.append((m, n))
+        else:
+            log(f"{dtype} {m}x{n}: skipped, does not fit: {why}")
+    return fits
+
+
 def pool_length(torch, cases, dtype):
     """peers.py's rule: twice the largest input, and at least 8 times L2."""
     props = torch.cuda.get_device_properties(0)
