@@ -13,7 +13,8 @@ use crate::error::{During, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{ReadOnlyShape, READ_ONLY, READ_ONLY_SHAPES};
 use crate::records::bench::{Cache, Row, Status, READ_ONLY_KERNEL};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use crate::runtime::timing::GraphTiming;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use indicatif::ProgressBar;
 
 /// The title of a shape's row: `read-only sum, 512 threads × 8 loads`.
@@ -93,31 +94,15 @@ pub(crate) fn ceiling<T: Checked>(
             continue;
         }
         let mut at_this_size: Vec<Row> = Vec::new();
+        let reference = reference(n);
         for (shape, function) in &functions {
-            let grid = shape.grid(n, elem);
-            // One partial per block: a buffer of exactly the grid, so that poisoning it and
-            // reading it back cost what this shape writes, not what the smallest tile would.
-            let mut partials: CudaSlice<T::Acc> = gpu.alloc::<T::Acc>(grid)?;
-            let launch_config = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
-            let sum_once = |j: usize, partials: &mut CudaSlice<T::Acc>| -> Result<()> {
-                let source = pool.view(n, j, cache);
-                let n64 = n as u64;
-                let mut launch = gpu.stream().launch_builder(function);
-                launch.arg(&source).arg(partials).arg(&n64);
-                // SAFETY: read_only_b<B>_l<L>_<T>(const In*, Acc*, u64): the source holds n values
-                // of T and starts on a 1 KiB boundary (pool offsets), as the 16-byte loads need;
-                // `partials` holds `grid` values, one per block; the block
-                // is the entry's BLOCK.
-                unsafe { launch.launch(launch_config) }.during("launching the read-only kernel").map(|_| ())
+            let timing = match check_then_time(gpu, function, *shape, n, config.target_ms, |j| pool.view(n, j, cache), |w| partials_add_up(w, &reference))? {
+                Ok(timing) => timing,
+                Err(why) => {
+                    note(bar, format!("read_only {} {} n={n}: {why}; this shape is not timed there", shape.label(), T::SUFFIX));
+                    continue;
+                }
             };
-            gpu.fill(&mut partials, <T::Acc as Element>::POISON)?;
-            sum_once(0, &mut partials)?;
-            let written = gpu.download(&partials)?;
-            if let Err(why) = partials_add_up(&written, &reference(n)) {
-                note(bar, format!("read_only {} {} n={n}: {why}; this shape is not timed there", shape.label(), T::SUFFIX));
-                continue;
-            }
-            let timing = time_graph(gpu, config.target_ms, |j| sum_once(j, &mut partials))?;
             let working_set = pool.working_set(n, timing.ops_per_graph, cache);
             let title = shape_title(*shape);
             let what = Measured { kernel: READ_ONLY_KERNEL, chapter: 0, title: &title, status: Status::Ceiling };
@@ -131,6 +116,43 @@ pub(crate) fn ceiling<T: Checked>(
         shape_rows.extend(at_this_size);
     }
     Ok((best_rows, shape_rows))
+}
+
+/// One shape of the read-only kernel over `n` values at `view(j)`: launched once into a poisoned
+/// buffer of one partial per block, its partials judged by `check`, then timed with the operations
+/// rotating through `view`; `Ok(Err(why))` where the check refused it (and it was not timed).
+fn check_then_time<'a, T: Checked>(
+    gpu: &Gpu,
+    function: &CudaFunction,
+    shape: ReadOnlyShape,
+    n: usize,
+    target_ms: f64,
+    mut view: impl FnMut(usize) -> CudaView<'a, T>,
+    check: impl FnOnce(&[T::Acc]) -> std::result::Result<(), String>,
+) -> Result<std::result::Result<GraphTiming, String>> {
+    let grid = shape.grid(n, std::mem::size_of::<T>());
+    // One partial per block: a buffer of exactly the grid, so that poisoning it and reading it
+    // back cost what this shape writes, not what the smallest tile would.
+    let mut partials: CudaSlice<T::Acc> = gpu.alloc::<T::Acc>(grid.max(1))?;
+    let launch_config = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
+    let n64 = n as u64;
+    let mut sum_once = |j: usize, partials: &mut CudaSlice<T::Acc>| -> Result<()> {
+        let source = view(j);
+        let mut launch = gpu.stream().launch_builder(function);
+        launch.arg(&source).arg(partials).arg(&n64);
+        // SAFETY: read_only_b<B>_l<L>_<T>(const In*, Acc*, u64): the callers' views hold n values
+        // of T and start on a 16-byte boundary (the benchmark's pool offsets are 1 KiB apart, the
+        // others' multiples of 256 values), as the 16-byte loads need; `partials` holds `grid`
+        // values, one per block; the block is the entry's BLOCK.
+        unsafe { launch.launch(launch_config) }.during("launching the read-only kernel").map(|_| ())
+    };
+    gpu.fill(&mut partials, <T::Acc as Element>::POISON)?;
+    sum_once(0, &mut partials)?;
+    let written = gpu.download(&partials)?;
+    if let Err(why) = check(&written[..grid]) {
+        return Ok(Err(why));
+    }
+    Ok(Ok(time_graph(gpu, target_ms, |j| sum_once(j, &mut partials))?))
 }
 
 /// The read-only kernel as another experiment's yardstick (the operators', the deep-learning
@@ -148,34 +170,20 @@ pub fn fastest_shape<'a, T: Checked>(
     n: usize,
     target_ms: f64,
     reference: &Reference,
-    mut view: impl FnMut(usize) -> cudarc::driver::CudaView<'a, T>,
-) -> Result<(ReadOnlyShape, crate::runtime::timing::GraphTiming)> {
+    mut view: impl FnMut(usize) -> CudaView<'a, T>,
+) -> Result<(ReadOnlyShape, GraphTiming)> {
     let elem = std::mem::size_of::<T>();
-    let mut best: Option<(ReadOnlyShape, crate::runtime::timing::GraphTiming, f64)> = None;
+    let mut best: Option<(ReadOnlyShape, GraphTiming, f64)> = None;
     let mut refused = Vec::new();
     for shape in READ_ONLY_SHAPES {
         let function = gpu.function(&READ_ONLY, &shape.entry_name::<T>())?;
-        let grid = shape.grid(n, elem);
-        let mut partials: CudaSlice<T::Acc> = gpu.alloc::<T::Acc>(grid.max(1))?;
-        let launch_config = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
-        let n64 = n as u64;
-        let mut sum_once = |j: usize, partials: &mut CudaSlice<T::Acc>| -> Result<()> {
-            let source = view(j);
-            let mut launch = gpu.stream().launch_builder(&function);
-            launch.arg(&source).arg(partials).arg(&n64);
-            // SAFETY: read_only_b<B>_l<L>_<T>(const In*, Acc*, u64): the caller's views hold n
-            // values of T and start on a 16-byte boundary (the kernel's precondition);
-            // `partials` holds `grid` values, one per block; the block is the entry's BLOCK.
-            unsafe { launch.launch(launch_config) }.during("launching the read-only kernel").map(|_| ())
+        let timing = match check_then_time(gpu, &function, shape, n, target_ms, &mut view, |w| partials_within(w, reference, shape.tile(elem)))? {
+            Ok(timing) => timing,
+            Err(why) => {
+                refused.push(format!("{}: {why}", shape.label()));
+                continue;
+            }
         };
-        gpu.fill(&mut partials, <T::Acc as Element>::POISON)?;
-        sum_once(0, &mut partials)?;
-        let written = gpu.download(&partials)?;
-        if let Err(why) = partials_within(&written[..grid], reference, shape.tile(elem)) {
-            refused.push(format!("{}: {why}", shape.label()));
-            continue;
-        }
-        let timing = time_graph(gpu, target_ms, |j| sum_once(j, &mut partials))?;
         let median = crate::records::summary::median(&timing.per_op_us);
         if best.as_ref().is_none_or(|(_, _, m)| median < *m) {
             best = Some((shape, timing, median));
