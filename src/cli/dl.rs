@@ -81,7 +81,7 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
         println!("not measured, past the budget of {} s (--budget-s): {}", args.budget_s, bench.not_measured.join(", "));
     }
     // What the chapter's planted bugs return, recorded beside the measurements.
-    match dl_bench::demos(&gpu) {
+    match reduction::measure::dl_demos::demos(&gpu) {
         Ok(demos) => {
             let path = records::demos_file(&data_dir, &slug);
             records::write_demos(&path, &machine, &demos)?;

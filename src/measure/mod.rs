@@ -7,6 +7,7 @@ pub mod bench;
 pub mod read_only;
 pub mod determinism;
 pub mod dl_bench;
+pub mod dl_demos;
 pub mod ops_bench;
 pub mod rows_bench;
 

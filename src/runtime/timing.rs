@@ -141,3 +141,26 @@ pub fn time_calls(target_ms: f64, mut call: impl FnMut(usize) -> Result<()>) -> 
 pub fn host_method(calls: usize) -> String {
     format!("host-visible: one call + copy of the result to the host, host clock, median of {calls}")
 }
+
+/// Time `enqueue(j)` as a graph of back-to-back launches; where a graph cannot be captured (a
+/// cooperative launch on an older driver), as batches of back-to-back launches between events.
+pub fn time_graph_or_batches(gpu: &Gpu, target_ms: f64, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<GraphTiming> {
+    match time_graph(gpu, target_ms, &mut enqueue) {
+        Ok(t) => Ok(t),
+        Err(graph_error) => {
+            let timer = EventTimer::new(gpu)?;
+            let one = timer.time_ms(|| enqueue(0))?.max(1e-3);
+            let batch = ((target_ms / 8.0) / one).ceil().clamp(1.0, 1000.0) as usize;
+            let mut j = 0;
+            let times = timer.repeat_us(1, 15, || {
+                for _ in 0..batch {
+                    enqueue(j)?;
+                    j += 1;
+                }
+                Ok(())
+            })?;
+            eprintln!("  (no graph: {graph_error}; timed as {batch} back-to-back launches)");
+            Ok(GraphTiming { per_op_us: times.into_iter().map(|t| t / batch as f64).collect(), ops_per_graph: batch })
+        }
+    }
+}
