@@ -9,6 +9,8 @@ pub mod dispatch;
 pub mod plan;
 pub mod reducer;
 pub mod ops;
+mod read_only_shapes;
 pub mod rows;
 
+pub use read_only_shapes::*;
 pub use registry::*;
