@@ -5,6 +5,7 @@
 #
 #   OUT=results bash tests/gpu-host.sh [stages]     stages: smoke tests mistakes bench rows ncu atomic accuracy sanitize (default)
 #                                                   and ops (only when named: the operators' tests and benchmark)
+#                                                   and sweep (only when named: the four tools on every kernel at one size each, to their summaries)
 #                                                   and racecheck (only when named: kernel 2 padded and the row kernels
 #                                                   at larger sizes; sanitize already runs racecheck on every binary)
 #                                                   and multigpu (only when named: it needs 2+ GPUs, and
@@ -119,6 +120,45 @@ if has sanitize; then
   timeout 120 compute-sanitizer --tool racecheck --print-limit 4 $B/bin/reduction sum --kernel reduce5_volatile --n 100000 --block 256 \
     > "$OUT/racecheck-reduce5_volatile.log" 2>&1
   echo "exit $?; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-reduce5_volatile.log" | tail -1)"
+  pack
+fi
+
+if has sweep; then
+  # The four tools on every kernel, each run small enough to reach the tool's summary: per binary,
+  # the tests of one size or shape at which every kernel of it runs (every type, block and row
+  # strategy). The four tools run at once, one lane each; a run that passes its time limit is
+  # logged as stopped. Logs: $OUT/sanitizer/sanitize-<tool>-<binary>--<tag>.log -> plots/data/sanitizer/.
+  mkdir -p "$OUT/sanitizer"
+  sweep_lane() {  # tool, then binary|filter|extra arguments ...
+    local tool=$1; shift
+    for entry in "$@"; do
+      local name=${entry%%|*} rest=${entry#*|}; local filter=${rest%%|*} extra=${rest#*|}
+      local tag; tag=$(echo "$filter" | tr -c 'A-Za-z0-9\n' '_' | sed 's/_*$//'); tag=${tag:-all}
+      local log="$OUT/sanitizer/sanitize-$tool-$name--$tag.log" started=$(date +%s)
+      # shellcheck disable=SC2086  # extra holds several arguments
+      MAX_TEST_N=4097 REQUIRE_GPU=1 timeout ${SWEEP_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+        "$B/tests/$name" $filter $extra --test-threads 4 > "$log.full" 2>&1
+      local rc=$?
+      { echo "# MAX_TEST_N=4097 REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 .gpu-bundle/tests/$name $filter $extra --test-threads 4   ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F); exit $rc after $(( $(date +%s) - started )) s; the tests' lines and the tool's, padding removed)"
+        grep -E '^test |^=========|^test result' "$log.full" | sed -E 's/ {2,}\.\.\. / ... /'; } > "$log"
+      rm -f "$log.full"
+      echo "$tool $name $filter: exit $rc in $(( $(date +%s) - started )) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1); $(grep 'test result' "$log" | tail -1)"
+    done
+  }
+  # racecheck follows every shared-memory access of every thread: the smallest shapes that still
+  # take every path (the operators' whole-array launches fill the GPU at any size).
+  common=("test-gpu|copy::|" "test-rows||--skip determinism::" "test-reproducible||--skip planted:: --skip determinism::" "test-snippets||--skip multigpu")
+  wide=("test-gpu|n=1025|" "test-ops|n=1025|--skip planted:: --skip large::" "test-ops|x1025/1028|" "test-dl|x1001|--skip mutation::" "test-dl|columns::|")
+  narrow=("test-gpu|n=1025|" "test-ops|n=129|--skip planted:: --skip large::" "test-ops|x257/257|" "test-dl|2x32|--skip mutation::" "test-dl|columns::f32::7x3|")
+  pids=()
+  for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+    if [ "$tool" = racecheck ]; then sweep_lane "$tool" "${narrow[@]}" "${common[@]}" > "$OUT/sanitizer/lane-$tool.txt" 2>&1 &
+    else sweep_lane "$tool" "${wide[@]}" "${common[@]}" > "$OUT/sanitizer/lane-$tool.txt" 2>&1 & fi
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  cat "$OUT"/sanitizer/lane-*.txt
+  grep -L -E 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards' "$OUT"/sanitizer/sanitize-*--*.log | sed 's/^/  no clean summary: /'
   pack
 fi
 

@@ -28,10 +28,24 @@ use reduction::{Dtype, Gpu};
 /// A GPU trial that may be skipped at run time with a reason (too little memory, an older
 /// architecture): `Ok(Some(reason))` reports it ignored. Without a GPU: ignored with the reason,
 /// or failed where `REQUIRE_GPU=1`.
+/// A trial that takes longer than this is named on stderr with its time.
+const SLOW_TRIAL_S: f64 = 2.0;
+
 fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<Option<String>, Failed> + Send + 'static) -> Trial {
     let _ = gpu();
+    let name = name.into();
+    let label = name.clone();
     Trial::ignorable_test(name, move || match gpu() {
-        Ok(gpu) => body(gpu).map(|skipped| skipped.map_or(Completion::Completed, Completion::ignored_with)),
+        Ok(gpu) => {
+            let started = std::time::Instant::now();
+            let outcome = body(gpu).map(|skipped| skipped.map_or(Completion::Completed, Completion::ignored_with));
+            // Where the suite's time goes, for the GPU host's log (libtest-mimic times nothing).
+            let took = started.elapsed().as_secs_f64();
+            if took > SLOW_TRIAL_S {
+                eprintln!("slow trial: {label} took {took:.1} s");
+            }
+            outcome
+        }
         Err(why) if gpu_required() => Err(format!("REQUIRE_GPU=1 but {why}").into()),
         Err(_) => Ok(Completion::ignored_with("needs a CUDA GPU; the note above says why there is none")),
     })
@@ -540,16 +554,30 @@ fn cpu_trials(trials: &mut Vec<Trial>) {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    correctness_trials(&mut trials);
+    // The planted bugs first: each is one long trial over many sizes, better begun early than
+    // left as the run's tail while the short trials are done.
+    mutant_trials(&mut trials);
     large_trials(&mut trials);
+    correctness_trials(&mut trials);
     determinism_trials(&mut trials);
     error_trials(&mut trials);
-    mutant_trials(&mut trials);
     compile_trials(&mut trials);
     cpu_trials(&mut trials);
     if let Err(why) = gpu() {
         if !gpu_required() {
             eprintln!("note: tests that need a GPU are ignored here: {why} (REQUIRE_GPU=1 makes them fail instead)");
+        }
+    }
+    // A whole run compiles the three operator files and the planted bugs' files at once, one
+    // core each, rather than one after another under the GPU's module lock as trials need them.
+    if let (Ok(gpu), None, false) = (gpu(), &args.filter, args.list) {
+        let mut sources: Vec<&'static reduction::kernels::KernelSpec> = vec![&reduction::kernels::EXTREMES, &reduction::kernels::MOMENTS, &reduction::kernels::MEAN_VAR_WALKS];
+        sources.extend(ops_mutants::ALL.iter().filter_map(|m| m.spec().ok()));
+        let started = std::time::Instant::now();
+        let sources: Vec<&(dyn reduction::gpu::KernelSource + Sync)> = sources.into_iter().map(|s| s as _).collect();
+        match gpu.preload(&sources) {
+            Ok(()) => eprintln!("compiled {} kernel files in {:.1} s", sources.len(), started.elapsed().as_secs_f64()),
+            Err(e) => eprintln!("preloading the kernel files failed (each trial compiles and reports its own): {e}"),
         }
     }
     let conclusion = libtest_mimic::run(&args, trials);

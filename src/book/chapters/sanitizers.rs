@@ -51,6 +51,18 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
         let rest = name.trim_start_matches("sanitize-");
         let Some((tool, binary)) = rest.split_once('-') else { continue };
         let header = text.lines().next().unwrap_or_default();
+        // A sweep's log (`sanitize-<tool>-<binary>--<tag>`) ran the tests its header's filter
+        // names: the word after the binary, unless it is an option.
+        let binary = match binary.split_once("--") {
+            Some((binary, _)) => {
+                let filter = header.split(&format!(".gpu-bundle/tests/{binary} ")).nth(1).and_then(|r| r.split_whitespace().next()).filter(|w| !w.starts_with("--"));
+                match filter {
+                    Some(filter) => format!("{binary}` (tests matching `{filter}`)"),
+                    None => format!("{binary}` (the whole binary)"),
+                }
+            }
+            None => format!("{binary}`"),
+        };
         let after = header.split("; exit ").nth(1).unwrap_or_default();
         let (exit, seconds) = after.split_once(" after ").map(|(e, r)| (e.trim(), r.split(" s").next().unwrap_or("?"))).unwrap_or(("?", "?"));
         let run = match exit {
@@ -66,7 +78,7 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
             .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
             .next_back()
             .map_or_else(|| "stopped before its summary".to_string(), |x| x.to_string());
-        let _ = writeln!(s, "| {tool} | `{binary}` | {run} | {passed} | {summary} |");
+        let _ = writeln!(s, "| {tool} | `{binary} | {run} | {passed} | {summary} |");
         rows += 1;
     }
     if rows == 0 {
@@ -198,17 +210,31 @@ pub fn parse_log(name: &str, text: &str) -> Log {
     log
 }
 
-/// (tests that passed under the tool, the errors the logs that ran them reported, whether every
-/// such log has its summary) for each kernel and tool (by the tool's name).
-pub fn coverage(logs: &[Log]) -> BTreeMap<(String, &'static str), (usize, u64, bool)> {
-    let mut out = BTreeMap::new();
+/// What the logs of one tool say of one kernel: the tests that passed under it in the logs that
+/// reached their summary and the errors those summaries report; the tests that passed in logs cut
+/// short before a summary (whose errors are unknown).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Cell {
+    pub passed: usize,
+    pub errors: u64,
+    pub passed_in_cut_logs: usize,
+}
+
+/// A [`Cell`] for each kernel and tool (by the tool's name). A kernel that a finished log covers
+/// is reported from the finished logs; a run cut short elsewhere adds nothing to it.
+pub fn coverage(logs: &[Log]) -> BTreeMap<(String, &'static str), Cell> {
+    let mut out: BTreeMap<(String, &'static str), Cell> = BTreeMap::new();
     for log in logs {
         let Some(tool) = log.tool else { continue };
         for (kernel, passed) in &log.passed_by_kernel {
-            let cell = out.entry((kernel.clone(), tool.name())).or_insert((0, 0, true));
-            cell.0 += passed;
-            cell.1 += log.errors().unwrap_or(0);
-            cell.2 &= log.summary.is_some();
+            let cell = out.entry((kernel.clone(), tool.name())).or_default();
+            match log.errors() {
+                Some(errors) if log.summary.is_some() => {
+                    cell.passed += passed;
+                    cell.errors += errors;
+                }
+                _ => cell.passed_in_cut_logs += passed,
+            }
         }
     }
     out
@@ -227,8 +253,8 @@ pub fn coverage_table(logs: &[(String, String)]) -> String {
         let mut tools_missing = Vec::new();
         for tool in Sanitizer::ALL {
             match cells.get(&(kernel.clone(), tool.name())) {
-                Some((passed, errors, true)) => write!(s, " {passed} tests, {errors} {} |", if tool == Sanitizer::Racecheck { "hazards" } else { "errors" }).unwrap(),
-                Some((passed, _, false)) => write!(s, " {passed} tests, no summary (the run was cut short) |").unwrap(),
+                Some(cell) if cell.passed > 0 => write!(s, " {} tests, {} {} |", cell.passed, cell.errors, if tool == Sanitizer::Racecheck { "hazards" } else { "errors" }).unwrap(),
+                Some(cell) => write!(s, " {} tests, no summary (the run was cut short) |", cell.passed_in_cut_logs).unwrap(),
                 None => {
                     write!(s, " not run |").unwrap();
                     tools_missing.push(tool.name());
@@ -298,6 +324,16 @@ test columns::f32::5x7 ... ok\ntest mutation::rescale_missing::softmax::f32::aut
     }
 
     #[test]
+    fn a_sweep_run_is_named_by_its_binary_and_filter() {
+        let log = "# MAX_TEST_N=4097 REQUIRE_GPU=1 compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 .gpu-bundle/tests/test-ops x257/257  --test-threads 4   (NVIDIA H200, 2026-12-01; exit 0 after 12 s; the tests' lines)\n\
+test rows::max::f32::warp::3x257/257 ... ok\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
+        let table = runs_table(&[("sanitize-racecheck-test-ops--x257_257".to_string(), log.to_string())]);
+        assert!(table.contains("| racecheck | `test-ops` (tests matching `x257/257`) | finished in 12 s | 1 | 0 hazards displayed (0 errors, 0 warnings) |"), "{table}");
+        let whole = runs_table(&[("sanitize-memcheck-test-rows--all".to_string(), log.replace("test-ops x257/257", "test-rows --skip determinism::"))]);
+        assert!(whole.contains("`test-rows` (the whole binary)"), "{whole}");
+    }
+
+    #[test]
     fn the_table_names_every_kernel_and_every_pair_not_run() {
         let table = coverage_table(&[("sanitize-memcheck-test-gpu".to_string(), LOG.to_string())]);
         assert!(table.contains("| `reduce15_neumaier` | 1 tests, 2 errors | not run |"), "{table}");
@@ -308,6 +344,13 @@ test columns::f32::5x7 ... ok\ntest mutation::rescale_missing::softmax::f32::aut
         // A log cut short before its summary says so in its cells.
         let cut = coverage_table(&[("sanitize-racecheck-test-gpu".to_string(), "test reduce9::f32::n=1 ... ok\n".to_string())]);
         assert!(cut.contains("| `reduce9` | not run | 1 tests, no summary (the run was cut short) |"), "{cut}");
+        // Beside a finished log of the same tool, the finished one speaks for the kernel.
+        let finished = "test reduce9::f32::n=1025 ... ok\ntest reduce9::i32::n=1025 ... ok\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
+        let both = coverage_table(&[("sanitize-racecheck-test-gpu".to_string(), "test reduce9::f32::n=1 ... ok\n".to_string()), ("sanitize-racecheck-test-gpu-sweep".to_string(), finished.to_string())]);
+        assert!(both.contains("| `reduce9` | not run | 2 tests, 0 hazards |"), "{both}");
+        // Errors in a finished log are counted, whatever a cut log says.
+        let bad = coverage_table(&[("sanitize-memcheck-test-gpu-sweep".to_string(), "test reduce9::f32::n=1025 ... ok\n========= ERROR SUMMARY: 3 errors\n".to_string())]);
+        assert!(bad.contains("| `reduce9` | 1 tests, 3 errors |"), "{bad}");
     }
 
     /// The sanitize stage of `tests/gpu-host.sh` runs every test binary but those it names, and
