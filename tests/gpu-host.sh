@@ -452,21 +452,60 @@ else
 fi
 
 memory_stage() {  # returns 1 if anything failed; run in a subshell with the environment it needs
-  local d="$OUT/$1" started=$SECONDS rc failed=0 commands=""
+  local d="$OUT/$1" started=$SECONDS rc failed=0
   mkdir -p "$d"
   local budget=$MEMORY_STAGE_S
   local tests=$MEMORY_TESTS
   [ "$tests" = all ] && tests=$(cd $B/tests && ls)
   left() { [ $((SECONDS - started)) -lt "$budget" ] || { echo "  (stage budget of ${budget} s spent: $1 not run)"; echo "$1" >> "$d/not-run.txt"; return 1; }; }
-  for entry in $tests; do
-    local t=${entry%%:*} filter=""  # binary, or binary:filter (the test names that contain it)
+  run_entry() {  # binary, or binary:filter (the test names that contain it); returns 1 if it failed
+    local entry=$1 t=${1%%:*} filter=""
     [ "$entry" != "$t" ] && filter=${entry#*:}
-    [ -x "$B/tests/$t" ] || { echo "  $t: not in the bundle"; continue; }
-    left "$t" || continue
-    REQUIRE_GPU=1 timeout ${MEMORY_TEST_TIMEOUT:-240} "$B/tests/$t" $filter > "$d/$t.log" 2>&1; rc=$?
+    [ -x "$B/tests/$t" ] || { echo "  $t: not in the bundle"; return 0; }
+    left "$t" || return 0
+    REQUIRE_GPU=1 timeout ${MEMORY_TEST_TIMEOUT:-240} "$B/tests/$t" $filter > "$d/$t.log" 2>&1; local rc=$?
     echo "  $entry: exit $rc; $(grep -E '^test result' "$d/$t.log" | tail -1)"
-    [ $rc = 0 ] || { failed=1; grep -E "^test .* FAILED|^    [^ ]" "$d/$t.log" | head -8; }
-  done
+    [ $rc = 0 ] || { grep -E "^test .* FAILED|^    [^ ]" "$d/$t.log" | head -8; return 1; }
+  }
+  memory_commands() {  # the commands, one after another, each a log cmd-<name>.log
+    R=$B/bin/reduction
+    run_command() {  # name timeout expected-exit command...
+      local cname=$1 limit=$2 expect=$3; shift 3
+      left "$cname" || return
+      timeout "$limit" "$@" > "$d/cmd-$cname.log" 2>&1; rc=$?
+      echo "  $cname: exit $rc (expected $expect); $(grep -cE '(^| )skipped ' "$d/cmd-$cname.log") skip lines"
+      [ "$rc" = "$expect" ] || { echo "$cname" >> "$d/failed-commands.txt"; tail -4 "$d/cmd-$cname.log"; }
+      if grep -qE "Traceback|OutOfMemoryError:|CUDA_ERROR_OUT_OF_MEMORY" "$d/cmd-$cname.log"; then
+        echo "  $cname: an out-of-memory error reached the output"; echo "$cname" >> "$d/failed-commands.txt"
+      fi
+    }
+    run_command info 60 0 $R info
+    run_command sum-too-large 60 1 $R sum --kernel reduce9 --n 2^31
+    run_command bench 90 0 $R bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --no-peers --out "$d/bench"
+    run_command peers 90 0 python3 plots/peers.py --out "$d/peers" --sizes 2^29,2^30
+    run_command rows-bench 60 0 $R rows-bench --dtype f32 --shapes 4096x64 --no-peers --out "$d/rows"
+    run_command tile-peers 120 0 python3 plots/tile_peers.py --rows-out "$d/rows" --sums-out "$d/tile" --shapes 4096x64 --sizes 2^29,2^30
+    if [ "$MEMORY_SUITE" = full ]; then
+      run_command accuracy 150 0 $R accuracy --only sizes --seeds 1 --out "$d/accuracy"
+      run_command determinism 120 0 $R determinism --runs 3 --out "$d/determinism"
+      run_command exercise 120 0 $R exercise 9 --solution
+    fi
+  }
+  # MEMORY_TESTS="a b | c d" runs the lanes a b and c d at once (each lane's binaries one after
+  # another): under the cap the skips depend on the cap, not on what runs beside.
+  # MEMORY_COMMANDS_BESIDE=1 runs the commands as one more lane, beside the test binaries.
+  rm -f "$d/failed-commands.txt"
+  local lane=0 pids=() cpid=""
+  if [ "${MEMORY_COMMANDS_BESIDE:-0}" = 1 ]; then memory_commands > "$d/lane-commands.txt" 2>&1 & cpid=$!; fi
+  while IFS= read -r entries; do
+    # shellcheck disable=SC2086  # a lane is a list of words
+    ( f=0; for entry in $entries; do run_entry "$entry" || f=1; done; exit $f ) > "$d/lane-$lane.txt" 2>&1 &
+    pids+=($!); lane=$((lane + 1))
+  done < <(echo "$tests" | tr '|' '\n')
+  for p in "${pids[@]}"; do wait "$p" || failed=1; done
+  if [ -n "$cpid" ]; then wait "$cpid"; else memory_commands > "$d/lane-commands.txt" 2>&1; fi
+  [ -s "$d/failed-commands.txt" ] && failed=1
+  cat "$d"/lane-*.txt; rm -f "$d"/lane-*.txt
   # binary <TAB> test <TAB> reason, for every test reported ignored (libtest-mimic writes
   # "... ignored (reason)", the standard harness "... ignored, reason")
   for log in "$d"/test-*.log "$d"/lib-*.log "$d"/bin-*.log; do
@@ -475,31 +514,7 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
       -e "s/^test ([^ ]+) +\.\.\. ignored(, (.*))?$/$(basename "$log" .log)\t\1\t\3/p" "$log"
   done | sort > "$d/ignored.txt"
   echo "  $(wc -l < "$d/ignored.txt") tests ignored; list in $d/ignored.txt"
-  R=$B/bin/reduction
-  run_command() {  # name timeout expected-exit command...
-    local cname=$1 limit=$2 expect=$3; shift 3
-    left "$cname" || return
-    commands="$commands $d/cmd-$cname.log"
-    timeout "$limit" "$@" > "$d/cmd-$cname.log" 2>&1; rc=$?
-    echo "  $cname: exit $rc (expected $expect); $(grep -cE '(^| )skipped ' "$d/cmd-$cname.log") skip lines"
-    [ "$rc" = "$expect" ] || { failed=1; tail -4 "$d/cmd-$cname.log"; }
-    if grep -qE "Traceback|OutOfMemoryError:|CUDA_ERROR_OUT_OF_MEMORY" "$d/cmd-$cname.log"; then
-      echo "  $cname: an out-of-memory error reached the output"; failed=1
-    fi
-  }
-  run_command info 60 0 $R info
-  run_command sum-too-large 60 1 $R sum --kernel reduce9 --n 2^31
-  run_command bench 90 0 $R bench --kernels reduce9 --dtype f32 --sizes 2^29,2^30 --no-peers --out "$d/bench"
-  run_command peers 90 0 python3 plots/peers.py --out "$d/peers" --sizes 2^29,2^30
-  run_command rows-bench 60 0 $R rows-bench --dtype f32 --shapes 4096x64 --no-peers --out "$d/rows"
-  run_command tile-peers 120 0 python3 plots/tile_peers.py --rows-out "$d/rows" --sums-out "$d/tile" --shapes 4096x64 --sizes 2^29,2^30
-  if [ "$MEMORY_SUITE" = full ]; then
-    run_command accuracy 150 0 $R accuracy --only sizes --seeds 1 --out "$d/accuracy"
-    run_command determinism 120 0 $R determinism --runs 3 --out "$d/determinism"
-    run_command exercise 120 0 $R exercise 9 --solution
-  fi
-  # shellcheck disable=SC2086  # the list of command logs
-  grep -HE "(^| )skipped |will not fit" $commands 2>/dev/null | sed "s|^$d/cmd-||; s|\.log:|: |" > "$d/skipped.txt"
+  grep -HE "(^| )skipped |will not fit" "$d"/cmd-*.log 2>/dev/null | sed "s|^$d/cmd-||; s|\.log:|: |" > "$d/skipped.txt"
   echo "  $(wc -l < "$d/skipped.txt") skip lines from the commands; list in $d/skipped.txt; stage took $((SECONDS - started)) s"
   pack
   return $failed

@@ -351,8 +351,79 @@ fn bug_inputs<T: OpInput>(mutant: &OpMutant, op: Op, n: usize, whole: Option<Who
         }
         Shows::PastInt32 => {
             let mut xs = vec![T::from_f64(0.5); n];
-            xs[(1usize << 31) + 12345] = T::from_f64(2.0);
+            xs[((1usize << 31) + 12345).min(n - 1)] = T::from_f64(2.0);
             xs
+        }
+        Shows::NanLast => {
+            let mut xs = if whole.is_some() { checks::input::<T>(op, Case::Random, n, seed) } else { checks::row_input::<T>(op, Case::Random, n / cols, cols, cols, seed) };
+            for end in (cols - 1..n).step_by(cols) {
+                xs[end] = T::from_f64(f64::NAN);
+            }
+            xs
+        }
+    }).collect()
+}
+
+/// How many of `threads` threads get at least one of `n` values that begin `head` values before
+/// a 16-byte boundary (span_reduce deals the values before the boundary one per thread, whole
+/// packs of `per` round-robin, the values after the last pack one per thread: threads 0, 1, …).
+fn valued_threads(n: u64, threads: u64, per: u64, head: u64) -> u64 {
+    let head = head.min(n);
+    let packs = (n - head) / per;
+    let tail = n - head - packs * per;
+    head.max(packs).max(tail).min(threads)
+}
+
+/// One group of states that are combined with one another: how many hold values, of how many;
+/// whether block_reduce pads its last warp with the identity (a block of fewer than 32 warps);
+/// whether a finish combines the identity with the group's first state (the last block of a
+/// whole-array grid of two or more blocks, every split row).
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    valued: u64,
+    threads: u64,
+    padded: bool,
+    finish_from_identity: bool,
+}
+
+/// Whether `mutant`'s change can alter the answer of `op` in any of `groups`; if not, why.
+fn reachable(mutant: &OpMutant, op: Op, groups: &[Group]) -> Result<(), String> {
+    use reduction::check::ops_mutants::Reach;
+    let acts = |g: &Group| match mutant.reach {
+        Reach::Always => true,
+        Reach::MergeIntoAnother => g.valued >= 2 || g.finish_from_identity,
+        Reach::TwoStatesMeet => g.valued >= 2 || g.valued < g.threads || g.padded || g.finish_from_identity,
+        Reach::EmptyState => matches!(op, Op::Max | Op::Min) || g.valued < g.threads || g.padded || g.finish_from_identity,
+    };
+    if groups.iter().any(acts) {
+        return Ok(());
+    }
+    let g = groups[0];
+    Err(format!("{:?}: {} of {} threads hold values, {}, no finish from the identity", mutant.reach, g.valued, g.threads, if g.padded { "padded" } else { "no padding" }))
+}
+
+/// The groups of a whole-array launch: one, the grid's threads (the input starts on a boundary).
+fn whole_groups(launch: WholeLaunch, n: usize, dtype: Dtype) -> Vec<Group> {
+    let threads = launch.grid as u64 * launch.block as u64;
+    vec![Group { valued: valued_threads(n as u64, threads, 16 / dtype.size_bytes() as u64, 0), threads, padded: launch.block < 1024, finish_from_identity: launch.grid > 1 }]
+}
+
+/// The groups of a row launch over `rows` dense rows of `cols` values: each row's team of lanes
+/// (warp), its block (block) or its slices (split, finished from the identity), each row
+/// starting where its offset puts it against the 16-byte boundary.
+fn row_groups(launch: &reduction::rows::Launch, rows: usize, cols: usize, dtype: Dtype) -> Vec<Group> {
+    let size = dtype.size_bytes() as u64;
+    let per = 16 / size;
+    (0..rows as u64).map(|r| {
+        let offset = r * cols as u64 * size;
+        let head = ((16 - offset % 16) % 16) / size;
+        match launch.strategy {
+            Strategy::Split => Group { valued: 1, threads: launch.slices as u64 * launch.block as u64, padded: launch.block < 1024, finish_from_identity: true },
+            // A team of lanes combines within the warp; a block through block_reduce.
+            strategy => {
+                let threads = launch.lanes as u64;
+                Group { valued: valued_threads(cols as u64, threads, per, head), threads, padded: strategy == Strategy::Block && launch.block < 1024, finish_from_identity: false }
+            }
         }
     }).collect()
 }
@@ -371,6 +442,18 @@ fn mutant_whole<T: OpInput>(gpu: &Gpu, mutant: &'static OpMutant, op: Op, what: 
             Err(why) => return Ok(Some(why)),
         };
         let launch = planted.plan_whole(n)?;
+        if let Err(why) = reachable(mutant, op, &whole_groups(launch, n, T::DTYPE)) {
+            // The model says no input can show the bug here: it must answer as the unchanged code.
+            for xs in bug_inputs::<T>(mutant, op, n, Some(launch), None, n, trial_seed(&format!("{what}/{n}/idle"))) {
+                let input = gpu.upload(&xs)?;
+                let (good, bad) = (unchanged.whole(&input.as_view())?, planted.whole(&input.as_view())?);
+                if format!("{good:?}") != format!("{bad:?}") {
+                    return Err(format!("{what} n = {n}: the launch's model says the change cannot act here ({why}), but the bug answered {bad:?} where the unchanged code answered {good:?}").into());
+                }
+            }
+            GPU_SCORE.cannot_act();
+            continue;
+        }
         plant(&GPU_SCORE, what, n, |draw| {
             let mut control = Ok(());
             let mut caught = Ok(());
@@ -401,6 +484,17 @@ fn mutant_rows<T: OpInput>(gpu: &Gpu, mutant: &'static OpMutant, op: Op, strateg
     for cols in (1..=24).flat_map(|k| [(1usize << k) - 1, (1 << k) + 1]).filter(|&c| c >= mutant.min_n.max(2) && rows * c <= cap()) {
         let layout = RowLayout::dense(rows, cols);
         let launch = planted.plan_rows(layout)?.expect("rows of values are launched");
+        if let Err(why) = reachable(mutant, op, &row_groups(&launch, rows, cols, T::DTYPE)) {
+            for xs in bug_inputs::<T>(mutant, op, rows * cols, None, Some(&launch), cols, trial_seed(&format!("{what}/{cols}/idle"))) {
+                let input = gpu.upload(&xs)?;
+                let (good, bad) = (unchanged.rows(&input.as_view(), layout)?, planted.rows(&input.as_view(), layout)?);
+                if format!("{good:?}") != format!("{bad:?}") {
+                    return Err(format!("{what} {rows} rows of {cols}: the launch's model says the change cannot act here ({why}), but the bug answered {bad:?} where the unchanged code answered {good:?}").into());
+                }
+            }
+            GPU_SCORE.cannot_act();
+            continue;
+        }
         plant(&GPU_SCORE, what, cols, |draw| {
             let mut control = Ok(());
             let mut caught = Ok(());
@@ -503,6 +597,35 @@ fn compile_trials(trials: &mut Vec<Trial>) {
 /// The same bug classes planted in a CPU implementation of the operators: the checks must catch
 /// each on the same kinds of input, at sizes 2^k ± 1 up to 2^22.
 fn cpu_trials(trials: &mut Vec<Trial>) {
+    // The launch model that decides where a planted change cannot act, on the launches where the
+    // GPU showed it: a team of one lane per 3-value row never combines; a block of 32 warps whose
+    // every thread holds values never meets an empty state (one of 512 threads pads its last warp
+    // with the identity: caught there); one thread that holds all five values never merges.
+    trials.push(Trial::test("cpu::where_a_planted_change_cannot_act", || {
+        use reduction::rows::{plan_typed, Limits};
+        let mutant = |name: &str| ops_mutants::ALL.iter().find(|m| m.name == name).unwrap();
+        let rows = |cols: usize, strategy| plan_typed(RowLayout::dense(3, cols), Dtype::F32, Some(strategy), Limits::h200()).unwrap().unwrap();
+        let ties = mutant("ties_to_highest_index");
+        let (three, five) = (rows(3, Strategy::Warp), rows(5, Strategy::Warp));
+        assert_eq!(three.lanes, 1);
+        assert!(reachable(ties, Op::Argmax, &row_groups(&three, 3, 3, Dtype::F32)).is_err());
+        assert!(reachable(ties, Op::Argmax, &row_groups(&five, 3, 5, Dtype::F32)).is_ok());
+        let identity = mutant("identity_zero");
+        for (cols, acts) in [(8193, false), (4097, true), (1025, true)] {
+            let launch = rows(cols, Strategy::Block);
+            assert_eq!(reachable(identity, Op::Argmin, &row_groups(&launch, 3, cols, Dtype::F32)).is_ok(), acts, "{cols}: {launch:?}");
+            assert!(reachable(identity, Op::Max, &row_groups(&launch, 3, cols, Dtype::F32)).is_ok(), "a max starts from the identity");
+        }
+        let merge = mutant("count_dropped_in_merge");
+        let whole = |n: usize| reduction::kernels::ops::plan_whole(n as u64, 256, 264);
+        assert!(reachable(merge, Op::MeanVar, &whole_groups(whole(5), 5, Dtype::F32)).is_err());
+        assert!(reachable(merge, Op::MeanVar, &whole_groups(whole(3), 3, Dtype::F32)).is_ok());
+        assert!(reachable(merge, Op::MeanVar, &whole_groups(whole(1 << 20), 1 << 20, Dtype::F32)).is_ok());
+        // A split row is finished from the identity: every change can act there.
+        let split = rows(3, Strategy::Split);
+        assert!(reachable(merge, Op::MeanVar, &row_groups(&split, 3, 3, Dtype::F32)).is_ok());
+        Ok(())
+    }));
     type Planted = fn(&[f32]) -> Value;
     let bugs: &[(&str, Op, Case, Planted)] = &[
         ("identity_zero", Op::Max, Case::AllNegative, |xs| Value::Number(xs.iter().fold(0.0f32, |a, &b| a.max(b)) as f64)),

@@ -73,7 +73,7 @@ pub enum Case {
     /// index 0, although every value ties the identity.
     AllLowest,
     /// NaN inside the first 16-byte pack (index 1), where the packed compares see it, and at a
-    /// random position after it.
+    /// random position after it in the same pack.
     NanInFirstPack,
     /// i32::MAX and i32::MIN planted (integers only).
     IntegerLimits,
@@ -183,9 +183,11 @@ pub fn input<T: OpInput>(op: Op, case: Case, n: usize, seed: u64) -> Vec<T> {
             x[rng.gen_range(i..n)] = side(if rng.gen() { f64::NAN } else { -f64::NAN });
         }
         Case::NanInFirstPack => {
+            // Both NaNs inside the first pack: one past it would reach a scalar compare instead.
             let i = 1.min(n - 1);
+            let pack = (16 / std::mem::size_of::<T>()).min(n);
             x[i] = side(if rng.gen() { f64::NAN } else { -f64::NAN });
-            x[rng.gen_range(i..n)] = side(f64::NAN);
+            x[rng.gen_range(i..pack.max(i + 1))] = side(f64::NAN);
         }
         Case::Infinities => {
             let (i, j) = (rng.gen_range(0..n), rng.gen_range(0..n));

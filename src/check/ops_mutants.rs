@@ -26,6 +26,29 @@ pub enum Shows {
     ShiftedFirstShare,
     /// The largest value past index 2^31 (argmax of more than 2^31 values).
     PastInt32,
+    /// Random values with a NaN as the last one (of the array, of each row).
+    NanLast,
+}
+
+/// Where, besides `min_n`, the change can alter an answer at all: decided from the launch's
+/// geometry alone (`tests/ops.rs` models which threads of a launch hold values), so that a size at
+/// which no input could show the bug is named as such, never counted as caught or missed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// At every size from `min_n` on.
+    Always,
+    /// Where a state that holds values is merged into another one's place: two states that hold
+    /// values combined, or the identity first (the last block's and the split's finishes start
+    /// from it). Lanes, warps and blocks put the lower state first, and the states that hold values
+    /// are the lowest, so a merge that keeps the first count is right when one thread holds all.
+    MergeIntoAnother,
+    /// Where two states meet at all: a tie rule decides between two states that hold values, or
+    /// between one and an empty state (an all-lowest input ties the identity).
+    TwoStatesMeet,
+    /// For argmax and argmin, where a state that holds no value is combined (a thread's first
+    /// value replaces its empty state whatever the identity is); for max and min, always (the
+    /// running value starts from the identity).
+    EmptyState,
 }
 
 /// Where a bug is planted, and so which launches run it.
@@ -49,6 +72,7 @@ pub struct OpMutant {
     pub planted: Planted,
     /// The inputs that show it: a draw tries each; caught if any check fails.
     pub shows: &'static [Shows],
+    pub reach: Reach,
     /// The smallest input (or row) on which it can show at all: below, every value goes through
     /// code the change does not touch (no 16-byte pack, one value).
     pub min_n: usize,
@@ -70,6 +94,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: &[Dtype::F32, Dtype::F16],
         planted: Planted::Operator(Strategy::Block),
         shows: &[Shows::Case(Case::AllNegative)],
+        reach: Reach::EmptyState,
         min_n: 1,
         min_arch: 0,
         bug: "max starts from 0 instead of −∞ (min from 0 instead of +∞)",
@@ -82,6 +107,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: &[Dtype::F32, Dtype::BF16, Dtype::I32],
         planted: Planted::Operator(Strategy::Warp),
         shows: &[Shows::Case(Case::Ties), Shows::Case(Case::AllLowest)],
+        reach: Reach::TwoStatesMeet,
         min_n: 1,
         min_arch: 0,
         bug: "of two equal values the combine keeps the higher index",
@@ -94,6 +120,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: &[Dtype::F32, Dtype::F16],
         planted: Planted::Operator(Strategy::Block),
         shows: &[Shows::ShiftedFirstShare],
+        reach: Reach::MergeIntoAnother,
         min_n: 2,
         min_arch: 0,
         bug: "Chan's merge keeps the first state's count instead of the sum of both",
@@ -108,6 +135,7 @@ pub const ALL: &[OpMutant] = &[
         shows: &[Shows::Case(Case::First)],
         // A grid of one block writes its result without the last block's loop: from two blocks
         // of 256 × 16 values on.
+        reach: Reach::Always,
         min_n: 4097,
         min_arch: 0,
         bug: "the last block combines the blocks' states from block 1: block 0's is left out",
@@ -120,6 +148,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: &[Dtype::F32, Dtype::BF16],
         planted: Planted::Whole,
         shows: &[Shows::ShiftedFirstShare],
+        reach: Reach::Always,
         min_n: 4097,
         min_arch: 0,
         bug: "the last block combines the blocks' states from block 1: block 0's is left out",
@@ -132,6 +161,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: F32,
         planted: Planted::Split,
         shows: &[Shows::Case(Case::First)],
+        reach: Reach::Always,
         min_n: 1,
         min_arch: 0,
         bug: "the last row's finishing block combines its slices from slice 1: the row's first slice is left out",
@@ -144,6 +174,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: F32,
         planted: Planted::Split,
         shows: &[Shows::ShiftedFirstShare],
+        reach: Reach::Always,
         min_n: 1,
         min_arch: 0,
         bug: "the last row's finishing block combines its slices from slice 1: the row's first slice is left out",
@@ -156,6 +187,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: &[Dtype::F16],
         planted: Planted::Whole,
         shows: &[Shows::PastInt32],
+        reach: Reach::Always,
         min_n: (1 << 31) + 1,
         min_arch: 0,
         bug: "the index of the pack that holds a thread's best value is kept as a 32-bit int: past 2^31 it wraps",
@@ -168,6 +200,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: F32,
         planted: Planted::Operator(Strategy::Split),
         shows: &[Shows::Case(Case::Nan)],
+        reach: Reach::Always,
         min_n: 1,
         min_arch: 80,
         bug: "max.f32 for max.NaN.f32: a NaN loses to any number, as in fmaxf",
@@ -180,6 +213,7 @@ pub const ALL: &[OpMutant] = &[
         dtypes: &[Dtype::F16],
         planted: Planted::Operator(Strategy::Block),
         shows: &[Shows::Case(Case::NanInFirstPack)],
+        reach: Reach::Always,
         min_n: 8,
         min_arch: 80,
         bug: "max.f16x2 for max.NaN.f16x2 in the packed compare: a NaN in a pack loses to any number",
@@ -191,8 +225,12 @@ pub const ALL: &[OpMutant] = &[
         ops: &[Op::Argmax, Op::Argmin],
         dtypes: &[Dtype::F32, Dtype::BF16],
         planted: Planted::Operator(Strategy::Split),
-        shows: &[Shows::Case(Case::Nan)],
-        min_n: 1,
+        // A NaN that is a thread's first value is kept by any compare (so a NaN at index 0 can
+        // hide the bug); one at the end always comes after a value or meets another state.
+        shows: &[Shows::Case(Case::Nan), Shows::NanLast],
+        reach: Reach::Always,
+        // One value is its own argmax, whatever the compare.
+        min_n: 2,
         min_arch: 0,
         bug: "argmax compares with > alone: a NaN is never better, so it never wins",
         find: "return is_nan(a) ? !is_nan(b) : (MAX ? a > b : a < b);",

@@ -13,11 +13,14 @@ pub struct Score {
     caught: AtomicUsize,
     planted: AtomicUsize,
     controls: AtomicUsize,
+    /// Sizes where a model of the launch says the change cannot alter any answer, and the bug
+    /// answered exactly as the unchanged code: not counted as planted.
+    cannot_act: AtomicUsize,
 }
 
 impl Score {
     pub const fn new() -> Score {
-        Score { caught: AtomicUsize::new(0), planted: AtomicUsize::new(0), controls: AtomicUsize::new(0) }
+        Score { caught: AtomicUsize::new(0), planted: AtomicUsize::new(0), controls: AtomicUsize::new(0), cannot_act: AtomicUsize::new(0) }
     }
 
     /// `mutation score (what): caught C of P planted bugs (…%); …`, once anything was planted.
@@ -25,9 +28,17 @@ impl Score {
         let planted = self.planted.load(Relaxed);
         (planted > 0).then(|| {
             let caught = self.caught.load(Relaxed);
-            format!("mutation score ({what}): caught {caught} of {planted} planted bugs ({:.1}%); the unchanged code passed {} of {} checks",
+            let idle = self.cannot_act.load(Relaxed);
+            let idle = if idle > 0 { format!("; at {idle} more sizes the change cannot act (the launch's model says why) and the bug answered exactly as the unchanged code") } else { String::new() };
+            format!("mutation score ({what}): caught {caught} of {planted} planted bugs ({:.1}%); the unchanged code passed {} of {} checks{idle}",
                 100.0 * caught as f64 / planted as f64, self.controls.load(Relaxed), planted)
         })
+    }
+
+    /// A size where the change cannot act: counted apart, once the caller has seen the bug answer
+    /// exactly as the unchanged code.
+    pub fn cannot_act(&self) {
+        self.cannot_act.fetch_add(1, Relaxed);
     }
 }
 
