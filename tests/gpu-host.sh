@@ -129,14 +129,19 @@ if has sweep; then
   # strategy). The four tools run at once, one lane each; a run that passes its time limit is
   # logged as stopped. Logs: $OUT/sanitizer/sanitize-<tool>-<binary>--<tag>.log -> plots/data/sanitizer/.
   mkdir -p "$OUT/sanitizer"
+  sweep_end=$(( $(date +%s) + ${SWEEP_S:-900} ))
   sweep_lane() {  # tool, then binary|filter|extra arguments ...
     local tool=$1; shift
     for entry in "$@"; do
       local name=${entry%%|*} rest=${entry#*|}; local filter=${rest%%|*} extra=${rest#*|}
       local tag; tag=$(echo "$filter" | tr -c 'A-Za-z0-9\n' '_' | sed 's/_*$//'); tag=${tag:-all}
       local log="$OUT/sanitizer/sanitize-$tool-$name--$tag.log" started=$(date +%s)
+      # SWEEP_S: the whole sweep's seconds; a run that would start with less than 10 left is not run.
+      local lim=${SWEEP_TIMEOUT:-150} rest=$(( sweep_end - started ))
+      [ $rest -lt $lim ] && lim=$rest
+      [ $lim -lt 10 ] && { echo "$tool $name $filter: not run (the sweep's time is spent)"; continue; }
       # shellcheck disable=SC2086  # extra holds several arguments
-      MAX_TEST_N=4097 REQUIRE_GPU=1 timeout ${SWEEP_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+      MAX_TEST_N=4097 REQUIRE_GPU=1 timeout $lim compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
         "$B/tests/$name" $filter $extra --test-threads 4 > "$log.full" 2>&1
       local rc=$?
       { echo "# MAX_TEST_N=4097 REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 .gpu-bundle/tests/$name $filter $extra --test-threads 4   ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F); exit $rc after $(( $(date +%s) - started )) s; the tests' lines and the tool's, padding removed)"

@@ -188,7 +188,10 @@ pub const ALL: &[OpMutant] = &[
         planted: Planted::Whole,
         shows: &[Shows::PastInt32],
         reach: Reach::Always,
-        min_n: (1 << 31) + 1,
+        // The change is in the index of a whole pack: the first pack that starts past 2^31 − 1
+        // (at 2^31) is whole from 2^31 + 8 values on; below, the value past 2^31 is a tail's,
+        // found one by one with its full index.
+        min_n: (1 << 31) + 8,
         min_arch: 0,
         bug: "the index of the pack that holds a thread's best value is kept as a 32-bit int: past 2^31 it wraps",
         find: "t.index = first;",
