@@ -508,7 +508,8 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
     pids+=($!); lane=$((lane + 1))
   done < <(echo "$tests" | tr '|' '\n')
   for p in "${pids[@]}"; do wait "$p" || failed=1; done
-  if [ -n "$cpid" ]; then wait "$cpid"; else memory_commands > "$d/lane-commands.txt" 2>&1; fi
+  # MEMORY_COMMANDS=0: the test binaries only (the commands' logs of an earlier run stay).
+  if [ -n "$cpid" ]; then wait "$cpid"; elif [ "${MEMORY_COMMANDS:-1}" = 1 ]; then memory_commands > "$d/lane-commands.txt" 2>&1; fi
   [ -s "$d/failed-commands.txt" ] && failed=1
   cat "$d"/lane-*.txt; rm -f "$d"/lane-*.txt
   # binary <TAB> test <TAB> reason, for every test reported ignored (libtest-mimic writes
