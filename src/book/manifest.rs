@@ -124,6 +124,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("ceiling_shapes.md", "benchmark.md", "book::chapters::benchmark::ceiling_shapes", |c| Ok(benchmark::ceiling_shapes(&c.book()?.1, c.read_only_shapes.as_deref()))),
         bench("entry_point.md", "benchmark.md", "book::chapters::entry::entry_table", entry::entry_table),
         bench("host_visible.md", "benchmark.md", "book::chapters::entry::host_visible_table", entry::host_visible_table),
+        md("entry_ncu.md", "benchmark.md", "book::chapters::entry::entry_ncu", |c| Ok(entry::entry_ncu(&c.ncu, &c.book()?.1))),
         md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |_| Ok(entry::dispatch_bands())),
     ]);
     for name in charts::BENCHMARK_CHARTS {
@@ -226,11 +227,6 @@ pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
         "book/generated/types.md",
         "is not yet measured on this GPU",
         "the f64/f16/bf16 sweep (`bench --dtype f64,f16,bf16 --out plots/data/types`) was measured before the read-only kernel existed; its next run adds the ceiling",
-    ),
-    (
-        "book/generated/sanitizer_coverage.md",
-        crate::book::chapters::sanitizers::COVERAGE_NOT_YET_RUN,
-        "issue 24: the logs committed so far keep each test's line only for reduce2_padded, reduce15 and the row kernels; the pairs no log covers are listed on purpose until `tests/gpu-host.sh sanitize` (all four tools, every kernel-bearing binary) has run on the GPU host",
     ),
     (
         "book/generated/runs/multigpu_sum.txt",

@@ -163,3 +163,77 @@ pub fn dispatch_bands() -> String {
     }
     s
 }
+
+/// The entry point's Nsight Compute profiles (`plots/data/ncu/entry_<2pK>_<type>.txt`, made on
+/// the GPU host by `ncu … reduction sum --n 2^K --dtype <type>`): the size and type from the
+/// file's name.
+fn entry_profile_size(name: &str) -> Option<(usize, Dtype)> {
+    let rest = name.strip_prefix("entry_2p")?;
+    let (k, dtype) = rest.split_once('_')?;
+    Some((1usize << k.parse::<u32>().ok()?, Dtype::parse(dtype)?))
+}
+
+/// The kernel ncu profiled: the first line naming a launch, `name (grid)x(block), Context …`.
+fn profiled_kernel(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context")).and_then(|l| l.split_whitespace().next())
+}
+
+/// DRAM busier than this (ncu's DRAM Throughput, % of its peak) calls a launch bound by memory;
+/// less busy than [`LATENCY_DRAM_PERCENT`], bound by the latency of its few steps.
+pub const MEMORY_BOUND_DRAM_PERCENT: f64 = 80.0;
+pub const LATENCY_DRAM_PERCENT: f64 = 10.0;
+
+/// `entry_ncu.md`: what Nsight Compute saw the entry point's launch do at the sizes where it was
+/// profiled, beside its benchmark time and the read-only kernel's at the same size.
+pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
+    let mut profiles: Vec<(usize, Dtype, &str, super::determinism::Profile)> = ncu
+        .iter()
+        .filter_map(|(name, text)| {
+            let (n, dtype) = entry_profile_size(name)?;
+            Some((n, dtype, profiled_kernel(text)?, super::determinism::parse_ncu(name, text)?))
+        })
+        .collect();
+    if profiles.is_empty() {
+        return "*The entry point is not yet profiled on this GPU (`ncu … reduction sum --n 2^30`, as in `tests/gpu-host.sh`'s closing calls, writes `plots/data/ncu/entry_2p30_f32.txt`).*\n".into();
+    }
+    profiles.sort_by_key(|p| (p.1.to_string(), p.0));
+    let mut s = String::from("| n | launch | block × grid | achieved occupancy | DRAM throughput | duration under ncu | entry point in the benchmark | read-only kernel |\n|--:|---|--:|--:|--:|--:|--:|--:|\n");
+    let mut said = Vec::new();
+    for (n, dtype, kernel, p) in &profiles {
+        let bench = |k: &str| row(rows, k, *dtype, *n).map_or("–".to_string(), |r| format!("{:.2} µs", r.median_us));
+        writeln!(s, "| {} {dtype} | `{kernel}` | {} × {} | {:.1}% | {:.1}% | {:.2} µs | {} | {} |", size(*n), p.block, p.grid, p.achieved_occupancy, p.dram_percent, p.duration_us,
+            bench(ENTRY_POINT_KERNEL), bench(READ_ONLY_KERNEL)).unwrap();
+        let verdict = if p.dram_percent > MEMORY_BOUND_DRAM_PERCENT {
+            format!("DRAM was {:.1}% busy: the launch is bound by memory, and what is left to gain is in how close to the read-only kernel its loads come", p.dram_percent)
+        } else if p.dram_percent < LATENCY_DRAM_PERCENT {
+            let blocks = if p.grid == 1 { "1 block".to_string() } else { format!("{} blocks", p.grid) };
+            format!("{blocks} of {} threads kept DRAM {:.1}% busy: at this size the time is the latency of the launch's few steps, not bandwidth", p.block, p.dram_percent)
+        } else {
+            format!("DRAM was {:.1}% busy", p.dram_percent)
+        };
+        said.push(format!("at {} {dtype}, {verdict}", size(*n)));
+    }
+    let sentence = said.join("; ");
+    writeln!(s, "\n{}{}.", sentence[..1].to_uppercase(), &sentence[1..]).unwrap();
+    writeln!(s, "\n*One launch each, the first of `reduction sum --n <n>` (the entry point), profiled by Nsight Compute without fixed clocks (SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, LaunchStats and WarpStateStats sections): a cold launch outside a graph, so its duration is not the benchmark's.*").unwrap();
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROFILE: &str = "  reduce10_tiles_b512_l8_f32 (1, 1, 1)x(512, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         2.82\n    DRAM Throughput                   %         0.36\n    Compute (SM) Throughput           %         0.10\n    Block Size                                                   512\n    Grid Size                                                      1\n    Registers Per Thread             register/thread              32\n    Block Limit Registers                 block            4\n    Theoretical Occupancy                     %          100\n    Achieved Occupancy                        %        23.96\n";
+
+    #[test]
+    fn the_entry_points_profiles_say_what_bounds_each_launch() {
+        let latency = entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[]);
+        assert!(latency.contains("| 2^13 f32 | `reduce10_tiles_b512_l8_f32` | 512 × 1 | 24.0% | 0.4% | 2.82 µs | – | – |"), "{latency}");
+        assert!(latency.contains("At 2^13 f32, 1 block of 512 threads kept DRAM 0.4% busy: at this size the time is the latency"), "{latency}");
+        let busy = PROFILE.replace("0.36", "94.17").replace("(1, 1, 1)", "(264, 1, 1)");
+        let memory = entry_ncu(&[("entry_2p30_f32".into(), busy), ("reduce7".into(), PROFILE.into())], &[]);
+        assert!(memory.contains("At 2^30 f32, DRAM was 94.2% busy: the launch is bound by memory"), "{memory}");
+        assert!(!memory.contains("reduce7") && !memory.contains("2^13"), "only the entry point's profiles: {memory}");
+        assert!(entry_ncu(&[], &[]).contains("not yet profiled"));
+    }
+}
