@@ -55,10 +55,13 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
         // names: the word after the binary, unless it is an option.
         let binary = match binary.split_once("--") {
             Some((binary, _)) => {
-                let filter = header.split(&format!(".gpu-bundle/tests/{binary} ")).nth(1).and_then(|r| r.split_whitespace().next()).filter(|w| !w.starts_with("--"));
-                match filter {
-                    Some(filter) => format!("{binary}` (tests matching `{filter}`)"),
-                    None => format!("{binary}` (the whole binary)"),
+                let args: Vec<&str> = header.split(&format!(".gpu-bundle/tests/{binary} ")).nth(1).map_or(Vec::new(), |r| r.split("--test-threads").next().unwrap_or("").split_whitespace().collect());
+                let skipped: Vec<String> = args.windows(2).filter(|w| w[0] == "--skip").map(|w| format!("`{}`", w[1])).collect();
+                let but = if skipped.is_empty() { String::new() } else { format!(", but {}", skipped.join(" and ")) };
+                match args.first().filter(|w| !w.starts_with("--")) {
+                    Some(filter) => format!("{binary}` (tests matching `{filter}`{but})"),
+                    None if skipped.is_empty() => format!("{binary}` (the whole binary)"),
+                    None => format!("{binary}` (every test{but})"),
                 }
             }
             None => format!("{binary}`"),
@@ -329,8 +332,12 @@ test columns::f32::5x7 ... ok\ntest mutation::rescale_missing::softmax::f32::aut
 test rows::max::f32::warp::3x257/257 ... ok\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
         let table = runs_table(&[("sanitize-racecheck-test-ops--x257_257".to_string(), log.to_string())]);
         assert!(table.contains("| racecheck | `test-ops` (tests matching `x257/257`) | finished in 12 s | 1 | 0 hazards displayed (0 errors, 0 warnings) |"), "{table}");
-        let whole = runs_table(&[("sanitize-memcheck-test-rows--all".to_string(), log.replace("test-ops x257/257", "test-rows --skip determinism::"))]);
+        let skips = runs_table(&[("sanitize-memcheck-test-rows--all".to_string(), log.replace("test-ops x257/257", "test-rows --skip determinism::"))]);
+        assert!(skips.contains("`test-rows` (every test, but `determinism::`)"), "{skips}");
+        let whole = runs_table(&[("sanitize-memcheck-test-rows--all".to_string(), log.replace("test-ops x257/257", "test-rows"))]);
         assert!(whole.contains("`test-rows` (the whole binary)"), "{whole}");
+        let filtered = runs_table(&[("sanitize-memcheck-test-ops--n_1025".to_string(), log.replace("x257/257", "n=1025 --skip planted:: --skip large::"))]);
+        assert!(filtered.contains("`test-ops` (tests matching `n=1025`, but `planted::` and `large::`)"), "{filtered}");
     }
 
     #[test]
