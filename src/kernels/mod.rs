@@ -3,6 +3,7 @@
 //! Uses the runtime and the records' types; knows nothing of benchmarks or the book.
 
 pub mod broken;
+mod launch_rules;
 mod registry;
 pub mod dl;
 pub mod dispatch;
@@ -11,6 +12,8 @@ pub mod reducer;
 pub mod ops;
 mod read_only_shapes;
 pub mod rows;
+mod source;
 
 pub use read_only_shapes::*;
 pub use registry::*;
+pub use source::{spliced_source, HEADERS};

@@ -1,6 +1,7 @@
 //! The kernel registry: every kernel the book runs, with its chapter, its source and the rules
-//! for launching it. The host owns every launch configuration; a kernel is an entry here, not
-//! a copy of launch code.
+//! for launching it (applied in `launch_rules.rs`; the text NVRTC compiles is made in
+//! `source.rs`). The host owns every launch configuration; a kernel is an entry here, not a copy
+//! of launch code.
 
 use crate::arch::Arch;
 use crate::element::{Dtype, Element};
@@ -156,16 +157,6 @@ pub struct KernelSpec {
     /// On an older GPU it is not run: see [`KernelSpec::available_on`].
     pub min_arch: Arch,
 }
-
-/// Headers that kernel files include; spliced into the source before NVRTC sees it.
-pub const HEADERS: &[(&str, &str)] = &[
-    ("common.cuh", include_str!("../../kernels/common.cuh")),
-    ("unrolled_tree.cuh", include_str!("../../kernels/unrolled_tree.cuh")),
-    ("warp_reduce.cuh", include_str!("../../kernels/warp_reduce.cuh")),
-    ("vector_load.cuh", include_str!("../../kernels/vector_load.cuh")),
-    ("operators.cuh", include_str!("../../kernels/operators.cuh")),
-    ("dl_rows.cuh", include_str!("../../kernels/dl_rows.cuh")),
-];
 
 macro_rules! kernel_file {
     ($file:literal) => {
@@ -424,49 +415,6 @@ impl KernelSpec {
         names
     }
 
-    /// Every block size this kernel accepts, smallest first.
-    pub fn block_sizes(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..=10).map(|k| 1u32 << k).filter(move |b| *b >= self.min_block && *b <= self.max_block)
-    }
-
-    /// Inputs one block covers per tile, for 4-byte elements.
-    pub fn tile(&self, block: u32) -> u64 {
-        self.tile_values(block, 4)
-    }
-
-    /// Inputs one block covers per tile, for elements of `element_bytes`: a [`GridRule::PackTiles`]
-    /// tile is a number of 16-byte packs, so it holds more f16 values than f32 values.
-    pub fn tile_values(&self, block: u32, element_bytes: usize) -> u64 {
-        match (self.shape, self.grid) {
-            (Shape::Chunked, _) => CHUNK_VALUES, // a chunk, whatever the block
-            (_, GridRule::PackTiles) => block as u64 * self.loads_per_thread() as u64 * (16 / element_bytes.clamp(1, 16)) as u64,
-            _ => block as u64 * self.elements_per_thread as u64,
-        }
-    }
-
-    /// 16-byte loads per thread of a [`GridRule::PackTiles`] kernel (`elements_per_thread`
-    /// counts 4-byte values).
-    pub fn loads_per_thread(&self) -> u32 {
-        (self.elements_per_thread / 4).max(1)
-    }
-
-    /// The block size the benchmark uses at `n` when none is asked for: 256 for Harris's
-    /// kernels (his table compares like with like); for the 16-byte kernels, 1024 threads once
-    /// the input is large enough to keep every SM busy with them, 256 below (fewer, smaller
-    /// blocks finish a small input sooner). Measured on the H200; see the modern chapters.
-    pub fn preferred_block(&self, n: usize) -> u32 {
-        if self.shape == Shape::Chunked {
-            // 1024 threads at 48 registers leave one block per SM: 512 keeps two (measured on
-            // the H200: 1024 is 30% slower at 2^28). The one-lane kernels take 1024 only.
-            return 512u32.clamp(self.min_block, self.max_block);
-        }
-        if self.grid == GridRule::PackTiles {
-            return 512; // the read-only kernel's tile: 512 threads, eight loads each
-        }
-        let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
-        block.clamp(self.min_block, self.max_block)
-    }
-
     /// Whether two runs on the same input give bitwise the same sum.
     pub fn deterministic(&self, dtype: Dtype) -> bool {
         self.shape != Shape::AtomicAdd || dtype == Dtype::I32
@@ -483,105 +431,6 @@ impl KernelSpec {
     pub fn supports(&self, dtype: Dtype) -> bool {
         self.dtypes.contains(&dtype)
     }
-
-    /// Check `block` against this kernel's rules and the device's limits, before any launch.
-    pub fn check_block(&self, block: u32, element_bytes: usize, device_max_threads: u32, device_max_shared: usize) -> Result<()> {
-        let reject = |reason: String| Err(Error::InvalidBlockSize { kernel: self.name.to_string(), block, reason });
-        if block == 0 {
-            return reject("a block needs at least one thread".into());
-        }
-        if !block.is_power_of_two() {
-            return reject(self.power_of_two_reason().into());
-        }
-        if block < self.min_block || block > self.max_block {
-            return reject(format!("this kernel takes {} to {} threads", self.min_block, self.max_block));
-        }
-        if block > device_max_threads {
-            return reject(format!("this GPU allows at most {device_max_threads} threads per block"));
-        }
-        let shared = self.shared_bytes(block, element_bytes);
-        if shared > device_max_shared {
-            return reject(format!("it needs {shared} bytes of shared memory; this GPU allows {device_max_shared} per block"));
-        }
-        Ok(())
-    }
-
-    /// Why a block that is not a power of two is refused, for this kernel (traced on the CPU by
-    /// `reduction::book::draw::diagrams::ragged_block` for the shared-memory trees).
-    pub fn power_of_two_reason(&self) -> &'static str {
-        match (self.shared, self.chapter) {
-            // s = 1, 2, 4, … pairs slot tid with tid + s: every slot still reaches slot 0, but
-            // some adds read past the tile.
-            (Shared::PerThread | Shared::PerThreadPadded, 1 | 2) => {
-                "its tree needs a power of two: with another block size some adds read slots past the end of the tile"
-            }
-            // s = blockDim.x / 2, / 4, … rounds down: some slots are never added into slot 0.
-            (Shared::PerThread | Shared::PerThreadPadded, _) => {
-                "its halving tree needs a power of two: with another block size some slots are never added into slot 0"
-            }
-            // block_sum works for any multiple of 32; the entry points, plans and tests are for
-            // powers of two only.
-            (Shared::Static, _) => {
-                "the book instantiates and tests it for powers of two only (its warp-shuffle block sum would take any multiple of 32)"
-            }
-        }
-    }
-
-    /// Dynamic shared memory per block, for accumulators of `element_bytes`.
-    pub fn shared_bytes(&self, block: u32, element_bytes: usize) -> usize {
-        match self.shared {
-            Shared::PerThread => block as usize * element_bytes,
-            Shared::PerThreadPadded => (block as usize + block as usize / 32) * element_bytes,
-            Shared::Static => 0,
-        }
-    }
-
-    /// NVRTC options this kernel needs beyond the base ones: the CUDA include path, if it
-    /// includes CUDA headers.
-    pub fn compile_options(&self) -> Result<Vec<String>> {
-        if self.needs_cuda_headers {
-            Ok(crate::nvrtc::include_options(&crate::nvrtc::cuda_include_dir()?))
-        } else {
-            Ok(Vec::new())
-        }
-    }
-
-    /// The source as NVRTC receives it ([`spliced_source`]).
-    pub fn full_source(&self) -> String {
-        spliced_source(self.file, self.source)
-    }
-}
-
-/// The text of `source` (named `file`) as NVRTC receives it: each `#include "header"` of a
-/// registered header replaced by the header's text (once), so no include path is needed.
-/// `#line` directives keep the original file names and line numbers, so compiler errors and
-/// compute-sanitizer reports point into the real files.
-pub fn spliced_source(file: &str, source: &str) -> String {
-    let mut included = Vec::new();
-    let mut out = String::new();
-    splice(file, source, &mut included, &mut out);
-    out
-}
-
-fn splice(name: &str, source: &str, included: &mut Vec<&'static str>, out: &mut String) {
-    out.push_str(&format!("#line 1 \"{name}\"\n"));
-    for (index, line) in source.lines().enumerate() {
-        let header = line.trim().strip_prefix("#include \"").and_then(|rest| rest.split('"').next());
-        match header.and_then(|h| HEADERS.iter().find(|(header_name, _)| *header_name == h)) {
-            Some((header_name, text)) => {
-                if !included.contains(header_name) {
-                    included.push(header_name);
-                    splice(header_name, text, included, out);
-                }
-                out.push_str(&format!("#line {} \"{name}\"\n", index + 2));
-            }
-            None if line.trim() == "#pragma once" => out.push('\n'),
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
 }
 
 /// The `status` column of a kernel's benchmark rows.
@@ -591,22 +440,6 @@ impl From<Status> for crate::records::bench::Status {
             Status::Correct => crate::records::bench::Status::Correct,
             Status::Historical => crate::records::bench::Status::Historical,
         }
-    }
-}
-
-/// What the runtime needs to compile a kernel file: its name, its text, its options.
-impl crate::gpu::KernelSource for KernelSpec {
-    fn file(&self) -> &'static str {
-        self.file
-    }
-    fn text(&self) -> String {
-        self.full_source()
-    }
-    fn options(&self) -> Result<Vec<String>> {
-        self.compile_options()
-    }
-    fn min_arch(&self) -> Arch {
-        self.min_arch
     }
 }
 
@@ -626,55 +459,9 @@ mod tests {
     }
 
     #[test]
-    fn block_sizes_are_the_powers_of_two_in_range() {
-        let k = find("reduce6").unwrap();
-        assert_eq!(k.block_sizes().collect::<Vec<_>>(), vec![64, 128, 256, 512, 1024]);
-        let k1 = find("reduce1").unwrap();
-        assert_eq!(k1.block_sizes().next(), Some(32));
-    }
-
-    #[test]
-    fn check_block_rejects_each_bad_size_with_its_reason() {
-        let k = find("reduce6").unwrap();
-        let reason = |b| match k.check_block(b, 4, 1024, 48 * 1024) {
-            Err(Error::InvalidBlockSize { reason, .. }) => reason,
-            other => panic!("{b}: expected a rejection, got {other:?}"),
-        };
-        assert!(reason(0).contains("at least one"));
-        assert!(reason(300).contains("power of two"));
-        assert!(reason(32).contains("64 to 1024"));
-        assert!(reason(2048).contains("64 to 1024"));
-        assert!(k.check_block(256, 4, 1024, 48 * 1024).is_ok());
-        // A device with little shared memory rejects a block whose tree does not fit.
-        assert!(matches!(k.check_block(1024, 4, 1024, 2048), Err(Error::InvalidBlockSize { .. })));
-        assert!(matches!(k.check_block(1024, 4, 512, 48 * 1024), Err(Error::InvalidBlockSize { .. })));
-    }
-
-    #[test]
     fn entry_names_follow_the_instantiation_macros() {
         assert_eq!(find("reduce1").unwrap().entry_name::<f32>(256), "reduce1_f32");
         assert_eq!(find("reduce6").unwrap().entry_name::<i32>(128), "reduce6_b128_i32");
-    }
-
-    #[test]
-    fn full_source_splices_each_header_once_and_drops_the_include_lines() {
-        let src = find("reduce7").unwrap().full_source();
-        assert!(!src.lines().any(|l| l.trim_start().starts_with("#include \"")), "an include was left for NVRTC");
-        assert_eq!(src.matches("#define INSTANTIATE(body)").count(), 1);
-        assert_eq!(src.matches("__device__ __forceinline__ void block_tree").count(), 1);
-        assert!(src.contains("__device__ void reduce7"));
-    }
-
-    #[test]
-    fn line_directives_map_back_to_the_real_files() {
-        let src = find("reduce7").unwrap().full_source();
-        let lines: Vec<&str> = src.lines().collect();
-        // Find the kernel's own first line after the splice and check the directive before
-        // the resumed text names the right file and line.
-        let resume = lines.iter().rposition(|l| l.starts_with("#line") && l.contains("07_multiple_elements.cu")).unwrap();
-        let line_no: usize = lines[resume].split_whitespace().nth(1).unwrap().parse().unwrap();
-        let original: Vec<&str> = find("reduce7").unwrap().source.lines().collect();
-        assert_eq!(lines[resume + 1], original[line_no - 1]);
     }
 
     #[test]
