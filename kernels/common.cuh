@@ -1,4 +1,4 @@
-// Helpers shared by every kernel file. src/kernels/registry.rs splices this file in where a
+// Helpers shared by every kernel file. src/kernels/source.rs splices this file in where a
 // kernel says `#include "common.cuh"`, so NVRTC needs no include path; nvcc finds it as usual.
 #pragma once
 

@@ -31,7 +31,7 @@
 //
 // Entry points are instantiated by the macros at the end: one per operator, shape and input type,
 // named <op>_<shape>_<type>: max_whole_f32, argmax_rows_warp_f16, mean_var_rows_split_bf16.
-// The host owns every grid (src/kernels/ops.rs); the kernels loop, so any grid is correct.
+// The host owns every grid (src/kernels/ops/plan.rs); the kernels loop, so any grid is correct.
 #pragma once
 #include "common.cuh"
 #include "vector_load.cuh"  // pack_sum: the sum's own 16-byte step

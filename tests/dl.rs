@@ -663,18 +663,10 @@ fn main() {
             eprintln!("note: tests that need a GPU are ignored here: {why} (REQUIRE_GPU=1 makes them fail instead)");
         }
     }
-    // A whole run compiles the four files and the six planted bugs' files: at once, one core
-    // each, rather than one after another under the GPU's module lock as the trials first use them.
-    if let (Ok(gpu), None, false) = (gpu(), &args.filter, args.list) {
-        let mut sources: Vec<&'static reduction::kernels::KernelSpec> = reduction::kernels::dl::files().to_vec();
-        sources.extend(reduction::check::dl_mutants::ALL.iter().filter_map(|m| m.spec().ok()));
-        let started = std::time::Instant::now();
-        let sources: Vec<&(dyn reduction::gpu::KernelSource + Sync)> = sources.into_iter().map(|s| s as _).collect();
-        match gpu.preload(&sources) {
-            Ok(()) => eprintln!("compiled {} kernel files in {:.1} s", sources.len(), started.elapsed().as_secs_f64()),
-            Err(e) => eprintln!("preloading the kernel files failed (each trial compiles and reports its own): {e}"),
-        }
-    }
+    // The four files and the six planted bugs' files.
+    let mut files: Vec<&'static reduction::kernels::KernelSpec> = reduction::kernels::dl::files().to_vec();
+    files.extend(reduction::check::dl_mutants::ALL.iter().filter_map(|m| m.spec().ok()));
+    common::preload_for_a_whole_run(&args, &files);
     let conclusion = libtest_mimic::run(&args, trials);
     let planted = SCORE.planted.load(Relaxed);
     if planted > 0 {

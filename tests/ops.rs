@@ -25,12 +25,12 @@ use reduction::kernels::ops::{owner_slice, row_depth, Depth, Op, OpReducer, Valu
 use reduction::rows::{RowLayout, Strategy};
 use reduction::{Dtype, Gpu};
 
-/// A GPU trial that may be skipped at run time with a reason (too little memory, an older
-/// architecture): `Ok(Some(reason))` reports it ignored. Without a GPU: ignored with the reason,
-/// or failed where `REQUIRE_GPU=1`.
 /// A trial that takes longer than this is named on stderr with its time.
 const SLOW_TRIAL_S: f64 = 2.0;
 
+/// A GPU trial that may be skipped at run time with a reason (too little memory, an older
+/// architecture): `Ok(Some(reason))` reports it ignored. Without a GPU: ignored with the reason,
+/// or failed where `REQUIRE_GPU=1`.
 fn gpu_trial(name: impl Into<String>, body: impl FnOnce(&'static Gpu) -> Result<Option<String>, Failed> + Send + 'static) -> Trial {
     let _ = gpu();
     let name = name.into();
@@ -428,6 +428,20 @@ fn row_groups(launch: &reduction::rows::Launch, rows: usize, cols: usize, dtype:
     }).collect()
 }
 
+/// Where the launch's model says (`why`) that the change cannot act at `place`: on every input of
+/// `answers` (the unchanged kernel's answer and the planted one's) the bug must answer exactly as
+/// the unchanged code; the size then counts apart in the score.
+fn answers_alike<V: std::fmt::Debug>(place: &str, why: &str, answers: impl IntoIterator<Item = Result<(V, V), Failed>>) -> Result<(), Failed> {
+    for answer in answers {
+        let (good, bad) = answer?;
+        if format!("{good:?}") != format!("{bad:?}") {
+            return Err(format!("{place}: the launch's model says the change cannot act here ({why}), but the bug answered {bad:?} where the unchanged code answered {good:?}").into());
+        }
+    }
+    GPU_SCORE.cannot_act();
+    Ok(())
+}
+
 fn mutant_whole<T: OpInput>(gpu: &Gpu, mutant: &'static OpMutant, op: Op, what: &str) -> Result<Option<String>, Failed> {
     let mut unchanged = OpReducer::new(gpu, op, T::DTYPE)?;
     let mut planted = OpReducer::with_spec(gpu, op, T::DTYPE, mutant.spec()?)?;
@@ -443,15 +457,11 @@ fn mutant_whole<T: OpInput>(gpu: &Gpu, mutant: &'static OpMutant, op: Op, what: 
         };
         let launch = planted.plan_whole(n)?;
         if let Err(why) = reachable(mutant, op, &whole_groups(launch, n, T::DTYPE)) {
-            // The model says no input can show the bug here: it must answer as the unchanged code.
-            for xs in bug_inputs::<T>(mutant, op, n, Some(launch), None, n, trial_seed(&format!("{what}/{n}/idle"))) {
-                let input = gpu.upload(&xs)?;
-                let (good, bad) = (unchanged.whole(&input.as_view())?, planted.whole(&input.as_view())?);
-                if format!("{good:?}") != format!("{bad:?}") {
-                    return Err(format!("{what} n = {n}: the launch's model says the change cannot act here ({why}), but the bug answered {bad:?} where the unchanged code answered {good:?}").into());
-                }
-            }
-            GPU_SCORE.cannot_act();
+            let inputs = bug_inputs::<T>(mutant, op, n, Some(launch), None, n, trial_seed(&format!("{what}/{n}/idle")));
+            answers_alike(&format!("{what} n = {n}"), &why, inputs.iter().map(|xs| {
+                let input = gpu.upload(xs)?;
+                Ok((unchanged.whole(&input.as_view())?, planted.whole(&input.as_view())?))
+            }))?;
             continue;
         }
         plant(&GPU_SCORE, what, n, |draw| {
@@ -485,14 +495,11 @@ fn mutant_rows<T: OpInput>(gpu: &Gpu, mutant: &'static OpMutant, op: Op, strateg
         let layout = RowLayout::dense(rows, cols);
         let launch = planted.plan_rows(layout)?.expect("rows of values are launched");
         if let Err(why) = reachable(mutant, op, &row_groups(&launch, rows, cols, T::DTYPE)) {
-            for xs in bug_inputs::<T>(mutant, op, rows * cols, None, Some(&launch), cols, trial_seed(&format!("{what}/{cols}/idle"))) {
-                let input = gpu.upload(&xs)?;
-                let (good, bad) = (unchanged.rows(&input.as_view(), layout)?, planted.rows(&input.as_view(), layout)?);
-                if format!("{good:?}") != format!("{bad:?}") {
-                    return Err(format!("{what} {rows} rows of {cols}: the launch's model says the change cannot act here ({why}), but the bug answered {bad:?} where the unchanged code answered {good:?}").into());
-                }
-            }
-            GPU_SCORE.cannot_act();
+            let inputs = bug_inputs::<T>(mutant, op, rows * cols, None, Some(&launch), cols, trial_seed(&format!("{what}/{cols}/idle")));
+            answers_alike(&format!("{what} {rows} rows of {cols}"), &why, inputs.iter().map(|xs| {
+                let input = gpu.upload(xs)?;
+                Ok((unchanged.rows(&input.as_view(), layout)?, planted.rows(&input.as_view(), layout)?))
+            }))?;
             continue;
         }
         plant(&GPU_SCORE, what, cols, |draw| {
@@ -691,18 +698,9 @@ fn main() {
             eprintln!("note: tests that need a GPU are ignored here: {why} (REQUIRE_GPU=1 makes them fail instead)");
         }
     }
-    // A whole run compiles the three operator files and the planted bugs' files at once, one
-    // core each, rather than one after another under the GPU's module lock as trials need them.
-    if let (Ok(gpu), None, false) = (gpu(), &args.filter, args.list) {
-        let mut sources: Vec<&'static reduction::kernels::KernelSpec> = vec![&reduction::kernels::EXTREMES, &reduction::kernels::MOMENTS, &reduction::kernels::MEAN_VAR_WALKS];
-        sources.extend(ops_mutants::ALL.iter().filter_map(|m| m.spec().ok()));
-        let started = std::time::Instant::now();
-        let sources: Vec<&(dyn reduction::gpu::KernelSource + Sync)> = sources.into_iter().map(|s| s as _).collect();
-        match gpu.preload(&sources) {
-            Ok(()) => eprintln!("compiled {} kernel files in {:.1} s", sources.len(), started.elapsed().as_secs_f64()),
-            Err(e) => eprintln!("preloading the kernel files failed (each trial compiles and reports its own): {e}"),
-        }
-    }
+    let mut files: Vec<&'static reduction::kernels::KernelSpec> = vec![&reduction::kernels::EXTREMES, &reduction::kernels::MOMENTS, &reduction::kernels::MEAN_VAR_WALKS];
+    files.extend(ops_mutants::ALL.iter().filter_map(|m| m.spec().ok()));
+    common::preload_for_a_whole_run(&args, &files);
     let conclusion = libtest_mimic::run(&args, trials);
     for line in [GPU_SCORE.line("operator kernels on the GPU"), CPU_SCORE.line("a CPU implementation")].into_iter().flatten() {
         println!("{line}");

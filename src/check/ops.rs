@@ -114,13 +114,13 @@ const CHUNK: usize = 1 << 20;
 /// `n` values made by `draw` on every core, chunk `c` from the generator seeded by (seed, c).
 fn fill_parallel<T: OpInput>(n: usize, seed: u64, draw: impl Fn(&mut SmallRng) -> T + Sync) -> Vec<T> {
     let mut out = vec![T::default(); n];
-    let workers = std::thread::available_parallelism().map_or(4, |w| w.get());
     if n <= CHUNK {
         // One chunk: drawn here, as a worker would draw it, without a thread to start.
         let mut rng = SmallRng::seed_from_u64(seed);
         out.iter_mut().for_each(|v| *v = draw(&mut rng));
         return out;
     }
+    let workers = std::thread::available_parallelism().map_or(4, |w| w.get());
     let mut chunks: Vec<(usize, &mut [T])> = out.chunks_mut(CHUNK).enumerate().collect();
     let per_worker = chunks.len().div_ceil(workers).max(1);
     std::thread::scope(|scope| {

@@ -322,3 +322,16 @@ pub fn run(trials: Vec<Trial>) -> ! {
     }
     libtest_mimic::run(&args, trials).exit()
 }
+
+/// Before a whole run (no name filter, not `--list`) on a GPU: compile `files` at once, one core
+/// each, rather than one after another under the GPU's module lock as the trials first need them.
+/// A failure is only reported: each trial then compiles and reports its own.
+pub fn preload_for_a_whole_run(args: &Arguments, files: &[&'static KernelSpec]) {
+    let (Ok(gpu), None, false) = (gpu(), &args.filter, args.list) else { return };
+    let started = std::time::Instant::now();
+    let sources: Vec<&(dyn reduction::gpu::KernelSource + Sync)> = files.iter().map(|&s| s as _).collect();
+    match gpu.preload(&sources) {
+        Ok(()) => eprintln!("compiled {} kernel files in {:.1} s", sources.len(), started.elapsed().as_secs_f64()),
+        Err(e) => eprintln!("preloading the kernel files failed (each trial compiles and reports its own): {e}"),
+    }
+}
