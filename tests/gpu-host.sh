@@ -496,22 +496,13 @@ memory_stage() {  # returns 1 if anything failed; run in a subshell with the env
       run_command exercise 120 0 $R exercise 9 --solution
     fi
   }
-  # MEMORY_TESTS="a b | c d" runs the lanes a b and c d at once (each lane's binaries one after
-  # another): under the cap the skips depend on the cap, not on what runs beside.
-  # MEMORY_COMMANDS_BESIDE=1 runs the commands as one more lane, beside the test binaries.
+  # One binary at a time, then the commands: the cap counts every process's allocations since
+  # the GPU was opened (as a small GPU would), so binaries run side by side would starve each other.
   rm -f "$d/failed-commands.txt"
-  local lane=0 pids=() cpid=""
-  if [ "${MEMORY_COMMANDS_BESIDE:-0}" = 1 ]; then memory_commands > "$d/lane-commands.txt" 2>&1 & cpid=$!; fi
-  while IFS= read -r entries; do
-    # shellcheck disable=SC2086  # a lane is a list of words
-    ( f=0; for entry in $entries; do run_entry "$entry" || f=1; done; exit $f ) > "$d/lane-$lane.txt" 2>&1 &
-    pids+=($!); lane=$((lane + 1))
-  done < <(echo "$tests" | tr '|' '\n')
-  for p in "${pids[@]}"; do wait "$p" || failed=1; done
+  for entry in $tests; do run_entry "$entry" || failed=1; done
   # MEMORY_COMMANDS=0: the test binaries only (the commands' logs of an earlier run stay).
-  if [ -n "$cpid" ]; then wait "$cpid"; elif [ "${MEMORY_COMMANDS:-1}" = 1 ]; then memory_commands > "$d/lane-commands.txt" 2>&1; fi
+  if [ "${MEMORY_COMMANDS:-1}" = 1 ]; then memory_commands; fi
   [ -s "$d/failed-commands.txt" ] && failed=1
-  cat "$d"/lane-*.txt; rm -f "$d"/lane-*.txt
   # binary <TAB> test <TAB> reason, for every test reported ignored (libtest-mimic writes
   # "... ignored (reason)", the standard harness "... ignored, reason")
   for log in "$d"/test-*.log "$d"/lib-*.log "$d"/bin-*.log; do
