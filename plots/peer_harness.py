@@ -216,6 +216,8 @@ class Memory:
         self.torch = torch
         cap = os.environ.get("REDUCTION_DEVICE_MEMORY")
         self.cap = parse_memory(cap) if cap else None
+        if self.cap is not None:
+            peers.limit_torch_to_cap(torch)  # what no plan sees fails under the cap as it would when held
 
     def free(self):
         free, _ = self.torch.cuda.mem_get_info()

@@ -84,12 +84,37 @@ def budget_from(free, cap_text):
     return free, f"{human_bytes(free)} free ({MEMORY_VAR}={cap_text} is more)"
 
 
+def allocator_fraction(cap, total):
+    """The share of the GPU that torch's caching allocator may reserve under a cap of `cap` bytes
+    (None: no limit). The pools are planned within the budget, but torch also allocates what no
+    plan sees (torch.sum of int32 widens to an int64 temporary); with the memory really held those
+    allocations fail, so under the cap they must fail too (issue 21: the same skips both ways)."""
+    if cap is None or total <= 0 or cap >= total:
+        return None
+    return max(cap, 0) / total
+
+
+def limit_torch_to_cap(torch):
+    """Under REDUCTION_DEVICE_MEMORY, make torch refuse to reserve more than the cap on GPU 0, as it
+    would on a GPU that small; the refusal is an OutOfMemoryError the scripts report as a skip."""
+    text = os.environ.get(MEMORY_VAR)
+    if text is None or not text.strip():
+        return
+    _, total = torch.cuda.mem_get_info()
+    fraction = allocator_fraction(parse_memory_size(text), total)
+    if fraction is not None:
+        torch.cuda.set_per_process_memory_fraction(fraction, 0)
+
+
 def device_budget(torch):
-    """The budget on GPU 0: torch.cuda.mem_get_info()'s free memory, capped by REDUCTION_DEVICE_MEMORY.
-    A value that is not a size ends the script with the reason."""
+    """The budget on GPU 0: torch.cuda.mem_get_info()'s free memory, capped by REDUCTION_DEVICE_MEMORY
+    (and torch's allocator held to the cap). A value that is not a size ends the script with the
+    reason."""
     free, _ = torch.cuda.mem_get_info()
     try:
-        return budget_from(free, os.environ.get(MEMORY_VAR))
+        budget = budget_from(free, os.environ.get(MEMORY_VAR))
+        limit_torch_to_cap(torch)
+        return budget
     except ValueError as e:
         sys.exit(f"error: {MEMORY_VAR}: {e}")
 

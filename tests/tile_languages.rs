@@ -167,6 +167,7 @@ fn python_memory_rules() -> Result<Completion, Failed> {
          out.append(peers.budget_from(139 << 30, '6GiB'))\n\
          out.append(peers.budget_from(5 << 30, '6GiB'))\n\
          out.append(peers.budget_from(5 << 30, None))\n\
+         out.append([peers.allocator_fraction(6 << 30, 140 << 30), peers.allocator_fraction(None, 140 << 30), peers.allocator_fraction(200 << 30, 140 << 30)])\n\
          print(json.dumps(out))\n"
     );
     let output = match Command::new("python3").arg("-c").arg(&script).current_dir(root()).output() {
@@ -198,6 +199,12 @@ fn python_memory_rules() -> Result<Completion, Failed> {
     let budgets: Vec<u64> = rest[2..5].iter().map(|b| b[0].as_u64().unwrap_or(0)).collect();
     if budgets != [6 << 30, 5 << 30, 5 << 30] || !rest[2][1].as_str().unwrap_or("").contains("REDUCTION_DEVICE_MEMORY=6GiB") {
         return Err(format!("budgets {budgets:?}: {:?}", &rest[2..5]).into());
+    }
+    // torch's allocator held to the cap (6 of 140 GiB), and left alone without one or above the GPU.
+    let fractions = &rest[5];
+    let held = fractions[0].as_f64().unwrap_or(0.0);
+    if (held - 6.0 / 140.0).abs() > 1e-12 || !fractions[1].is_null() || !fractions[2].is_null() {
+        return Err(format!("torch's allocator fractions: {fractions}").into());
     }
     Ok(Completion::Completed)
 }
