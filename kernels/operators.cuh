@@ -48,6 +48,20 @@
 #define OP_BLOCK_LOADS 4
 #endif
 
+// The bounds of the i32 row-block entries: two blocks of 1024 threads on each SM at once where an
+// SM holds 2048 threads (sm_80, 90, 100, 103), so that one block's loads overlap the other's finish
+// of its row. Measured on the H200 (plots/data/operators/ncu/argmax_*): argmax i32 had 53
+// registers, one block per SM; held to 32 (no spills) its 16384 x 16384 rows went from 356 to
+// 246 us. The f32, f16 and bf16 entries keep one: held to 32 registers, argmax spilled (24 to
+// 56 bytes) and its long rows got slower (f16 256 x 2^20: 122 -> 169 us) more than its 16384-value
+// rows got faster. One elsewhere (an SM of 1024 or 1536 threads cannot hold two; ptxas ignores
+// the request with a warning).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
+#define OP_I32_BLOCK_BOUNDS __launch_bounds__(1024, 2)
+#else
+#define OP_I32_BLOCK_BOUNDS __launch_bounds__(1024)
+#endif
+
 // The largest block of the team-per-row kernel: its eight loads in flight and their states need
 // more than the 64 registers a 1024-thread bound would leave (they spilled).
 #ifndef OP_WARP_MAX_BLOCK
@@ -801,15 +815,13 @@ __device__ void rows_split_op(const Op& op, const typename Op::In* __restrict__ 
         reduce_whole<OP_WHOLE_LOADS>(OP<In>(), in, out, n, partials, ticket);                                 \
     }
 
-#define OP_ROWS_ENTRIES(name, OP, In, suffix)                                                                 \
+#define OP_ROWS_ENTRIES(name, OP, In, suffix, BLOCK_BOUNDS)                                                   \
     extern "C" __global__ void __launch_bounds__(OP_WARP_MAX_BLOCK)                                           \
     name##_rows_warp_##suffix(const In* in, typename OP<In>::Out* out, u64 rows, u64 cols, u64 stride,        \
                               unsigned lanes) {                                                               \
         rows_warp_op<OP_WARP_LOADS>(OP<In>(), in, out, rows, cols, stride, lanes);                           \
     }                                                                                                         \
-    /* Two blocks of 1024 per SM: with one, an SM idles on memory while its block finishes its row */       \
-    /* (argmax f32, 38 registers: 50% occupancy, 51% of DRAM; plots/data/operators/ncu/argmax_*).   */       \
-    extern "C" __global__ void __launch_bounds__(1024, 2)                                                     \
+    extern "C" __global__ void BLOCK_BOUNDS                                                                   \
     name##_rows_block_##suffix(const In* in, typename OP<In>::Out* out, u64 rows, u64 cols, u64 stride) {     \
         rows_block_op<OP_BLOCK_LOADS>(OP<In>(), in, out, rows, cols, stride);                                \
     }                                                                                                         \
@@ -821,8 +833,8 @@ __device__ void rows_split_op(const Op& op, const typename Op::In* __restrict__ 
 
 // Whole array and rows, for f32, f16 and bf16 inputs (and i32 with _I32).
 #define OP_ENTRIES(name, OP)                                                                                  \
-    OP_WHOLE_ENTRY(name, OP, float, f32) OP_ROWS_ENTRIES(name, OP, float, f32)                                \
-    OP_WHOLE_ENTRY(name, OP, f16_t, f16) OP_ROWS_ENTRIES(name, OP, f16_t, f16)                                \
-    OP_WHOLE_ENTRY(name, OP, bf16_t, bf16) OP_ROWS_ENTRIES(name, OP, bf16_t, bf16)
-#define OP_ENTRIES_I32(name, OP) OP_WHOLE_ENTRY(name, OP, int, i32) OP_ROWS_ENTRIES(name, OP, int, i32)
+    OP_WHOLE_ENTRY(name, OP, float, f32) OP_ROWS_ENTRIES(name, OP, float, f32, __launch_bounds__(1024)) \
+    OP_WHOLE_ENTRY(name, OP, f16_t, f16) OP_ROWS_ENTRIES(name, OP, f16_t, f16, __launch_bounds__(1024)) \
+    OP_WHOLE_ENTRY(name, OP, bf16_t, bf16) OP_ROWS_ENTRIES(name, OP, bf16_t, bf16, __launch_bounds__(1024))
+#define OP_ENTRIES_I32(name, OP) OP_WHOLE_ENTRY(name, OP, int, i32) OP_ROWS_ENTRIES(name, OP, int, i32, OP_I32_BLOCK_BOUNDS)
 // ANCHOR_END: entries
