@@ -50,11 +50,12 @@
 
 // The bounds of the i32 row-block entries: two blocks of 1024 threads on each SM at once where an
 // SM holds 2048 threads (sm_80, 90, 100, 103), so that one block's loads overlap the other's finish
-// of its row. Measured on the H200 (plots/data/operators/ncu/argmax_*): argmax i32 had 53
+// of its row. Measured on the H200 (plots/data/operators/ncu/argmax_*, and every type asked for
+// two in plots/data/operators/experiments/two_blocks_every_type.csv): argmax i32 had 53
 // registers, one block per SM; held to 32 (no spills) its 16384 x 16384 rows went from 356 to
 // 246 us. The f32, f16 and bf16 entries keep one: held to 32 registers, argmax spilled (24 to
-// 56 bytes) and its long rows got slower (f16 256 x 2^20: 122 -> 169 us) more than its 16384-value
-// rows got faster. One elsewhere (an SM of 1024 or 1536 threads cannot hold two; ptxas ignores
+// 56 bytes) and its long rows got slower (f16 256 x 2^20: 122 -> 170 us) more than its
+// 16384-value rows got faster. One elsewhere (an SM of 1024 or 1536 threads cannot hold two; ptxas ignores
 // the request with a warning).
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
 #define OP_I32_BLOCK_BOUNDS __launch_bounds__(1024, 2)

@@ -154,6 +154,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("operators_peers.md", "operators.md", "book::chapters::operators::peers_markdown", operators::peers_markdown),
         md("operators_sum.md", "operators.md", "book::chapters::operators::sum_markdown", operators::sum_markdown),
         md("operators_walks.md", "operators.md", "book::chapters::operators::walks_markdown", operators::walks_markdown),
+        md("operators_ncu.md", "operators.md", "book::chapters::operators::ncu_markdown", operators::ncu_markdown),
         md("tile_lines.md", "tile_languages.md", "book::chapters::tile::lines_markdown", tile::lines_markdown),
         md("tile_generated.md", "tile_languages.md", "book::chapters::tile::generated_markdown", tile::generated_markdown),
         md("tile_rows.md", "tile_languages.md", "book::chapters::tile::rows_markdown", tile::rows_markdown),

@@ -255,9 +255,11 @@ fn walks_table(machine: &Machine, rows: &[OpRow], prototype: &Path) -> Result<St
 /// (DRAM throughput %, issue slots busy %) per kernel from Nsight Compute's text reports.
 fn ncu_metrics(prototype: &Path) -> Result<BTreeMap<String, (String, String)>> {
     let mut out = BTreeMap::new();
-    for name in ["whole-f32.txt", "whole-f16.txt"] {
-        let path = prototype.join("ncu").join(name);
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+    // The first run's profiles of every walk (f32, f16), then those of plots/data/operators/ncu/.
+    let mut texts: Vec<String> = ["whole-f32.txt", "whole-f16.txt"].iter().filter_map(|name| std::fs::read_to_string(prototype.join("ncu").join(name)).ok()).collect();
+    let later = prototype.parent().map(|dir| operator_profiles(&dir.join("ncu"))).transpose()?.unwrap_or_default();
+    texts.extend(later.into_iter().map(|(_, text)| text));
+    for text in &texts {
         let mut current: Option<String> = None;
         for line in text.lines() {
             let t = line.trim();
@@ -277,6 +279,78 @@ fn ncu_metrics(prototype: &Path) -> Result<BTreeMap<String, (String, String)>> {
         }
     }
     Ok(out)
+}
+
+/// The profiles of `plots/data/operators/ncu/`: `<op>_<type>_<M>x<N>[_two_blocks].txt`, ncu's
+/// details page of one launch of `reduction op` at that shape (`M` = 1: the whole array).
+fn operator_profiles(dir: &Path) -> Result<Vec<(String, String)>> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| io_error(dir, e))?.path();
+        if path.extension().is_some_and(|e| e == "txt") {
+            let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
+            out.push((path.file_stem().unwrap_or_default().to_string_lossy().into_owned(), text));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `argmax f32, 2^14 × 2^14` from `argmax_f32_16384x16384` (`2^28 whole` for one row); the
+/// second value says whether the launch asked for two blocks per SM (`_two_blocks`).
+fn profile_label(stem: &str) -> Option<(String, bool)> {
+    let (stem, two_blocks) = match stem.strip_suffix("_two_blocks") { Some(s) => (s, true), None => (stem, false) };
+    let (rest, shape) = stem.rsplit_once('_')?;
+    let (op, dtype) = rest.rsplit_once('_')?;
+    let (m, n) = shape.split_once('x')?;
+    let (m, n): (usize, usize) = (m.parse().ok()?, n.parse().ok()?);
+    let at = if m == 1 { format!("{} whole", super::common::size_text(n)) } else { super::rows::shape(m, n) };
+    Some((format!("{op} {dtype}, {at}"), two_blocks))
+}
+
+fn ncu_value(text: &str, name: &str) -> Option<f64> {
+    text.lines().map(str::trim).find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .and_then(|l| l.split_whitespace().last()).and_then(|v| v.replace(',', "").parse().ok())
+}
+
+/// Issue slots busier than this (% of cycles) call a launch bound by its instructions.
+const ISSUE_BOUND_PERCENT: f64 = 70.0;
+/// Achieved occupancy below this, with DRAM not busy, calls a launch short of warps.
+const FEW_WARPS_PERCENT: f64 = 60.0;
+
+/// `operators_ncu.md`: what Nsight Compute saw of the operator launches furthest below 90% of
+/// peak (and of one that reaches it, for contrast), and what each profile says limits it.
+pub fn ncu_markdown(c: &Context) -> Result<String> {
+    ncu_table(&results_dir(&c.data_dir).join("ncu"))
+}
+
+fn ncu_table(dir: &Path) -> Result<String> {
+    let profiles = operator_profiles(dir)?;
+    if profiles.is_empty() {
+        return Ok("*Not yet profiled on this GPU: `ncu … reduction op --op argmax --rows 16384 --n 16384` writes the details page into `plots/data/operators/ncu/argmax_f32_16384x16384.txt`.*\n".into());
+    }
+    let mut s = String::from("| launch | kernel | block × grid | registers a thread | occupancy: possible / achieved | issue slots busy | DRAM throughput | duration under ncu | what limits it |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n");
+    for (stem, text) in &profiles {
+        let (Some((label, two_blocks)), Some(p), Some(issue)) = (profile_label(stem), super::determinism::parse_ncu(stem, text), ncu_value(text, "Issue Slots Busy")) else { continue };
+        let kernel = text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context")).and_then(|l| l.split_whitespace().next()).unwrap_or("?");
+        let verdict = if p.dram_percent > super::entry::MEMORY_BOUND_DRAM_PERCENT {
+            "memory".to_string()
+        } else if issue > ISSUE_BOUND_PERCENT {
+            "instructions: the issue slots are busy, DRAM waits".to_string()
+        } else if p.achieved_occupancy < FEW_WARPS_PERCENT {
+            format!("too few warps: the registers allow {} block{} an SM", p.register_block_limit, if p.register_block_limit == 1 { "" } else { "s" })
+        } else {
+            match ncu_value(text, "No Eligible") {
+                Some(idle) => format!("neither alone: no warp ready to issue in {idle:.0}% of cycles"),
+                None => "neither alone".to_string(),
+            }
+        };
+        let asked = if two_blocks { " (two blocks an SM asked)" } else { "" };
+        writeln!(s, "| {label}{asked} | `{kernel}` | {} × {} | {} | {:.0}% / {:.1}% | {issue:.1}% | {:.1}% | {:.2} µs | {verdict} |", p.block, p.grid, p.registers, p.theoretical_occupancy, p.achieved_occupancy, p.dram_percent, p.duration_us).unwrap();
+    }
+    s.push_str("\n*One launch of each, the first of `reduction op --op <op> --dtype <type> --rows <M> --n <N>`, profiled by Nsight Compute without fixed clocks (`plots/data/operators/ncu/`). \"What limits it\" reads the numbers: DRAM over 80% busy is memory; issue slots over 70% busy, instructions; achieved occupancy under 60%, too few warps.*\n");
+    Ok(s)
 }
 
 /// The accuracy sweep (whole arrays of f32): each walk's relative error of the variance as
@@ -391,6 +465,28 @@ mod tests {
             op: op.into(),
             rows,
         }
+    }
+
+    #[test]
+    fn the_profiles_are_labelled_and_judged_from_their_numbers() {
+        assert_eq!(profile_label("argmax_f32_16384x16384"), Some(("argmax f32, 2^14 × 2^14".into(), false)));
+        assert_eq!(profile_label("mean_var_bf16_1x268435456"), Some(("mean_var bf16, 2^28 whole".into(), false)));
+        assert_eq!(profile_label("welford_divide_bf16_16x16777216_two_blocks"), Some(("welford_divide bf16, 16 × 2^24".into(), true)));
+        assert_eq!(profile_label("notes"), None);
+        let page = |dram: f64, issue: f64, achieved: f64| format!(
+            "  argmax_rows_block_f32 (16384, 1, 1)x(1024, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us       436.19\n    DRAM Throughput                   %        {dram}\n    Compute (SM) Throughput           %        51.82\n    Issue Slots Busy               %        {issue}\n    No Eligible                            %        45.93\n    Block Size                                                 1,024\n    Grid Size                                                 16,384\n    Registers Per Thread             register/thread              38\n    Block Limit Registers                 block            1\n    Theoretical Occupancy                     %           50\n    Achieved Occupancy                        %        {achieved}\n");
+        let dir = std::env::temp_dir().join(format!("operators-ncu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let verdict = |dram: f64, issue: f64, achieved: f64| {
+            std::fs::write(dir.join("argmax_f32_16384x16384.txt"), page(dram, issue, achieved)).unwrap();
+            let table = ncu_table(&dir).unwrap();
+            table.lines().nth(2).unwrap_or("").rsplit('|').nth(1).unwrap_or("").trim().to_string()
+        };
+        assert_eq!(verdict(95.3, 36.9, 96.6), "memory");
+        assert_eq!(verdict(68.3, 71.3, 96.9), "instructions: the issue slots are busy, DRAM waits");
+        assert_eq!(verdict(51.3, 51.8, 49.6), "too few warps: the registers allow 1 block an SM");
+        assert_eq!(verdict(70.3, 61.6, 72.6), "neither alone: no warp ready to issue in 46% of cycles");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
