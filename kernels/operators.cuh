@@ -48,19 +48,25 @@
 #define OP_BLOCK_LOADS 4
 #endif
 
-// The bounds of the i32 row-block entries: two blocks of 1024 threads on each SM at once where an
-// SM holds 2048 threads (sm_80, 90, 100, 103), so that one block's loads overlap the other's finish
-// of its row. Measured on the H200 (plots/data/operators/ncu/argmax_*, and every type asked for
-// two in plots/data/operators/experiments/two_blocks_every_type.csv): argmax i32 had 53
-// registers, one block per SM; held to 32 (no spills) its 16384 x 16384 rows went from 356 to
-// 246 us. The f32, f16 and bf16 entries keep one: held to 32 registers, argmax spilled (24 to
-// 56 bytes) and its long rows got slower (f16 256 x 2^20: 122 -> 170 us) more than its
-// 16384-value rows got faster. One elsewhere (an SM of 1024 or 1536 threads cannot hold two; ptxas ignores
-// the request with a warning).
+// The bounds of the row-block entries (-D overrides them for tuning runs). i32: two blocks of
+// 1024 threads on each SM at once where an SM holds 2048 threads (sm_80, 90, 100, 103), so that one
+// block's loads overlap the other's finish of its row; one elsewhere (an SM of 1024 or 1536 threads
+// cannot hold two: ptxas ignores the request with a warning). On the H200
+// (plots/data/operators/experiments/: registers and spills from ptxas, and every type measured
+// with two blocks): argmax i32 had 53 registers, one block per SM; held to 32, with nothing
+// spilled, its 16384 x 16384 rows went from 356 to 246 us. f32, f16 and bf16 keep one block: held
+// to 32 registers their argmax spilled, and while rows of 2^14 values got faster (f32 436 -> 324
+// us), rows of 2^20 got slower (f32 237 -> 286 us, f16 122 -> 170 us); which is better depends on
+// the row length, and the planner does not choose between two compilations yet.
+#ifndef OP_I32_BLOCK_BOUNDS
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
 #define OP_I32_BLOCK_BOUNDS __launch_bounds__(1024, 2)
 #else
 #define OP_I32_BLOCK_BOUNDS __launch_bounds__(1024)
+#endif
+#endif
+#ifndef OP_FLOAT_BLOCK_BOUNDS
+#define OP_FLOAT_BLOCK_BOUNDS __launch_bounds__(1024)
 #endif
 
 // The largest block of the team-per-row kernel: its eight loads in flight and their states need
@@ -834,8 +840,8 @@ __device__ void rows_split_op(const Op& op, const typename Op::In* __restrict__ 
 
 // Whole array and rows, for f32, f16 and bf16 inputs (and i32 with _I32).
 #define OP_ENTRIES(name, OP)                                                                                  \
-    OP_WHOLE_ENTRY(name, OP, float, f32) OP_ROWS_ENTRIES(name, OP, float, f32, __launch_bounds__(1024)) \
-    OP_WHOLE_ENTRY(name, OP, f16_t, f16) OP_ROWS_ENTRIES(name, OP, f16_t, f16, __launch_bounds__(1024)) \
-    OP_WHOLE_ENTRY(name, OP, bf16_t, bf16) OP_ROWS_ENTRIES(name, OP, bf16_t, bf16, __launch_bounds__(1024))
+    OP_WHOLE_ENTRY(name, OP, float, f32) OP_ROWS_ENTRIES(name, OP, float, f32, OP_FLOAT_BLOCK_BOUNDS) \
+    OP_WHOLE_ENTRY(name, OP, f16_t, f16) OP_ROWS_ENTRIES(name, OP, f16_t, f16, OP_FLOAT_BLOCK_BOUNDS) \
+    OP_WHOLE_ENTRY(name, OP, bf16_t, bf16) OP_ROWS_ENTRIES(name, OP, bf16_t, bf16, OP_FLOAT_BLOCK_BOUNDS)
 #define OP_ENTRIES_I32(name, OP) OP_WHOLE_ENTRY(name, OP, int, i32) OP_ROWS_ENTRIES(name, OP, int, i32, OP_I32_BLOCK_BOUNDS)
 // ANCHOR_END: entries

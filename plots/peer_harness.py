@@ -297,6 +297,10 @@ def measure(torch, peer, case, inputs_for, check, memory_need, memory, nbytes, s
         got = peer.fn(*inputs_for(0))
         torch.cuda.synchronize()
         wrong = check(got, inputs_for(0))
+    except peers.out_of_memory(torch) as e:  # the GPU (or the cap) is too small: a skip, as above
+        log(f"{name}: skipped, out of device memory: {str(e).strip().splitlines()[0][:160] if str(e).strip() else ''}")
+        torch.cuda.empty_cache()
+        return
     except Exception as e:  # the library refused the shape or type, or failed
         reason = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
         refused.append(refused_row(peer.kernel, peer.title, "refused", peer.op, dtype, m, n, reason))

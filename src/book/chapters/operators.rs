@@ -230,7 +230,7 @@ pub fn sum_sentence(machine: &Machine, rows: &[OpRow]) -> String {
 }
 
 /// The walks of the mean and variance at 2^28, every type: time, % of peak, and (where Nsight
-/// Compute measured them, f32 and f16) DRAM throughput and issue slots busy.
+/// Compute measured them) DRAM throughput and issue slots busy.
 fn walks_table(machine: &Machine, rows: &[OpRow], prototype: &Path) -> Result<String> {
     // The benchmark writes the walks into the results; the first run kept them in its tuning file.
     let mut all: Vec<OpRow> = rows.to_vec();
@@ -255,7 +255,7 @@ fn walks_table(machine: &Machine, rows: &[OpRow], prototype: &Path) -> Result<St
 /// (DRAM throughput %, issue slots busy %) per kernel from Nsight Compute's text reports.
 fn ncu_metrics(prototype: &Path) -> Result<BTreeMap<String, (String, String)>> {
     let mut out = BTreeMap::new();
-    // The first run's profiles of every walk (f32, f16), then those of plots/data/operators/ncu/.
+    // The first run's profiles of every walk (f32, f16), then those of plots/data/operators/ncu/ (bf16 too).
     let mut texts: Vec<String> = ["whole-f32.txt", "whole-f16.txt"].iter().filter_map(|name| std::fs::read_to_string(prototype.join("ncu").join(name)).ok()).collect();
     let later = prototype.parent().map(|dir| operator_profiles(&dir.join("ncu"))).transpose()?.unwrap_or_default();
     texts.extend(later.into_iter().map(|(_, text)| text));
@@ -331,6 +331,7 @@ fn ncu_table(dir: &Path) -> Result<String> {
         return Ok("*Not yet profiled on this GPU: `ncu … reduction op --op argmax --rows 16384 --n 16384` writes the details page into `plots/data/operators/ncu/argmax_f32_16384x16384.txt`.*\n".into());
     }
     let mut s = String::from("| launch | kernel | block × grid | registers a thread | occupancy: possible / achieved | issue slots busy | DRAM throughput | duration under ncu | what limits it |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n");
+    let mut written = 0;
     for (stem, text) in &profiles {
         let (Some((label, two_blocks)), Some(p), Some(issue)) = (profile_label(stem), super::determinism::parse_ncu(stem, text), ncu_value(text, "Issue Slots Busy")) else { continue };
         let kernel = text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context")).and_then(|l| l.split_whitespace().next()).unwrap_or("?");
@@ -339,7 +340,14 @@ fn ncu_table(dir: &Path) -> Result<String> {
         } else if issue > ISSUE_BOUND_PERCENT {
             "instructions: the issue slots are busy, DRAM waits".to_string()
         } else if p.achieved_occupancy < FEW_WARPS_PERCENT {
-            format!("too few warps: the registers allow {} block{} an SM", p.register_block_limit, if p.register_block_limit == 1 { "" } else { "s" })
+            // The registers are to blame only where they are the binding limit and keep the SM from full.
+            let limits = ["Block Limit SM", "Block Limit Shared Mem", "Block Limit Warps"].map(|name| ncu_value(text, name).unwrap_or(f64::INFINITY));
+            let registers_bind = p.theoretical_occupancy < 100.0 && limits.iter().all(|&l| f64::from(p.register_block_limit) <= l);
+            if registers_bind {
+                format!("too few warps: the registers allow {} block{} an SM", p.register_block_limit, if p.register_block_limit == 1 { "" } else { "s" })
+            } else {
+                format!("too few warps: {:.0}% of an SM's threads at work", p.achieved_occupancy)
+            }
         } else {
             match ncu_value(text, "No Eligible") {
                 Some(idle) => format!("neither alone: no warp ready to issue in {idle:.0}% of cycles"),
@@ -347,9 +355,15 @@ fn ncu_table(dir: &Path) -> Result<String> {
             }
         };
         let asked = if two_blocks { " (two blocks an SM asked)" } else { "" };
+        written += 1;
         writeln!(s, "| {label}{asked} | `{kernel}` | {} × {} | {} | {:.0}% / {:.1}% | {issue:.1}% | {:.1}% | {:.2} µs | {verdict} |", p.block, p.grid, p.registers, p.theoretical_occupancy, p.achieved_occupancy, p.dram_percent, p.duration_us).unwrap();
     }
-    s.push_str("\n*One launch of each, the first of `reduction op --op <op> --dtype <type> --rows <M> --n <N>`, profiled by Nsight Compute without fixed clocks (`plots/data/operators/ncu/`). \"What limits it\" reads the numbers: DRAM over 80% busy is memory; issue slots over 70% busy, instructions; achieved occupancy under 60%, too few warps.*\n");
+    let unread = profiles.len() - written;
+    if unread > 0 {
+        let _ = writeln!(s, "\n*{unread} profile{} in `plots/data/operators/ncu/` could not be read (not ncu's details page of one launch).*", if unread == 1 { "" } else { "s" });
+    }
+    let _ = writeln!(s, "\n*One launch of each, the first of `reduction op --op <op> --dtype <type> --rows <M> --n <N>`, profiled by Nsight Compute without fixed clocks (`plots/data/operators/ncu/`). \"What limits it\" reads the numbers: DRAM over {:.0}% busy is memory; issue slots over {:.0}% busy, instructions; achieved occupancy under {:.0}%, too few warps.*",
+        super::entry::MEMORY_BOUND_DRAM_PERCENT, ISSUE_BOUND_PERCENT, FEW_WARPS_PERCENT);
     Ok(s)
 }
 
@@ -486,6 +500,11 @@ mod tests {
         assert_eq!(verdict(68.3, 71.3, 96.9), "instructions: the issue slots are busy, DRAM waits");
         assert_eq!(verdict(51.3, 51.8, 49.6), "too few warps: the registers allow 1 block an SM");
         assert_eq!(verdict(70.3, 61.6, 72.6), "neither alone: no warp ready to issue in 46% of cycles");
+        std::fs::write(dir.join("argmax_f32_16384x16384_two_blocks.txt"), page(68.3, 71.3, 96.9)).unwrap();
+        std::fs::write(dir.join("argmax_f32_4096x4096.txt"), "not a profile").unwrap();
+        let table = ncu_table(&dir).unwrap();
+        assert!(table.contains("| argmax f32, 2^14 × 2^14 (two blocks an SM asked) | `argmax_rows_block_f32` | 1024 × 16384 | 38 | 50% / 96.9% | 71.3% | 68.3% | 436.19 µs |"), "{table}");
+        assert!(table.contains("1 profile in `plots/data/operators/ncu/` could not be read"), "{table}");
         std::fs::remove_dir_all(&dir).ok();
     }
 
