@@ -822,7 +822,7 @@ __device__ void rows_split_op(const Op& op, const typename Op::In* __restrict__ 
         reduce_whole<OP_WHOLE_LOADS>(OP<In>(), in, out, n, partials, ticket);                                 \
     }
 
-#define OP_ROWS_ENTRIES(name, OP, In, suffix, BLOCK_BOUNDS)                                                   \
+#define OP_ROWS_ENTRIES_BOUNDED(name, OP, In, suffix, BLOCK_BOUNDS)                                           \
     extern "C" __global__ void __launch_bounds__(OP_WARP_MAX_BLOCK)                                           \
     name##_rows_warp_##suffix(const In* in, typename OP<In>::Out* out, u64 rows, u64 cols, u64 stride,        \
                               unsigned lanes) {                                                               \
@@ -838,10 +838,13 @@ __device__ void rows_split_op(const Op& op, const typename Op::In* __restrict__ 
         rows_split_op<OP_BLOCK_LOADS>(OP<In>(), in, out, rows, cols, stride, partials, tickets);             \
     }
 
+// The three row entries of one type with the float types' bounds (what an exercise instantiates).
+#define OP_ROWS_ENTRIES(name, OP, In, suffix) OP_ROWS_ENTRIES_BOUNDED(name, OP, In, suffix, OP_FLOAT_BLOCK_BOUNDS)
+
 // Whole array and rows, for f32, f16 and bf16 inputs (and i32 with _I32).
 #define OP_ENTRIES(name, OP)                                                                                  \
-    OP_WHOLE_ENTRY(name, OP, float, f32) OP_ROWS_ENTRIES(name, OP, float, f32, OP_FLOAT_BLOCK_BOUNDS) \
-    OP_WHOLE_ENTRY(name, OP, f16_t, f16) OP_ROWS_ENTRIES(name, OP, f16_t, f16, OP_FLOAT_BLOCK_BOUNDS) \
-    OP_WHOLE_ENTRY(name, OP, bf16_t, bf16) OP_ROWS_ENTRIES(name, OP, bf16_t, bf16, OP_FLOAT_BLOCK_BOUNDS)
-#define OP_ENTRIES_I32(name, OP) OP_WHOLE_ENTRY(name, OP, int, i32) OP_ROWS_ENTRIES(name, OP, int, i32, OP_I32_BLOCK_BOUNDS)
+    OP_WHOLE_ENTRY(name, OP, float, f32) OP_ROWS_ENTRIES(name, OP, float, f32)                                \
+    OP_WHOLE_ENTRY(name, OP, f16_t, f16) OP_ROWS_ENTRIES(name, OP, f16_t, f16)                                \
+    OP_WHOLE_ENTRY(name, OP, bf16_t, bf16) OP_ROWS_ENTRIES(name, OP, bf16_t, bf16)
+#define OP_ENTRIES_I32(name, OP) OP_WHOLE_ENTRY(name, OP, int, i32) OP_ROWS_ENTRIES_BOUNDED(name, OP, int, i32, OP_I32_BLOCK_BOUNDS)
 // ANCHOR_END: entries
