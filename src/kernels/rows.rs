@@ -67,7 +67,8 @@ impl Strategy {
         format!("{}_{}", self.kernel(), dtype.name())
     }
 
-    fn index(self) -> usize {
+    /// The strategy's place in [`Strategy::ALL`] (and in the arrays of entries loaded in that order).
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }

@@ -159,15 +159,19 @@ pub struct Profile {
     pub achieved_occupancy: f64,
 }
 
+/// The value of one metric (`DRAM Throughput`, `Issue Slots Busy`, ...) on ncu's details page:
+/// the last column of its first line, thousands separators dropped.
+pub fn ncu_value(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|v| v.replace(',', "").parse().ok())
+}
+
 /// The metrics of [`Profile`] read from ncu's text output; `None` if one is missing.
 pub fn parse_ncu(kernel: &str, text: &str) -> Option<Profile> {
-    let value = |name: &str| -> Option<f64> {
-        text.lines()
-            .map(str::trim)
-            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
-            .and_then(|l| l.split_whitespace().last())
-            .and_then(|v| v.replace(',', "").parse().ok())
-    };
+    let value = |name: &str| ncu_value(text, name);
     Some(Profile {
         kernel: kernel.to_string(),
         duration_us: value("Duration")?,

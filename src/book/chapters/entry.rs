@@ -174,7 +174,7 @@ fn entry_profile_size(name: &str) -> Option<(usize, Dtype)> {
 }
 
 /// The kernel ncu profiled: the first line naming a launch, `name (grid)x(block), Context …`.
-fn profiled_kernel(text: &str) -> Option<&str> {
+pub fn profiled_kernel(text: &str) -> Option<&str> {
     text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context")).and_then(|l| l.split_whitespace().next())
 }
 

@@ -398,12 +398,7 @@ impl OpReducer {
         let (rows, cols, stride) = (layout.rows as u64, layout.cols as u64, layout.stride as u64);
         let config = LaunchConfig { grid_dim: (launch.grid.0, launch.grid.1, 1), block_dim: (launch.block, 1, 1), shared_mem_bytes: 0 };
         let stream = self.gpu.stream().clone();
-        let index = match launch.strategy {
-            Strategy::Warp => 0,
-            Strategy::Block => 1,
-            Strategy::Split => 2,
-        };
-        let mut args = stream.launch_builder(&self.rows[index]);
+        let mut args = stream.launch_builder(&self.rows[launch.strategy.index()]);
         args.arg(input).arg(out).arg(&rows).arg(&cols).arg(&stride);
         let fired = match launch.strategy {
             Strategy::Warp => {
