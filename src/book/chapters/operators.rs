@@ -11,6 +11,7 @@ use crate::error::{io_error, Result};
 use crate::records::csv;
 use crate::records::operators::{results_dir, OpFile, OpRow};
 use crate::records::Machine;
+use super::determinism::ncu_value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -309,11 +310,6 @@ fn profile_label(stem: &str) -> Option<(String, bool)> {
     Some((format!("{op} {dtype}, {at}"), two_blocks))
 }
 
-fn ncu_value(text: &str, name: &str) -> Option<f64> {
-    text.lines().map(str::trim).find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
-        .and_then(|l| l.split_whitespace().last()).and_then(|v| v.replace(',', "").parse().ok())
-}
-
 /// Issue slots busier than this (% of cycles) call a launch bound by its instructions.
 const ISSUE_BOUND_PERCENT: f64 = 70.0;
 /// Achieved occupancy below this, with DRAM not busy, calls a launch short of warps.
@@ -334,7 +330,7 @@ fn ncu_table(dir: &Path) -> Result<String> {
     let mut written = 0;
     for (stem, text) in &profiles {
         let (Some((label, two_blocks)), Some(p), Some(issue)) = (profile_label(stem), super::determinism::parse_ncu(stem, text), ncu_value(text, "Issue Slots Busy")) else { continue };
-        let kernel = text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context")).and_then(|l| l.split_whitespace().next()).unwrap_or("?");
+        let kernel = super::entry::profiled_kernel(text).unwrap_or("?");
         let verdict = if p.dram_percent > super::entry::MEMORY_BOUND_DRAM_PERCENT {
             "memory".to_string()
         } else if issue > ISSUE_BOUND_PERCENT {
@@ -506,6 +502,32 @@ mod tests {
         assert!(table.contains("| argmax f32, 2^14 × 2^14 (two blocks an SM asked) | `argmax_rows_block_f32` | 1024 × 16384 | 38 | 50% / 96.9% | 71.3% | 68.3% | 436.19 µs |"), "{table}");
         assert!(table.contains("1 profile in `plots/data/operators/ncu/` could not be read"), "{table}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The chapter's paragraph on the two-blocks-per-SM bound, checked against the committed
+    /// record of ptxas and the two runs: i32 fits in 32 registers with nothing spilled; the float
+    /// types spill; their argmax rows of 2^14 values got faster and their rows of 2^20 slower.
+    #[test]
+    fn the_row_block_bound_paragraph_is_what_the_data_shows() {
+        let data = crate::records::repo_root().join("plots/data/operators");
+        let text = std::fs::read_to_string(data.join("experiments/row_block_registers.csv")).unwrap();
+        let (_, body) = csv::split_header(&text, "row_block_registers.csv").unwrap();
+        let entry = |defines: &str, name: &str| -> (u32, u32) {
+            let line = body.lines().find(|l| l.contains(&format!("\"{defines}\",{name},"))).unwrap_or_else(|| panic!("{defines} {name}"));
+            let cells: Vec<&str> = line.rsplit(',').collect();
+            (cells[3].parse().unwrap(), cells[1].parse().unwrap()) // registers, spill stores
+        };
+        let unbounded_i32 = entry("OP_I32_BLOCK_BOUNDS=__launch_bounds__(1024)", "argmax_rows_block_i32");
+        assert!(unbounded_i32.0 > 32 && entry("default", "argmax_rows_block_i32") == (32, 0), "i32: {unbounded_i32:?}");
+        let (_, kept) = crate::records::operators::read_csv(&data.join("nvidia-h200.csv")).unwrap();
+        let (_, bounded) = crate::records::operators::read_csv(&data.join("experiments/two_blocks_every_type.csv")).unwrap();
+        let time = |rows: &[OpRow], dtype: Dtype, m: usize, n: usize| rows.iter().find(|r| r.row.kernel == "argmax_rows_auto" && r.row.dtype == dtype && r.rows == m && r.row.n == n).map(|r| r.row.median_us).unwrap();
+        for dtype in [Dtype::F32, Dtype::F16, Dtype::BF16] {
+            let (registers, spilled) = entry("OP_FLOAT_BLOCK_BOUNDS=__launch_bounds__(1024,2)", &format!("argmax_rows_block_{}", dtype.name()));
+            assert!(registers == 32 && spilled > 0, "{dtype}: {registers} registers, {spilled} bytes spilled");
+            assert!(time(&bounded, dtype, 1 << 14, 1 << 14) < time(&kept, dtype, 1 << 14, 1 << 14), "{dtype}: rows of 2^14");
+            assert!(time(&bounded, dtype, 256, 1 << 20) > time(&kept, dtype, 256, 1 << 20), "{dtype}: rows of 2^20");
+        }
     }
 
     #[test]
