@@ -154,7 +154,7 @@ fn entry_points() -> Vec<(&'static str, Vec<String>)> {
         .flat_map(|shape| kernels::READ_ONLY.dtypes.iter().map(move |&d| reduction::with_dtype!(d, T => shape.entry_name::<T>())))
         .collect();
     add(kernels::READ_ONLY.file, read_only);
-    add(kernels::COPY.file, vec![kernels::entries::COPY_U32.to_string()]);
+    add(kernels::COPY.file, std::iter::once(kernels::entries::COPY_U32.to_string()).chain(kernels::COPY_TILE_SHAPES.iter().map(|s| s.entry_name())).collect());
     let kahan = kernels::find(kernels::names::REDUCE_KAHAN).expect("registered");
     add(kahan.file, [kernels::entries::F64_ACCUMULATOR, kernels::entries::F16_ACCUMULATOR, kernels::entries::BF16_ACCUMULATOR, kernels::entries::BF16_ROUNDING_MISMATCHES].map(String::from).to_vec());
     let rows: Vec<String> = reduction::rows::DTYPES.iter().flat_map(|&d| reduction::rows::Strategy::ALL.map(|s| s.entry_name(d))).collect();

@@ -76,10 +76,9 @@ pub struct Context {
     /// The snippets' outputs under `book/generated/snippets/` (written on the GPU host), by name.
     pub snippet_outputs: Vec<String>,
     /// The deep-learning reductions of the book's GPU, ours and the peers' (`dl/`), what planted
-    /// bugs returned (`dl/<gpu>-demos.csv`) and Nsight Compute's summary (`dl/ncu/<gpu>.csv`).
+    /// bugs returned (`dl/<gpu>-demos.csv`); Nsight Compute's pages are read from `dl/ncu/`.
     pub dl: Option<crate::records::dl::Loaded>,
     pub dl_demos: Option<String>,
-    pub dl_ncu: Option<String>,
     /// The book's GPU's operators (`operators/<gpu>.csv`) and their peers (`<gpu>-peers.csv`).
     pub operators: Option<crate::records::operators::OpFile>,
     pub operator_peers: Option<crate::records::operators::OpFile>,
@@ -149,13 +148,12 @@ impl Context {
                 AllReduceRun { file, header, rows, topology }
             })
             .collect();
-        let (dl, dl_demos, dl_ncu) = match &slug {
+        let (dl, dl_demos) = match &slug {
             Some(slug) => (
                 crate::records::dl::load(&data_dir, slug)?,
                 std::fs::read_to_string(crate::records::dl::results_dir(&data_dir).join(format!("{slug}-demos.csv"))).ok(),
-                std::fs::read_to_string(crate::records::dl::results_dir(&data_dir).join("ncu").join(format!("{slug}.csv"))).ok(),
             ),
-            None => (None, None, None),
+            None => (None, None),
         };
         let (operators, operator_peers) = match &slug {
             Some(slug) => crate::records::operators::load(&data_dir, slug)?,
@@ -187,7 +185,6 @@ impl Context {
             snippet_outputs: file_names(&root.join("book/generated/snippets"), "txt"),
             dl,
             dl_demos,
-            dl_ncu,
             operators,
             operator_peers,
         })

@@ -240,11 +240,6 @@ pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
         "issue 25: kernel 12's time on 10^6 f32 values (kernels::dispatch::KNOWN_GAPS) needs an Nsight Compute profile, which this session's device time did not reach",
     ),
     (
-        "book/generated/dl_goal.md",
-        "Not measured in this run (neither timed nor refused)",
-        "issue 23: Quack's CuTe DSL (52 + 5 MB packed) cannot travel in one device call beside the bundle and TileLang; the sentence names it until a pair of back-to-back calls measures it",
-    ),
-    (
         "book/generated/nccl_model.md",
         "are not measured on a host with that many GPUs (none was lent)",
         "issue 26: hosts of 4 and 8 H200s are withheld; the rows are the model's predictions, marked so, until `bash tests/gpu-host.sh multigpu` runs on one",

@@ -42,9 +42,22 @@ pub struct DlBenchArgs {
     /// limit); the script is killed 90 s past it
     #[arg(long, value_name = "S", default_value_t = 60)]
     peers_budget_s: u64,
+    /// Measure nothing: merge these folders (each the --out of a run over some of the shapes, its
+    /// peers in the same run) into one set of files under --out (default plots/data), then redraw
+    #[arg(long, value_name = "DIR,...", value_delimiter = ',', conflicts_with_all = ["shapes", "quick"])]
+    merge: Option<Vec<PathBuf>>,
+    /// The GPU whose files --merge reads, as the file names spell it
+    #[arg(long, value_name = "SLUG", default_value = "nvidia-h200", requires = "merge")]
+    gpu_slug: String,
 }
 
 pub fn bench(args: DlBenchArgs) -> Outcome {
+    if let Some(parts) = &args.merge {
+        let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
+        let written = records::merge(parts, &data_dir, &args.gpu_slug)?;
+        println!("{written} rows of the book's kernels from {} runs, written to {}", parts.len(), records::results_file(&data_dir, &args.gpu_slug).display());
+        return if args.out.is_none() { render() } else { Ok(ExitCode::SUCCESS) };
+    }
     let mut config = DlBenchConfig::default();
     if args.quick {
         config.shapes = dl_bench::quick_shapes();

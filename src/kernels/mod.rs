@@ -10,10 +10,12 @@ pub mod dispatch;
 pub mod plan;
 pub mod reducer;
 pub mod ops;
+mod copy_shapes;
 mod read_only_shapes;
 pub mod rows;
 mod source;
 
+pub use copy_shapes::*;
 pub use read_only_shapes::*;
 pub use registry::*;
 pub use source::{spliced_source, HEADERS};

@@ -198,6 +198,12 @@ fn yardsticks(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
     let r = row(what, Input { dtype: Dtype::F32, n, block: 256, cache: Cache::Rotated, bytes: 8 * n, working_set_bytes: 8 * n }, &timing);
     eprintln!("copy            f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps());
     rows.push(DlRow::of(r, "copy", 1));
+    // The copy at every tile shape and the driver's own copy: what a kernel that reads and writes
+    // every byte once can reach here. Not fatal: the chapters only lose a yardstick.
+    match copy_shapes(gpu, config, &pool, &mut out, &host) {
+        Ok(more) => rows.extend(more),
+        Err(e) => eprintln!("copy shapes: not measured: {e}"),
+    }
     // The read-only sum: its fastest shape over the same two slots, checked first, as in the benchmark.
     let reference = <f32 as crate::data::Checked>::reference(&host);
     let (shape, timing) = crate::measure::read_only::fastest_shape(gpu, n, config.target_ms, &reference, |j| pool.slice((j % 2) * n..(j % 2 + 1) * n))?;
@@ -206,6 +212,64 @@ fn yardsticks(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
     let r = row(what, Input { dtype: Dtype::F32, n, block: shape.block, cache: Cache::Rotated, bytes: 4 * n, working_set_bytes: 8 * n }, &timing);
     eprintln!("read_only       f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s ({})", r.median_us, r.gbps(), shape.label());
     rows.push(DlRow::of(r, "read", 1));
+    Ok(rows)
+}
+
+/// The tiled copy at every shape of [`COPY_TILE_SHAPES`](crate::kernels::COPY_TILE_SHAPES), each
+/// checked on a poisoned output before it is timed, over the same two slots as the copy kernel:
+/// the fastest shape's row, and the row of `cudaMemcpyAsync` device to device, also checked.
+fn copy_shapes(gpu: &Gpu, config: &DlBenchConfig, pool: &CudaSlice<f32>, out: &mut CudaSlice<f32>, host: &[f32]) -> Result<Vec<DlRow>> {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let n = host.len();
+    let stream = gpu.stream().clone();
+    let input = |j: usize| pool.slice((j % 2) * n..(j % 2 + 1) * n);
+    let count = n as u64;
+    let mut best: Option<(crate::kernels::CopyShape, crate::runtime::timing::GraphTiming)> = None;
+    let mut checked = 0;
+    for shape in crate::kernels::COPY_TILE_SHAPES {
+        let function = gpu.function(&crate::kernels::COPY, &shape.entry_name())?;
+        let config_of = LaunchConfig { grid_dim: (shape.grid(n) as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
+        let launch = |j: usize, out: &mut CudaSlice<f32>| {
+            let slot = input(j);
+            let mut args = stream.launch_builder(&function);
+            args.arg(&slot).arg(out).arg(&count);
+            // SAFETY: copy_tile_b<B>_p<P>(const unsigned* in, unsigned* out, u64 n): f32 words as
+            // u32, n of each, 16-byte aligned; the grid is CopyShape::grid(n) blocks of `block`.
+            unsafe { args.launch(config_of) }.during("launching the tiled copy").map(|_| ())
+        };
+        gpu.fill(out, f32::NAN)?;
+        launch(0, out)?;
+        if gpu.download(out)? != host {
+            eprintln!("copy {}: its output is not its input; not timed", shape.label());
+            continue;
+        }
+        checked += 1;
+        let timing = time(gpu, config.target_ms, |j| launch(j, out))?;
+        let median = crate::records::summary::median(&timing.per_op_us);
+        eprintln!("copy {:<44} {:>10.2} µs", shape.label(), median);
+        if best.as_ref().is_none_or(|(_, b)| median < crate::records::summary::median(&b.per_op_us)) {
+            best = Some((shape, timing));
+        }
+    }
+    let mut rows = Vec::new();
+    if let Some((shape, timing)) = best {
+        let title = format!("copy, fastest of {checked} tile shapes: {}", shape.label());
+        let what = Measured { kernel: "copy_tile", chapter: 0, title: &title, status: Status::Pace };
+        let r = row(what, Input { dtype: Dtype::F32, n, block: shape.block, cache: Cache::Rotated, bytes: 8 * n, working_set_bytes: 8 * n }, &timing);
+        eprintln!("copy_tile       f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s ({})", r.median_us, r.gbps(), shape.label());
+        rows.push(DlRow::of(r, "copy", 1));
+    }
+    gpu.fill(out, f32::NAN)?;
+    stream.memcpy_dtod(&input(0), out).during("copying device to device")?;
+    if gpu.download(out)? != host {
+        eprintln!("cudaMemcpyAsync device to device: its output is not its input; not timed");
+        return Ok(rows);
+    }
+    let timing = time(gpu, config.target_ms, |j| stream.memcpy_dtod(&input(j), out).during("copying device to device"))?;
+    let what = Measured { kernel: "memcpy", chapter: 0, title: "cudaMemcpyAsync, device to device", status: Status::Pace };
+    let r = row(what, Input { dtype: Dtype::F32, n, block: 0, cache: Cache::Rotated, bytes: 8 * n, working_set_bytes: 8 * n }, &timing);
+    eprintln!("memcpy          f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps());
+    rows.push(DlRow::of(r, "copy", 1));
     Ok(rows)
 }
 

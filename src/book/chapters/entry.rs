@@ -175,7 +175,13 @@ fn entry_profile_size(name: &str) -> Option<(usize, Dtype)> {
 
 /// The kernel ncu profiled: the first line naming a launch, `name (grid)x(block), Context …`.
 pub fn profiled_kernel(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context")).and_then(|l| l.split_whitespace().next())
+    // `softmax_lanes8_f32 (32768, 1, 1)x(256, 1, 1), Context 1, …`, or a C++ kernel's signature:
+    // `void ns::softmax_warp_forward<float, …>(T2 *, …) (262144, 1, 1)x(32, 4, 1), Context 1, …`.
+    let line = text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context"))?;
+    let name = line.strip_prefix("void ").unwrap_or(line);
+    let name = name.split_once('(').map_or(name, |(n, _)| n).trim();
+    let name = name.strip_prefix("<unnamed>::").unwrap_or(name);
+    (!name.is_empty()).then_some(name)
 }
 
 /// DRAM busier than this (ncu's DRAM Throughput, % of its peak) calls a launch bound by memory;

@@ -282,9 +282,9 @@ fn ncu_metrics(prototype: &Path) -> Result<BTreeMap<String, (String, String)>> {
     Ok(out)
 }
 
-/// The profiles of `plots/data/operators/ncu/`: `<op>_<type>_<M>x<N>[_two_blocks].txt`, ncu's
-/// details page of one launch of `reduction op` at that shape (`M` = 1: the whole array).
-fn operator_profiles(dir: &Path) -> Result<Vec<(String, String)>> {
+/// The profiles of `plots/data/operators/ncu/` (and `dl/ncu/`): `[<peer>-]<op>_<type>_<M>x<N>[_two_blocks].txt`,
+/// ncu's details page of one launch at that shape (`M` = 1: the whole array).
+pub(crate) fn operator_profiles(dir: &Path) -> Result<Vec<(String, String)>> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Ok(Vec::new()) };
     let mut out = Vec::new();
     for entry in entries {
@@ -300,14 +300,25 @@ fn operator_profiles(dir: &Path) -> Result<Vec<(String, String)>> {
 
 /// `argmax f32, 2^14 × 2^14` from `argmax_f32_16384x16384` (`2^28 whole` for one row); the
 /// second value says whether the launch asked for two blocks per SM (`_two_blocks`).
-fn profile_label(stem: &str) -> Option<(String, bool)> {
+pub(crate) fn profile_label(stem: &str) -> Option<(String, bool)> {
     let (stem, two_blocks) = match stem.strip_suffix("_two_blocks") { Some(s) => (s, true), None => (stem, false) };
+    let (peer, stem) = match stem.split_once('-') { Some((peer, rest)) => (Some(peer), rest), None => (None, stem) };
     let (rest, shape) = stem.rsplit_once('_')?;
     let (op, dtype) = rest.rsplit_once('_')?;
     let (m, n) = shape.split_once('x')?;
     let (m, n): (usize, usize) = (m.parse().ok()?, n.parse().ok()?);
     let at = if m == 1 { format!("{} whole", super::common::size_text(n)) } else { super::rows::shape(m, n) };
-    Some((format!("{op} {dtype}, {at}"), two_blocks))
+    let by = peer.map(|p| format!(" ({p})")).unwrap_or_default();
+    Some((format!("{op} {dtype}, {at}{by}"), two_blocks))
+}
+
+/// A folder of profiles and how its launches were made, for [`ncu_table`]'s notes.
+pub(crate) struct NcuFolder<'a> {
+    pub dir: &'a Path,
+    /// As the notes name it: `plots/data/operators/ncu/`.
+    pub shown_as: &'a str,
+    /// What was profiled: "the first of `reduction op …`".
+    pub launches: &'a str,
 }
 
 /// Issue slots busier than this (% of cycles) call a launch bound by its instructions.
@@ -318,14 +329,18 @@ const FEW_WARPS_PERCENT: f64 = 60.0;
 /// `operators_ncu.md`: what Nsight Compute saw of the operator launches furthest below 90% of
 /// peak (and of one that reaches it, for contrast), and what each profile says limits it.
 pub fn ncu_markdown(c: &Context) -> Result<String> {
-    ncu_table(&results_dir(&c.data_dir).join("ncu"))
-}
-
-fn ncu_table(dir: &Path) -> Result<String> {
-    let profiles = operator_profiles(dir)?;
-    if profiles.is_empty() {
+    let dir = results_dir(&c.data_dir).join("ncu");
+    let folder = NcuFolder { dir: &dir, shown_as: "plots/data/operators/ncu/", launches: "the first of `reduction op --op <op> --dtype <type> --rows <M> --n <N>`" };
+    if operator_profiles(&dir)?.is_empty() {
         return Ok("*Not yet profiled on this GPU: `ncu … reduction op --op argmax --rows 16384 --n 16384` writes the details page into `plots/data/operators/ncu/argmax_f32_16384x16384.txt`.*\n".into());
     }
+    ncu_table(&folder)
+}
+
+/// One row per profile of the folder: the launch, its registers, occupancy, issue slots and DRAM,
+/// and what limits it, read off those numbers.
+pub(crate) fn ncu_table(folder: &NcuFolder<'_>) -> Result<String> {
+    let profiles = operator_profiles(folder.dir)?;
     let mut s = String::from("| launch | kernel | block × grid | registers a thread | occupancy: possible / achieved | issue slots busy | DRAM throughput | duration under ncu | what limits it |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n");
     let mut written = 0;
     for (stem, text) in &profiles {
@@ -356,10 +371,10 @@ fn ncu_table(dir: &Path) -> Result<String> {
     }
     let unread = profiles.len() - written;
     if unread > 0 {
-        let _ = writeln!(s, "\n*{unread} profile{} in `plots/data/operators/ncu/` could not be read (not ncu's details page of one launch).*", if unread == 1 { "" } else { "s" });
+        let _ = writeln!(s, "\n*{unread} profile{} in `{}` could not be read (not ncu's details page of one launch).*", if unread == 1 { "" } else { "s" }, folder.shown_as);
     }
-    let _ = writeln!(s, "\n*One launch of each, the first of `reduction op --op <op> --dtype <type> --rows <M> --n <N>`, profiled by Nsight Compute without fixed clocks (`plots/data/operators/ncu/`). \"What limits it\" reads the numbers: DRAM over {:.0}% busy is memory; issue slots over {:.0}% busy, instructions; achieved occupancy under {:.0}%, too few warps.*",
-        super::entry::MEMORY_BOUND_DRAM_PERCENT, ISSUE_BOUND_PERCENT, FEW_WARPS_PERCENT);
+    let _ = writeln!(s, "\n*One launch of each, {}, profiled by Nsight Compute without fixed clocks (`{}`). \"What limits it\" reads the numbers: DRAM over {:.0}% busy is memory; issue slots over {:.0}% busy, instructions; achieved occupancy under {:.0}%, too few warps.*",
+        folder.launches, folder.shown_as, super::entry::MEMORY_BOUND_DRAM_PERCENT, ISSUE_BOUND_PERCENT, FEW_WARPS_PERCENT);
     Ok(s)
 }
 
@@ -483,13 +498,15 @@ mod tests {
         assert_eq!(profile_label("mean_var_bf16_1x268435456"), Some(("mean_var bf16, 2^28 whole".into(), false)));
         assert_eq!(profile_label("welford_divide_bf16_16x16777216_two_blocks"), Some(("welford_divide bf16, 16 × 2^24".into(), true)));
         assert_eq!(profile_label("notes"), None);
+        assert_eq!(profile_label("torch-softmax_f32_1048576x256"), Some(("softmax f32, 2^20 × 256 (torch)".into(), false)));
         let page = |dram: f64, issue: f64, achieved: f64| format!(
             "  argmax_rows_block_f32 (16384, 1, 1)x(1024, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us       436.19\n    DRAM Throughput                   %        {dram}\n    Compute (SM) Throughput           %        51.82\n    Issue Slots Busy               %        {issue}\n    No Eligible                            %        45.93\n    Block Size                                                 1,024\n    Grid Size                                                 16,384\n    Registers Per Thread             register/thread              38\n    Block Limit Registers                 block            1\n    Theoretical Occupancy                     %           50\n    Achieved Occupancy                        %        {achieved}\n");
         let dir = std::env::temp_dir().join(format!("operators-ncu-{}", std::process::id()));
+        let folder = |dir: &std::path::Path| NcuFolder { dir: Box::leak(dir.to_path_buf().into_boxed_path()), shown_as: "plots/data/operators/ncu/", launches: "the first" };
         std::fs::create_dir_all(&dir).unwrap();
         let verdict = |dram: f64, issue: f64, achieved: f64| {
             std::fs::write(dir.join("argmax_f32_16384x16384.txt"), page(dram, issue, achieved)).unwrap();
-            let table = ncu_table(&dir).unwrap();
+            let table = ncu_table(&folder(&dir)).unwrap();
             table.lines().nth(2).unwrap_or("").rsplit('|').nth(1).unwrap_or("").trim().to_string()
         };
         assert_eq!(verdict(95.3, 36.9, 96.6), "memory");
@@ -498,7 +515,7 @@ mod tests {
         assert_eq!(verdict(70.3, 61.6, 72.6), "neither alone: no warp ready to issue in 46% of cycles");
         std::fs::write(dir.join("argmax_f32_16384x16384_two_blocks.txt"), page(68.3, 71.3, 96.9)).unwrap();
         std::fs::write(dir.join("argmax_f32_4096x4096.txt"), "not a profile").unwrap();
-        let table = ncu_table(&dir).unwrap();
+        let table = ncu_table(&folder(&dir)).unwrap();
         assert!(table.contains("| argmax f32, 2^14 × 2^14 (two blocks an SM asked) | `argmax_rows_block_f32` | 1024 × 16384 | 38 | 50% / 96.9% | 71.3% | 68.3% | 436.19 µs |"), "{table}");
         assert!(table.contains("1 profile in `plots/data/operators/ncu/` could not be read"), "{table}");
         std::fs::remove_dir_all(&dir).ok();
