@@ -285,7 +285,7 @@ pub fn goal(l: &Loaded) -> String {
     }
     writeln!(out, "The goal — 90% of peak from N = 1024, 80% at N = 256 and 512 — is met at {met} of the {total} forward shapes measured.").unwrap();
     if let Some(c) = best_copy(l) {
-        write!(out, " The fastest copy in the same run (a kernel that only reads and writes every byte once) reached {c:.1}%").unwrap();
+        write!(out, " The fastest copy on this GPU (a kernel that only reads and writes every byte once; the yardsticks below) reached {c:.1}%").unwrap();
         if c < 90.0 {
             write!(out, ": 90% is more than a plain copy reaches on this GPU, so for kernels that read and write every value once the copy is the mark").unwrap();
             let (near, of) = near_the_copy(l, c);
