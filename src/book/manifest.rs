@@ -167,6 +167,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("dl_fusion.md", "dl_softmax.md", "book::chapters::dl::fusion_markdown", dl::fusion_markdown),
         md("dl_long_rows.md", "dl_softmax.md", "book::chapters::dl::long_rows", |c| dl::from_results(c, dl::long_rows)),
         md("dl_ceilings.md", "dl_softmax.md", "book::chapters::dl::ceilings", |c| dl::from_results(c, dl::ceilings)),
+        md("dl_copy_shapes.md", "dl_softmax.md", "book::chapters::dl::copy_shapes_markdown", dl::copy_shapes_markdown),
         md("dl_forward.md", "dl_softmax.md", "book::chapters::dl::forward_markdown", |c| dl::from_results(c, dl::forward_markdown)),
         md("dl_chart.md", "dl_softmax.md", "book::chapters::dl::chart_markdown", dl::chart_markdown),
         drawn("plots/dl.svg", "dl_softmax.md", "book::chapters::dl::chart", dl::chart),

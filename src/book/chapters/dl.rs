@@ -439,6 +439,45 @@ pub fn demos_markdown(c: &Context) -> Result<String> {
     })
 }
 
+/// `dl_copy_shapes.md`: the tiled copy at every shape (`plots/data/dl/experiments/copy_shapes.txt`,
+/// the lines `reduction dl-bench` printed: `copy <B> threads × <P> packs[, evict-first stores] <µs> µs`),
+/// 2^28 f32 values read and written once, in µs and % of peak.
+pub fn copy_shapes_markdown(c: &Context) -> Result<String> {
+    let path = records::results_dir(&c.data_dir).join("experiments").join("copy_shapes.txt");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok("*The copy's tile shapes are not recorded on this GPU (`reduction dl-bench` prints them).*\n".into());
+    };
+    Ok(copy_shapes_table(&text, c.dl.as_ref().map_or(f64::NAN, |l| peak(&l.machine))))
+}
+
+fn copy_shapes_table(text: &str, peak: f64) -> String {
+    let bytes = 8.0 * (1u64 << 28) as f64;
+    let mut table: Vec<(String, [Option<f64>; 2])> = Vec::new();
+    for line in text.lines().filter_map(|l| l.strip_prefix("copy ")) {
+        let Some((label, us)) = line.trim_end().strip_suffix("µs").and_then(|l| l.trim_end().rsplit_once(' ')) else { continue };
+        let Ok(us) = us.parse::<f64>() else { continue };
+        let label = label.trim();
+        let (shape, stream) = match label.strip_suffix(", evict-first stores") { Some(s) => (s, 1), None => (label, 0) };
+        if !shape.contains(" threads × ") {
+            continue;
+        }
+        match table.iter_mut().find(|(s, _)| s == shape) {
+            Some((_, cells)) => cells[stream] = Some(us),
+            None => {
+                let mut cells = [None, None];
+                cells[stream] = Some(us);
+                table.push((shape.to_string(), cells));
+            }
+        }
+    }
+    let mut out = String::from("| copy tile | plain stores | evict-first stores |\n|---|--:|--:|\n");
+    let cell = |us: Option<f64>| us.map_or("—".to_string(), |us| format!("{us:.1} µs ({:.1}%)", bytes / us / 1e3 / peak * 100.0));
+    for (shape, [plain, stream]) in &table {
+        writeln!(out, "| {shape} | {} | {} |", cell(*plain), cell(*stream)).unwrap();
+    }
+    out
+}
+
 /// `dl_ncu.md`: what Nsight Compute saw of launches below the goal, and of a peer's launch where
 /// the peer is faster (`plots/data/dl/ncu/`, `[<peer>-]<op>_<type>_<M>x<N>.txt`); then, for each
 /// peer's profile, a sentence setting it beside ours at the same shape.
@@ -501,6 +540,17 @@ mod tests {
         let bytes = 2 * m * n * 4;
         DlRow { kernel: kernel.into(), chapter: 17, title: kernel.into(), status, dtype: Dtype::F32, n, block: 128, cache: Cache::Rotated, median_us: us,
             min_us: us, max_us: us, bytes, working_set_bytes: bytes, repeats: 7, method: "m".into(), op: op.into(), rows: m }
+    }
+
+    #[test]
+    fn the_copy_shapes_table_reads_what_dl_bench_printed() {
+        let printed = "# header\ncopy            f32   268435456       543.01 µs   3954.8 GB/s\ncopy 256 threads × 1 packs                            513.15 µs\n\
+            copy 256 threads × 1 packs, evict-first stores        500.36 µs\ncopy 512 threads × 2 packs, evict-first stores 515.36 µs\n\
+            copy_tile       f32   268435456       500.36 µs   4291.9 GB/s (256 threads × 1 packs, evict-first stores)\n";
+        let t = copy_shapes_table(printed, 4814.3);
+        assert!(t.contains("| 256 threads × 1 packs | 513.1 µs (86.9%) | 500.4 µs (89.1%) |"), "{t}");
+        assert!(t.contains("| 512 threads × 2 packs | — | 515.4 µs (86.6%) |"), "{t}");
+        assert_eq!(t.lines().count(), 4, "the grid-stride copy and the summary line are not tile shapes: {t}");
     }
 
     #[test]
