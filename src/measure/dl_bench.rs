@@ -85,6 +85,19 @@ fn variants(op: DlOp, dtype: Dtype, cols: usize, clusters: bool) -> Vec<Variant>
                 choice: Some(Choice { team: Team::Block, vpt: 2, block: 256 }) });
         }
     }
+    // A short row spread over a whole warp, each thread holding as few packs as the menu has for
+    // it: fewer registers and more warps an SM than the planner's team (torch's softmax of a
+    // 256-value row holds 8 values a lane in 30 registers; plots/data/dl/ncu/). Measured beside
+    // the planner's choice; not yet one the planner makes.
+    if op != DlOp::SoftmaxBwd && packs <= crate::kernels::dl::plan::LANES_MAX_PACKS {
+        let menu = op.menu();
+        let (least, most) = (menu.lanes.iter().map(|e| e.0).min().unwrap_or(1), menu.lanes.iter().map(|e| e.0).max().unwrap_or(1));
+        let vpt = (packs.max(1).div_ceil(32).next_power_of_two() as u32).clamp(least, most);
+        if vpt < most && (packs as u32).div_ceil(vpt) <= 32 {
+            v.push(Variant { kernel: records::wide_lanes_name(op.name()), title: format!("{}: 32 lanes a row, {vpt} pack{} a thread", op.title(), if vpt == 1 { "" } else { "s" }),
+                choice: Some(Choice { team: Team::Lanes(32), vpt, block: 128 }) });
+        }
+    }
     if op.writes_rows() && packs > crate::kernels::dl::plan::BLOCK_MAX_PACKS {
         let slices = packs.div_ceil(crate::kernels::dl::plan::SLICE_PACKS) as u32;
         let (vpt, block, per) = if op == DlOp::SoftmaxBwd { (4, 512, 2048u64) } else { (8, 512, 4096u64) };
@@ -568,6 +581,17 @@ mod tests {
         assert!((8..=18).all(|k| shapes.contains(&(SWEEP_VALUES >> k, 1 << k))) && shapes.contains(&(4096, 4096)) && shapes.contains(&(8192, 128_256)));
         assert_eq!(&shapes[..5], quick_shapes().as_slice());
         assert_eq!(shapes[5], (1 << 18, 1024));
+    }
+
+    #[test]
+    fn short_rows_are_also_measured_over_a_whole_warp_with_fewer_packs_a_thread() {
+        let wide = |op: DlOp, dtype: Dtype, cols: usize| variants(op, dtype, cols, true).into_iter().find(|v| v.kernel == records::wide_lanes_name(op.name())).and_then(|v| v.choice);
+        let choice = wide(DlOp::Softmax, Dtype::F32, 256).expect("a row of 64 packs");
+        assert_eq!((choice.team, choice.vpt, choice.block), (Team::Lanes(32), 2, 128));
+        assert_eq!(wide(DlOp::RmsNorm, Dtype::BF16, 256).map(|c| c.vpt), Some(1), "32 packs: one a lane");
+        assert_eq!(wide(DlOp::CrossEntropy, Dtype::BF16, 256).map(|c| c.vpt), Some(2), "cross-entropy's menu starts at 2 packs");
+        assert!(wide(DlOp::Softmax, Dtype::F32, 1024).is_none(), "256 packs: 32 lanes × 8 packs is the planner's own choice");
+        assert!(wide(DlOp::Softmax, Dtype::F32, 16384).is_none() && wide(DlOp::SoftmaxBwd, Dtype::F32, 256).is_none());
     }
 
     #[test]

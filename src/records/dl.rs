@@ -39,6 +39,10 @@ pub fn cluster_name(op: &str) -> String {
 pub fn split_name(op: &str) -> String {
     format!("dl_{op}_split")
 }
+/// The short-row variant of `op` that spreads a row over a whole warp (`measure::dl_bench`).
+pub fn wide_lanes_name(op: &str) -> String {
+    format!("dl_{op}_wide_lanes")
+}
 /// LayerNorm's column sums in the row kernels' layouts: the wrong ones.
 pub const TEAM_PER_COLUMN: &str = "layer_norm_grad_team_per_column";
 pub const THREAD_PER_COLUMN: &str = "layer_norm_grad_thread_per_column";
