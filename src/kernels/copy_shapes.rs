@@ -37,9 +37,10 @@ impl CopyShape {
         (n / 4).div_ceil(self.block as usize * self.packs as usize).max(1)
     }
 
-    /// `512 threads × 4 packs, evict-first stores`, as the tables write it.
+    /// `512 threads × 4 packs, evict-first stores` (`1 pack`), as the tables write it.
     pub fn label(&self) -> String {
-        format!("{} threads × {} packs{}", self.block, self.packs, if self.stream { ", evict-first stores" } else { "" })
+        let plural = if self.packs == 1 { "" } else { "s" };
+        format!("{} threads × {} pack{plural}{}", self.block, self.packs, if self.stream { ", evict-first stores" } else { "" })
     }
 }
 
