@@ -481,7 +481,8 @@ def main():
     for group, shapes, what in passes:
         if not group or not shapes:
             continue
-        for dtype in args.dtypes:
+        for i, dtype in enumerate(args.dtypes):
+            until = budget.share(len(args.dtypes) - i)  # bf16 keeps its share when f32 runs long
             size = H.SIZES[dtype]
             # Room for the pool (two slots of the largest shape at least), the outputs and the checks.
             need = lambda m, n: 4 * m * n * size + 3 * CHUNK * 8 + (1 << 30)
@@ -490,7 +491,7 @@ def main():
                 continue
             pool = H.Pool(torch, dtype, H.pool_length(torch, fits, dtype))
             for m, n in fits:
-                if not budget.allows(f"{dtype} {m}x{n}{what}"):
+                if not budget.allows(f"{dtype} {m}x{n}{what}", until):
                     continue
                 inputs = Inputs(torch, pool, m, n, dtype, {p.op for p in group})
                 refs = {}  # the float64 references of this case, shared by the peers of an op

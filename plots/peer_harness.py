@@ -174,12 +174,22 @@ class Budget:
             seconds = float(os.environ["REDUCTION_PEERS_BUDGET_S"])
         self.seconds, self.start, self.skipped = seconds, self.clock(), []
 
-    def allows(self, what):
-        """True while time is left; otherwise records `what` as skipped and returns False."""
-        if self.seconds is None or self.clock() - self.start < self.seconds:
+    def allows(self, what, until=None):
+        """True while time is left (and, with `until`, before that clock time: a share); otherwise
+        records `what` as skipped and returns False."""
+        now = self.clock()
+        if (self.seconds is None or now - self.start < self.seconds) and (until is None or now < until):
             return True
         self.skipped.append(what)
         return False
+
+    def share(self, parts):
+        """The clock time by which the first of `parts` equal shares of what is left ends (None:
+        no budget), so that a run over several types does not spend it all on the first."""
+        if self.seconds is None:
+            return None
+        now = self.clock()
+        return now + max(0.0, self.start + self.seconds - now) / max(1, parts)
 
     def report(self, log):
         if self.skipped:
@@ -405,6 +415,13 @@ def self_test_common(expect):
     budget = Budget(10, clock=lambda: next(ticks))
     expect(budget.allows("a") and budget.allows("b") and not budget.allows("c") and budget.skipped == ["c"],
            "a time budget stops new cases once spent, and lists them")
+    ticks = iter([0.0, 0.0, 1.0, 6.0, 6.0, 7.0, 11.0])
+    budget = Budget(10, clock=lambda: next(ticks))
+    first = budget.share(2)  # at 0 s: the first of two types gets until 5 s
+    ok = budget.allows("f32 a", first) and not budget.allows("f32 b", first)
+    second = budget.share(1)  # at 6 s: the last type gets what is left, until 10 s
+    expect(first == 5.0 and second == 10.0 and ok and budget.allows("bf16 a", second) and not budget.allows("bf16 b", second)
+           and budget.skipped == ["f32 b", "bf16 b"], "each type gets its share of what is left, the first cannot spend it all")
     refusal = next(csvlib.reader([refused_row("liger_softmax", "Liger softmax", "refused", "softmax", "f32", 1024, 262144,
                                               'RuntimeError: "too big", really\nsecond line')]))
     expect(len(refusal) == len(REFUSED_COLUMNS.split(",")) and refusal[2] == "refused" and refusal[5] == "1024"
