@@ -46,16 +46,21 @@ pub struct DlBenchArgs {
     /// peers in the same run) into one set of files under --out (default plots/data), then redraw
     #[arg(long, value_name = "DIR,...", value_delimiter = ',', conflicts_with_all = ["shapes", "quick"])]
     merge: Option<Vec<PathBuf>>,
-    /// The GPU whose files --merge reads, as the file names spell it
-    #[arg(long, value_name = "SLUG", default_value = "nvidia-h200", requires = "merge")]
-    gpu_slug: String,
+    /// The GPU whose files --merge reads, as the file names spell it [default: the one GPU the
+    /// first folder has results of]
+    #[arg(long, value_name = "SLUG", requires = "merge")]
+    gpu_slug: Option<String>,
 }
 
 pub fn bench(args: DlBenchArgs) -> Outcome {
     if let Some(parts) = &args.merge {
         let data_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
-        let written = records::merge(parts, &data_dir, &args.gpu_slug)?;
-        println!("{written} rows of the book's kernels from {} runs, written to {}", parts.len(), records::results_file(&data_dir, &args.gpu_slug).display());
+        let slug = match args.gpu_slug.clone().or_else(|| parts.first().and_then(|p| records::slug_in(p))) {
+            Some(slug) => slug,
+            None => return Err(format!("--merge: {} holds the results of no GPU, or of several: name one with --gpu-slug", parts.first().map_or("-".into(), |p| p.display().to_string())).into()),
+        };
+        let written = records::merge(parts, &data_dir, &slug)?;
+        println!("{written} rows of the book's kernels from {} runs, written to {}", parts.len(), records::results_file(&data_dir, &slug).display());
         return if args.out.is_none() { render() } else { Ok(ExitCode::SUCCESS) };
     }
     let mut config = DlBenchConfig::default();
@@ -89,6 +94,9 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     // Written after every shape: a run cut short keeps what it measured.
     let bench = dl_bench::bench(&gpu, &config, &mut |rows| records::write_csv(&path, &machine, rows))?;
     records::write_csv(&path, &machine, &bench.rows)?;
+    if !bench.copy_shapes.is_empty() {
+        records::write_copy_shapes(&records::copy_shapes_file(&data_dir, &slug), &machine, &bench.copy_shapes)?;
+    }
     println!("\n{} measurements in {:.0} s, written to {}", bench.rows.len(), bench.seconds, path.display());
     if !bench.not_measured.is_empty() {
         println!("not measured, past the budget of {} s (--budget-s): {}", args.budget_s, bench.not_measured.join(", "));

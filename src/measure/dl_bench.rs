@@ -2,7 +2,7 @@
 //! … 2^18 and at the LLM shapes 4096 × 4096 and 8192 × 128256, f32 and bf16, the automatic team
 //! of each, and the variants the chapter compares (softmax read three times and twice; a
 //! cluster and co-resident blocks for long rows; LayerNorm's column sums in the row kernels'
-//! layouts), beside the copy kernel and the read-only sum in the same run. Each is checked
+//! layouts), beside the yardsticks of [`super::dl_yardsticks`] in the same run. Each is checked
 //! against the float64 reference on the rows it is timed on (a sample of rows; every column of
 //! the column sums) before it is timed: inputs rotated through a pool of at least 4× L2, CUDA
 //! graphs of back-to-back launches between CUDA events (back-to-back launches where a graph
@@ -130,7 +130,8 @@ pub fn bench(gpu: &Gpu, config: &DlBenchConfig, progress: &mut dyn FnMut(&[DlRow
     // The four files at once, one core each, rather than one after another as they are first used.
     let files = crate::kernels::dl::files();
     gpu.preload(&files.map(|f| f as &(dyn crate::gpu::KernelSource + Sync)))?;
-    let mut rows = yardsticks(gpu, config)?;
+    let yardsticks = super::dl_yardsticks::measure(gpu, config.target_ms, config.seed)?;
+    let mut rows = yardsticks.rows;
     let mut not_measured = Vec::new();
     for &(m, n) in &config.shapes {
         for &dtype in &config.dtypes {
@@ -148,13 +149,15 @@ pub fn bench(gpu: &Gpu, config: &DlBenchConfig, progress: &mut dyn FnMut(&[DlRow
         }
         progress(&rows)?;
     }
-    Ok(DlBench { rows, not_measured, seconds: started.elapsed().as_secs_f64() })
+    Ok(DlBench { rows, copy_shapes: yardsticks.copy_shapes, not_measured, seconds: started.elapsed().as_secs_f64() })
 }
 
 /// What [`bench()`] measured.
 #[derive(Clone, Debug)]
 pub struct DlBench {
     pub rows: Vec<DlRow>,
+    /// The copy's median at every tile shape checked (the yardstick row is the fastest).
+    pub copy_shapes: Vec<records::CopyShapeTime>,
     /// The (type, shape) cases not started because the budget was spent.
     pub not_measured: Vec<String>,
     /// How long it took, compiles included.
@@ -170,120 +173,6 @@ pub fn shapes_measured(rows: &[DlRow]) -> Vec<(usize, usize)> {
         }
     }
     shapes
-}
-
-/// The copy kernel and the read-only sum on 2^28 f32: what a kernel that reads and writes every
-/// byte, and one that only reads, reach in the same run.
-fn yardsticks(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
-    let n = SWEEP_VALUES;
-    let need = 3 * n * 4;
-    if gpu.memory()?.0 < need + (1 << 28) {
-        eprintln!("copy and read-only: skipped, {} do not fit", crate::error::human_bytes(need));
-        return Ok(Vec::new());
-    }
-    let host: Vec<f32> = check::uniform(n, -1.0, 1.0, config.seed);
-    let mut pool = gpu.alloc::<f32>(2 * n)?;
-    gpu.upload_chunked(&host, &mut pool, 0, "uploading the copy's input")?;
-    gpu.upload_chunked(&host, &mut pool, n, "uploading the copy's input")?;
-    let mut out = gpu.alloc::<f32>(n)?;
-    let mut rows = Vec::new();
-    // The copy (kernels/copy.cu, as the whole-array benchmark runs it).
-    let copy = gpu.function(&crate::kernels::COPY, "copy_u32")?;
-    let per_sm = copy.occupancy_max_active_blocks_per_multiprocessor(256, 0, None).during("asking the occupancy calculator")?;
-    let grid = per_sm.max(1) * gpu.info().sm_count;
-    let stream = gpu.stream().clone();
-    let timing = time(gpu, config.target_ms, |j| {
-        use cudarc::driver::{LaunchConfig, PushKernelArg};
-        let input = pool.slice((j % 2) * n..(j % 2 + 1) * n);
-        let count = n as u64;
-        let mut args = stream.launch_builder(&copy);
-        args.arg(&input).arg(&mut out).arg(&count);
-        // SAFETY: copy_u32(const unsigned* in, unsigned* out, u64 n): f32 words reinterpreted as
-        // u32, n of each, 16-byte aligned (fresh allocations, offsets multiples of 2^28 words).
-        unsafe { args.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.during("launching the copy").map(|_| ())
-    })?;
-    let got = gpu.download(&out)?;
-    gpu.synchronize()?;
-    if got != host {
-        return Err(Error::WrongSum { what: "the copy kernel".into(), why: "its output is not its input".into() });
-    }
-    let what = Measured { kernel: crate::records::bench::COPY_KERNEL, chapter: 0, title: "copy kernel (read + write)", status: Status::Pace };
-    let r = row(what, Input { dtype: Dtype::F32, n, block: 256, cache: Cache::Rotated, bytes: 8 * n, working_set_bytes: 8 * n }, &timing);
-    eprintln!("copy            f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps());
-    rows.push(DlRow::of(r, "copy", 1));
-    // The copy at every tile shape and the driver's own copy: what a kernel that reads and writes
-    // every byte once can reach here. Not fatal: the chapters only lose a yardstick.
-    match copy_shapes(gpu, config, &pool, &mut out, &host) {
-        Ok(more) => rows.extend(more),
-        Err(e) => eprintln!("copy shapes: not measured: {e}"),
-    }
-    // The read-only sum: its fastest shape over the same two slots, checked first, as in the benchmark.
-    let reference = <f32 as crate::data::Checked>::reference(&host);
-    let (shape, timing) = crate::measure::read_only::fastest_shape(gpu, n, config.target_ms, &reference, |j| pool.slice((j % 2) * n..(j % 2 + 1) * n))?;
-    let title = format!("read-only sum, fastest of {} shapes: {} threads × {} loads", crate::kernels::READ_ONLY_SHAPES.len(), shape.block, shape.loads);
-    let what = Measured { kernel: crate::records::bench::READ_ONLY_KERNEL, chapter: 0, title: &title, status: Status::Ceiling };
-    let r = row(what, Input { dtype: Dtype::F32, n, block: shape.block, cache: Cache::Rotated, bytes: 4 * n, working_set_bytes: 8 * n }, &timing);
-    eprintln!("read_only       f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s ({})", r.median_us, r.gbps(), shape.label());
-    rows.push(DlRow::of(r, "read", 1));
-    Ok(rows)
-}
-
-/// The tiled copy at every shape of [`COPY_TILE_SHAPES`](crate::kernels::COPY_TILE_SHAPES), each
-/// checked on a poisoned output before it is timed, over the same two slots as the copy kernel:
-/// the fastest shape's row, and the row of `cudaMemcpyAsync` device to device, also checked.
-fn copy_shapes(gpu: &Gpu, config: &DlBenchConfig, pool: &CudaSlice<f32>, out: &mut CudaSlice<f32>, host: &[f32]) -> Result<Vec<DlRow>> {
-    use cudarc::driver::{LaunchConfig, PushKernelArg};
-    let n = host.len();
-    let stream = gpu.stream().clone();
-    let input = |j: usize| pool.slice((j % 2) * n..(j % 2 + 1) * n);
-    let count = n as u64;
-    let mut best: Option<(crate::kernels::CopyShape, crate::runtime::timing::GraphTiming)> = None;
-    let mut checked = 0;
-    for shape in crate::kernels::COPY_TILE_SHAPES {
-        let function = gpu.function(&crate::kernels::COPY, &shape.entry_name())?;
-        let config_of = LaunchConfig { grid_dim: (shape.grid(n) as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
-        let launch = |j: usize, out: &mut CudaSlice<f32>| {
-            let slot = input(j);
-            let mut args = stream.launch_builder(&function);
-            args.arg(&slot).arg(out).arg(&count);
-            // SAFETY: copy_tile_b<B>_p<P>(const unsigned* in, unsigned* out, u64 n): f32 words as
-            // u32, n of each, 16-byte aligned; the grid is CopyShape::grid(n) blocks of `block`.
-            unsafe { args.launch(config_of) }.during("launching the tiled copy").map(|_| ())
-        };
-        gpu.fill(out, f32::NAN)?;
-        launch(0, out)?;
-        if gpu.download(out)? != host {
-            eprintln!("copy {}: its output is not its input; not timed", shape.label());
-            continue;
-        }
-        checked += 1;
-        let timing = time(gpu, config.target_ms, |j| launch(j, out))?;
-        let median = crate::records::summary::median(&timing.per_op_us);
-        eprintln!("copy {:<44} {:>10.2} µs", shape.label(), median);
-        if best.as_ref().is_none_or(|(_, b)| median < crate::records::summary::median(&b.per_op_us)) {
-            best = Some((shape, timing));
-        }
-    }
-    let mut rows = Vec::new();
-    if let Some((shape, timing)) = best {
-        let title = format!("copy, fastest of {checked} tile shapes: {}", shape.label());
-        let what = Measured { kernel: "copy_tile", chapter: 0, title: &title, status: Status::Pace };
-        let r = row(what, Input { dtype: Dtype::F32, n, block: shape.block, cache: Cache::Rotated, bytes: 8 * n, working_set_bytes: 8 * n }, &timing);
-        eprintln!("copy_tile       f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s ({})", r.median_us, r.gbps(), shape.label());
-        rows.push(DlRow::of(r, "copy", 1));
-    }
-    gpu.fill(out, f32::NAN)?;
-    stream.memcpy_dtod(&input(0), out).during("copying device to device")?;
-    if gpu.download(out)? != host {
-        eprintln!("cudaMemcpyAsync device to device: its output is not its input; not timed");
-        return Ok(rows);
-    }
-    let timing = time(gpu, config.target_ms, |j| stream.memcpy_dtod(&input(j), out).during("copying device to device"))?;
-    let what = Measured { kernel: "memcpy", chapter: 0, title: "cudaMemcpyAsync, device to device", status: Status::Pace };
-    let r = row(what, Input { dtype: Dtype::F32, n, block: 0, cache: Cache::Rotated, bytes: 8 * n, working_set_bytes: 8 * n }, &timing);
-    eprintln!("memcpy          f32  {n:>10}   {:>10.2} µs {:>8.1} GB/s", r.median_us, r.gbps());
-    rows.push(DlRow::of(r, "copy", 1));
-    Ok(rows)
 }
 
 /// Device buffers of one shape: `slots` input matrices (and dy, γ, β, targets, saved statistics),

@@ -8,6 +8,7 @@ pub mod read_only;
 pub mod determinism;
 pub mod dl_bench;
 pub mod dl_demos;
+pub mod dl_yardsticks;
 pub mod ops_bench;
 pub mod rows_bench;
 

@@ -1,7 +1,7 @@
 //! The deep-learning reductions' results (chapters 17–20): `plots/data/dl/<gpu-slug>.csv` (the
 //! book's kernels, written by `measure::dl_bench`), `<gpu-slug>-peers.csv` (torch, torch.compile,
 //! Triton, TileLang, Liger-Kernel, Quack: `plots/dl_peers.py`) and `<gpu-slug>-peers-refused.csv`
-//! (what a peer would not run, and why), in the columns of `/work/coord/peers-interface.md`: a
+//! (what a peer would not run, and why), `<gpu-slug>-copy-shapes.csv` (the copy's tile shapes), in the columns of `/work/coord/peers-interface.md`: a
 //! benchmark row's ([`super::bench::Row`]), then `op` (the reduction) and `rows` (M; `n` is the
 //! row length N). Read by `book::dl`.
 
@@ -188,6 +188,30 @@ pub fn write_demos(path: &Path, machine: &Machine, demos: &[Demo]) -> Result<()>
     csv::write(path, &machine.header(), demos)
 }
 
+/// The tiled copy's median at one of its shapes (`measure::dl_yardsticks`), 2^28 f32 values read
+/// and written once: `<gpu-slug>-copy-shapes.csv`, written by `reduction dl-bench`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CopyShapeTime {
+    pub block: u32,
+    pub packs: u32,
+    pub evict_first: bool,
+    pub n: usize,
+    pub median_us: f64,
+}
+
+pub fn copy_shapes_file(data_dir: &Path, slug: &str) -> PathBuf {
+    results_dir(data_dir).join(format!("{slug}-copy-shapes.csv"))
+}
+
+pub fn write_copy_shapes(path: &Path, machine: &Machine, rows: &[CopyShapeTime]) -> Result<()> {
+    csv::write(path, &machine.header(), rows)
+}
+
+pub fn read_copy_shapes(path: &Path) -> Result<(Machine, Vec<CopyShapeTime>)> {
+    let (header, rows) = csv::read::<CopyShapeTime>(path)?;
+    Ok((Machine::from_header(&header), rows))
+}
+
 pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}.csv"))
 }
@@ -248,6 +272,20 @@ pub fn load(data_dir: &Path, slug: &str) -> Result<Option<Loaded>> {
     Ok(Some(Loaded { machine, ours, peers, refused }))
 }
 
+/// The GPU whose results a data folder holds, from its book file's name (`dl/<gpu-slug>.csv`);
+/// `None` where there is none, or more than one GPU's.
+pub fn slug_in(data_dir: &Path) -> Option<String> {
+    let companions = ["-peers", "-peers-refused", "-peers-own-run", "-peers-own-run-refused", "-demos", "-copy-shapes"];
+    let entries = std::fs::read_dir(results_dir(data_dir)).ok()?;
+    let mut slugs = entries.filter_map(|e| {
+        let path = e.ok()?.path();
+        let stem = path.file_stem()?.to_str()?.to_string();
+        (path.extension()? == "csv" && !companions.iter().any(|c| stem.ends_with(c))).then_some(stem)
+    });
+    let slug = slugs.next()?;
+    slugs.next().is_none().then_some(slug)
+}
+
 /// A (peer or kernel, type, M, N) case: the unit a run split by `--shapes` (or a peer measured
 /// on its own) measures in one of its parts.
 type Case = (String, Dtype, usize, usize);
@@ -293,7 +331,7 @@ fn joined_header(headers: &[csv::Header]) -> csv::Header {
 /// run over some of the shapes (a full run is longer than some hosts lend a GPU for): the book's
 /// rows of each shape from the last part that measured it, each peer's (timed or refused) at each
 /// shape from the last part that ran that peer there;
-/// the yardsticks (copy, read-only) from the first part; the planted bugs' outputs from the last
+/// the yardsticks (copy, its tile shapes, read-only) from the first part; the planted bugs' outputs from the last
 /// part that has them. The header's command lists every part's. Each part is one run: its
 /// kernels and its peers were measured beside each other. Returns the book's rows written.
 pub fn merge(parts: &[PathBuf], into: &Path, slug: &str) -> Result<usize> {
@@ -338,6 +376,12 @@ pub fn merge(parts: &[PathBuf], into: &Path, slug: &str) -> Result<usize> {
     if !refused_headers.is_empty() {
         csv::write(&refused_file(into, slug), &joined_header(&refused_headers), &refused)?;
     }
+    // The copy's tile shapes belong to the yardsticks: the first part's.
+    let copy_shapes = copy_shapes_file(&parts[0], slug);
+    if copy_shapes.is_file() {
+        let (header, rows) = csv::read::<CopyShapeTime>(&copy_shapes)?;
+        csv::write(&copy_shapes_file(into, slug), &header, &rows)?;
+    }
     if let Some((header, rows)) = demos {
         csv::write(&demos_file(into, slug), &header, &rows)?;
     }
@@ -358,6 +402,7 @@ mod tests {
         let root = std::env::temp_dir().join(format!("reduction-dl-merge-{}", std::process::id()));
         let (a, b, into) = (root.join("a"), root.join("b"), root.join("into"));
         let machine = |command: &str| Machine { gpu: "NVIDIA H200".into(), command: command.into(), ..Default::default() };
+        assert_eq!(slug_in(&a), None, "nothing written yet");
         write_csv(&results_file(&a, "gpu"), &machine("run a"), &[row("copy", "copy", 1, 1 << 28, 540.0), row("dl_softmax", "softmax", 1 << 20, 256, 522.0), row("dl_softmax", "softmax", 1 << 14, 1 << 14, 521.0)]).unwrap();
         write_csv(&peers_file(&a, "gpu"), &machine("peers a"), &[row("torch_softmax", "softmax", 1 << 20, 256, 506.0)]).unwrap();
         write_csv(&results_file(&b, "gpu"), &machine("run b"), &[row("copy", "copy", 1, 1 << 28, 530.0), row("dl_softmax", "softmax", 1 << 14, 1 << 14, 519.0), row("dl_softmax", "softmax", 1 << 10, 1 << 18, 530.0)]).unwrap();
@@ -365,6 +410,7 @@ mod tests {
         let q = root.join("quack");
         write_csv(&results_file(&q, "gpu"), &machine("run a"), &read_csv(&results_file(&a, "gpu")).unwrap().1).unwrap();
         write_csv(&peers_file(&q, "gpu"), &machine("quack"), &[row("quack_softmax", "softmax", 1 << 20, 256, 505.0)]).unwrap();
+        assert_eq!(slug_in(&a).as_deref(), Some("gpu"), "the book's file, not the peers'");
         assert_eq!(merge(&[a.clone(), b.clone()], &into, "gpu").unwrap(), 4);
         assert_eq!(merge(&[a.clone(), b.clone(), q], &into, "gpu").unwrap(), 4, "the copy of the book's file changes nothing");
         let (peers_header, peers) = read_csv(&peers_file(&into, "gpu")).unwrap();

@@ -439,41 +439,30 @@ pub fn demos_markdown(c: &Context) -> Result<String> {
     })
 }
 
-/// `dl_copy_shapes.md`: the tiled copy at every shape (`plots/data/dl/experiments/copy_shapes.txt`,
-/// the lines `reduction dl-bench` printed: `copy <B> threads × <P> packs[, evict-first stores] <µs> µs`),
-/// 2^28 f32 values read and written once, in µs and % of peak.
+/// `dl_copy_shapes.md`: the tiled copy at every shape (`<gpu-slug>-copy-shapes.csv`, written by
+/// `reduction dl-bench`), in µs and % of peak.
 pub fn copy_shapes_markdown(c: &Context) -> Result<String> {
-    let path = records::results_dir(&c.data_dir).join("experiments").join("copy_shapes.txt");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok("*The copy's tile shapes are not recorded on this GPU (`reduction dl-bench` prints them).*\n".into());
-    };
-    Ok(copy_shapes_table(&text, c.dl.as_ref().map_or(f64::NAN, |l| peak(&l.machine))))
+    let gpu = &c.book()?.0.gpu;
+    let path = records::copy_shapes_file(&c.data_dir, &crate::records::slug(gpu));
+    if !path.is_file() {
+        return Ok(format!("*The copy's tile shapes are not yet measured on the {gpu} (`reduction dl-bench` does).*\n"));
+    }
+    let (machine, rows) = records::read_copy_shapes(&path)?;
+    Ok(copy_shapes_table(&rows, peak(&machine)))
 }
 
-fn copy_shapes_table(text: &str, peak: f64) -> String {
-    let bytes = 8.0 * (1u64 << 28) as f64;
-    let mut table: Vec<(String, [Option<f64>; 2])> = Vec::new();
-    for line in text.lines().filter_map(|l| l.strip_prefix("copy ")) {
-        let Some((label, us)) = line.trim_end().strip_suffix("µs").and_then(|l| l.trim_end().rsplit_once(' ')) else { continue };
-        let Ok(us) = us.parse::<f64>() else { continue };
-        let label = label.trim();
-        let (shape, stream) = match label.strip_suffix(", evict-first stores") { Some(s) => (s, 1), None => (label, 0) };
-        if !shape.contains(" threads × ") {
-            continue;
-        }
-        match table.iter_mut().find(|(s, _)| s == shape) {
-            Some((_, cells)) => cells[stream] = Some(us),
-            None => {
-                let mut cells = [None, None];
-                cells[stream] = Some(us);
-                table.push((shape.to_string(), cells));
-            }
-        }
-    }
+fn copy_shapes_table(rows: &[records::CopyShapeTime], peak: f64) -> String {
     let mut out = String::from("| copy tile | plain stores | evict-first stores |\n|---|--:|--:|\n");
-    let cell = |us: Option<f64>| us.map_or("—".to_string(), |us| format!("{us:.1} µs ({:.1}%)", bytes / us / 1e3 / peak * 100.0));
-    for (shape, [plain, stream]) in &table {
-        writeln!(out, "| {shape} | {} | {} |", cell(*plain), cell(*stream)).unwrap();
+    let mut shapes: Vec<(u32, u32)> = rows.iter().map(|r| (r.block, r.packs)).collect();
+    shapes.dedup();
+    for (block, packs) in shapes {
+        let cell = |evict_first: bool| {
+            rows.iter().find(|r| (r.block, r.packs, r.evict_first) == (block, packs, evict_first)).map_or("—".to_string(), |r| {
+                let gbps = 8.0 * r.n as f64 / r.median_us / 1e3;
+                format!("{:.1} µs ({:.1}%)", r.median_us, gbps / peak * 100.0)
+            })
+        };
+        writeln!(out, "| {block} threads × {packs} pack{} | {} | {} |", if packs == 1 { "" } else { "s" }, cell(false), cell(true)).unwrap();
     }
     out
 }
@@ -543,14 +532,13 @@ mod tests {
     }
 
     #[test]
-    fn the_copy_shapes_table_reads_what_dl_bench_printed() {
-        let printed = "# header\ncopy            f32   268435456       543.01 µs   3954.8 GB/s\ncopy 256 threads × 1 packs                            513.15 µs\n\
-            copy 256 threads × 1 packs, evict-first stores        500.36 µs\ncopy 512 threads × 2 packs, evict-first stores 515.36 µs\n\
-            copy_tile       f32   268435456       500.36 µs   4291.9 GB/s (256 threads × 1 packs, evict-first stores)\n";
-        let t = copy_shapes_table(printed, 4814.3);
-        assert!(t.contains("| 256 threads × 1 packs | 513.1 µs (86.9%) | 500.4 µs (89.1%) |"), "{t}");
+    fn the_copy_shapes_table_puts_each_tile_on_one_line() {
+        let time = |block, packs, evict_first, median_us| records::CopyShapeTime { block, packs, evict_first, n: 1 << 28, median_us };
+        let rows = [time(256, 1, false, 513.15), time(256, 1, true, 500.36), time(512, 2, true, 515.36)];
+        let t = copy_shapes_table(&rows, 4814.3);
+        assert!(t.contains("| 256 threads × 1 pack | 513.1 µs (86.9%) | 500.4 µs (89.1%) |"), "{t}");
         assert!(t.contains("| 512 threads × 2 packs | — | 515.4 µs (86.6%) |"), "{t}");
-        assert_eq!(t.lines().count(), 4, "the grid-stride copy and the summary line are not tile shapes: {t}");
+        assert_eq!(t.lines().count(), 4, "{t}");
     }
 
     #[test]
