@@ -14,7 +14,7 @@ use crate::check::dl::{self as check, Conditioning, FromF32};
 use crate::element::{bf16, Dtype, Element};
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
-use crate::kernels::dl::plan::{Choice, Team};
+use crate::kernels::dl::plan::{self, Choice, Team};
 use crate::kernels::dl::runner::DlRunner;
 use crate::kernels::dl::DlOp;
 use crate::records::bench::{Cache, Status};
@@ -74,9 +74,9 @@ struct Variant {
 /// The variants of `op` at rows of `cols`: the automatic choice always; for softmax the textbook
 /// three passes and the online softmax read twice; for rows past one block, a cluster (sm_90)
 /// and co-resident blocks, forced.
-fn variants(op: DlOp, dtype: Dtype, cols: usize, clusters: bool) -> Vec<Variant> {
+fn variants(op: DlOp, dtype: Dtype, cols: usize, device: plan::Device) -> Vec<Variant> {
     let mut v = vec![Variant { kernel: records::kernel_name(op.name()), title: format!("{}: the planner's team", op.title()), choice: None }];
-    let packs = crate::kernels::dl::plan::packs(dtype, cols as u64);
+    let packs = plan::packs(dtype, cols as u64);
     if op == DlOp::Softmax {
         v.push(Variant { kernel: records::THREE_PASS.into(), title: "softmax, three reads of each row (max, sum, output)".into(),
             choice: Some(Choice { team: Team::ThreePass, vpt: 4, block: 512 }) });
@@ -85,25 +85,28 @@ fn variants(op: DlOp, dtype: Dtype, cols: usize, clusters: bool) -> Vec<Variant>
                 choice: Some(Choice { team: Team::Block, vpt: 2, block: 256 }) });
         }
     }
-    // A short row spread over a whole warp, each thread holding as few packs as the menu has for
-    // it: fewer registers and more warps an SM than the planner's team (torch's softmax of a
-    // 256-value row holds 8 values a lane in 30 registers; plots/data/dl/ncu/). Measured beside
-    // the planner's choice; not yet one the planner makes.
-    if op != DlOp::SoftmaxBwd && packs <= crate::kernels::dl::plan::LANES_MAX_PACKS {
-        let menu = op.menu();
-        let (least, most) = (menu.lanes.iter().map(|e| e.0).min().unwrap_or(1), menu.lanes.iter().map(|e| e.0).max().unwrap_or(1));
-        let vpt = (packs.max(1).div_ceil(32).next_power_of_two() as u32).clamp(least, most);
-        if vpt < most && (packs as u32).div_ceil(vpt) <= 32 {
-            v.push(Variant { kernel: records::wide_lanes_name(op.name()), title: format!("{}: 32 lanes a row, {vpt} pack{} a thread", op.title(), if vpt == 1 { "" } else { "s" }),
-                choice: Some(Choice { team: Team::Lanes(32), vpt, block: 128 }) });
+    // A long row over blocks of 1024 threads, as the smallest block or cluster of them that holds
+    // it, where the planner takes blocks of 512 (plan::cluster_for: the measurement behind it).
+    let planned = plan::choose(op, dtype, 1, cols as u64, device).0;
+    if op != DlOp::SoftmaxBwd && packs > plan::SLICE_PACKS && planned.block != 1024 {
+        let blocks = packs.div_ceil(1024 * 8).next_power_of_two();
+        let team = match blocks {
+            1 => Some(Team::Block),
+            2..=8 if device.has_clusters() && op != DlOp::CrossEntropy => Some(Team::Cluster(blocks as u32)),
+            _ => None,
+        };
+        if let Some(team) = team {
+            v.push(Variant { kernel: records::wide_block_name(op.name()), title: format!("{}: {team}, 1024 threads × 8 packs", op.title()),
+                choice: Some(Choice { team, vpt: 8, block: 1024 }) });
         }
     }
-    if op.writes_rows() && packs > crate::kernels::dl::plan::BLOCK_MAX_PACKS {
-        let slices = packs.div_ceil(crate::kernels::dl::plan::SLICE_PACKS) as u32;
+    // The long rows' two teams of 512-thread blocks, forced: co-resident blocks, and a cluster.
+    if op.writes_rows() && packs > plan::SLICE_PACKS {
+        let slices = packs.div_ceil(plan::SLICE_PACKS) as u32;
         let (vpt, block, per) = if op == DlOp::SoftmaxBwd { (4, 512, 2048u64) } else { (8, 512, 4096u64) };
         v.push(Variant { kernel: records::split_name(op.name()), title: format!("{}: co-resident blocks per row", op.title()),
             choice: Some(Choice { team: Team::Split(packs.div_ceil(per).min(64) as u32), vpt, block }) });
-        if clusters && slices <= 8 {
+        if device.has_clusters() && slices <= 8 {
             let (cvpt, cblock) = if op == DlOp::SoftmaxBwd { (4, 1024) } else { (8, 512) };
             v.push(Variant { kernel: records::cluster_name(op.name()), title: format!("{}: a thread-block cluster per row", op.title()),
                 choice: Some(Choice { team: Team::Cluster(slices.next_power_of_two().max(2)), vpt: cvpt, block: cblock }) });
@@ -210,7 +213,7 @@ struct Host<T: Element> {
 fn bench_typed<T: FromF32>(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRow>> {
     let mut rows = Vec::new();
     let mut runner = DlRunner::new(gpu)?;
-    let clusters = runner.device().has_clusters();
+    let device = runner.device();
     let elem = std::mem::size_of::<T>();
     for &(m, n) in &config.shapes {
         let values = m * n;
@@ -231,7 +234,7 @@ fn bench_typed<T: FromF32>(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRo
                 rows.extend(measure_columns(gpu, &mut runner, config, &pool, &mut outputs, layout)?);
                 continue;
             }
-            for variant in variants(op, T::DTYPE, n, clusters) {
+            for variant in variants(op, T::DTYPE, n, device) {
                 let mut runner_v = DlRunner::new(gpu)?.with_choice(variant.choice);
                 let r = {
                     match measure_op(gpu, &mut runner_v, config, &pool, &mut outputs, op, layout, &variant) {
@@ -302,7 +305,7 @@ fn measure_op<T: FromF32>(gpu: &Gpu, runner: &mut DlRunner, config: &DlBenchConf
     let (m, n) = (layout.rows, layout.cols);
     let values = m * n;
     let Outputs { y, stats, loss, .. } = outputs;
-    let enqueue = |runner: &mut DlRunner, j: usize, y: &mut CudaSlice<T>, stats: &mut CudaSlice<f32>, loss: &mut CudaSlice<f32>| -> Result<Option<crate::kernels::dl::plan::Launch>> {
+    let enqueue = |runner: &mut DlRunner, j: usize, y: &mut CudaSlice<T>, stats: &mut CudaSlice<f32>, loss: &mut CudaSlice<f32>| -> Result<Option<plan::Launch>> {
         let s = j % pool.slots;
         let x = pool.x.slice(s * values..(s + 1) * values);
         let (mut yv, mut sv) = (y.as_view_mut(), stats.as_view_mut());
@@ -345,7 +348,7 @@ fn measure_op<T: FromF32>(gpu: &Gpu, runner: &mut DlRunner, config: &DlBenchConf
 
 /// The sampled rows of slot 0 against the float64 reference, within the bounds of check::dl.
 #[allow(clippy::too_many_arguments)]
-fn check_sample<T: FromF32>(gpu: &Gpu, pool: &Pool<T>, op: DlOp, layout: RowLayout, launch: &crate::kernels::dl::plan::Launch, y: &CudaSlice<T>,
+fn check_sample<T: FromF32>(gpu: &Gpu, pool: &Pool<T>, op: DlOp, layout: RowLayout, launch: &plan::Launch, y: &CudaSlice<T>,
                             stats: &CudaSlice<f32>, loss: &CudaSlice<f32>) -> std::result::Result<(), String> {
     let (m, n) = (layout.rows, layout.cols);
     let rows = sample_rows(m);
@@ -473,14 +476,23 @@ mod tests {
     }
 
     #[test]
-    fn short_rows_are_also_measured_over_a_whole_warp_with_fewer_packs_a_thread() {
-        let wide = |op: DlOp, dtype: Dtype, cols: usize| variants(op, dtype, cols, true).into_iter().find(|v| v.kernel == records::wide_lanes_name(op.name())).and_then(|v| v.choice);
-        let choice = wide(DlOp::Softmax, Dtype::F32, 256).expect("a row of 64 packs");
-        assert_eq!((choice.team, choice.vpt, choice.block), (Team::Lanes(32), 2, 128));
-        assert_eq!(wide(DlOp::RmsNorm, Dtype::BF16, 256).map(|c| c.vpt), Some(1), "32 packs: one a lane");
-        assert_eq!(wide(DlOp::CrossEntropy, Dtype::BF16, 256).map(|c| c.vpt), Some(2), "cross-entropy's menu starts at 2 packs");
-        assert!(wide(DlOp::Softmax, Dtype::F32, 1024).is_none(), "256 packs: 32 lanes × 8 packs is the planner's own choice");
-        assert!(wide(DlOp::Softmax, Dtype::F32, 16384).is_none() && wide(DlOp::SoftmaxBwd, Dtype::F32, 256).is_none());
+    fn long_rows_are_also_measured_over_blocks_of_1024_threads_where_the_planner_takes_512() {
+        let wide = |op: DlOp, dtype: Dtype, cols: usize, device: plan::Device| {
+            variants(op, dtype, cols, device).into_iter().find(|v| v.kernel == records::wide_block_name(op.name())).and_then(|v| v.choice)
+        };
+        let (h200, sm80) = (plan::Device::h200(), plan::Device { arch: (8, 0), ..plan::Device::h200() });
+        let pick = |c: Option<Choice>| c.map(|c| (c.team, c.vpt, c.block));
+        assert_eq!(pick(wide(DlOp::Softmax, Dtype::F32, 1 << 17, h200)), Some((Team::Cluster(4), 8, 1024)), "the planner: 8 × 512");
+        assert_eq!(pick(wide(DlOp::RmsNorm, Dtype::BF16, 1 << 18, h200)), Some((Team::Cluster(4), 8, 1024)));
+        assert_eq!(pick(wide(DlOp::Softmax, Dtype::F32, 128_256, h200)), Some((Team::Cluster(4), 8, 1024)));
+        for (cols, dtype) in [(1 << 15, Dtype::F32), (1 << 16, Dtype::F32), (1 << 18, Dtype::F32), (1 << 16, Dtype::BF16)] {
+            assert!(wide(DlOp::Softmax, dtype, cols, h200).is_none(), "{dtype} {cols}: the planner's own blocks are 1024 threads");
+        }
+        assert!(wide(DlOp::Softmax, Dtype::F32, 1 << 17, sm80).is_none(), "no clusters below sm_90");
+        assert!(wide(DlOp::Softmax, Dtype::F32, 1 << 14, h200).is_none() && wide(DlOp::SoftmaxBwd, Dtype::F32, 1 << 17, h200).is_none());
+        // The 512-thread teams stay measured beside the planner's 1024: a cluster and a split.
+        let kernels: Vec<String> = variants(DlOp::LayerNorm, Dtype::F32, 1 << 15, h200).into_iter().map(|v| v.kernel).collect();
+        assert!(kernels.contains(&records::cluster_name("layer_norm")) && kernels.contains(&records::split_name("layer_norm")), "{kernels:?}");
     }
 
     #[test]

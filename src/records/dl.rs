@@ -39,9 +39,10 @@ pub fn cluster_name(op: &str) -> String {
 pub fn split_name(op: &str) -> String {
     format!("dl_{op}_split")
 }
-/// The short-row variant of `op` that spreads a row over a whole warp (`measure::dl_bench`).
-pub fn wide_lanes_name(op: &str) -> String {
-    format!("dl_{op}_wide_lanes")
+/// The long-row variant of `op` over blocks of 1024 threads where the planner takes 512
+/// (`measure::dl_bench`).
+pub fn wide_block_name(op: &str) -> String {
+    format!("dl_{op}_wide_block")
 }
 /// LayerNorm's column sums in the row kernels' layouts: the wrong ones.
 pub const TEAM_PER_COLUMN: &str = "layer_norm_grad_team_per_column";
@@ -302,9 +303,11 @@ fn overlay<R>(base: &mut Vec<R>, later: Vec<R>, first: bool, case: impl Fn(&R) -
     base.extend(later.into_iter().filter(|r| case(r).is_some()));
 }
 
-/// The book's rows of a shape come from one run: a later part that measured it replaces them all.
+/// The book's rows of an op at a shape and type come from one run (the planner's team and every
+/// variant beside it): a later part that measured the op there replaces them all, and leaves the
+/// other ops of the shape as they were.
 fn shape_of(r: &DlRow) -> Option<Case> {
-    (r.op != "copy" && r.op != "read").then(|| (String::new(), r.dtype, r.rows, r.n))
+    (r.op != "copy" && r.op != "read").then(|| (r.op.clone(), r.dtype, r.rows, r.n))
 }
 
 /// A peer's rows are its own: a part that measured only some peers replaces only theirs.
@@ -403,16 +406,17 @@ mod tests {
         let (a, b, into) = (root.join("a"), root.join("b"), root.join("into"));
         let machine = |command: &str| Machine { gpu: "NVIDIA H200".into(), command: command.into(), ..Default::default() };
         assert_eq!(slug_in(&a), None, "nothing written yet");
-        write_csv(&results_file(&a, "gpu"), &machine("run a"), &[row("copy", "copy", 1, 1 << 28, 540.0), row("dl_softmax", "softmax", 1 << 20, 256, 522.0), row("dl_softmax", "softmax", 1 << 14, 1 << 14, 521.0)]).unwrap();
         write_csv(&peers_file(&a, "gpu"), &machine("peers a"), &[row("torch_softmax", "softmax", 1 << 20, 256, 506.0)]).unwrap();
+        write_csv(&results_file(&a, "gpu"), &machine("run a"), &[row("copy", "copy", 1, 1 << 28, 540.0), row("dl_softmax", "softmax", 1 << 20, 256, 522.0), row("dl_softmax", "softmax", 1 << 14, 1 << 14, 521.0),
+            row("softmax_three_pass", "softmax", 1 << 14, 1 << 14, 690.0), row("dl_rms_norm", "rms_norm", 1 << 14, 1 << 14, 523.0)]).unwrap();
         write_csv(&results_file(&b, "gpu"), &machine("run b"), &[row("copy", "copy", 1, 1 << 28, 530.0), row("dl_softmax", "softmax", 1 << 14, 1 << 14, 519.0), row("dl_softmax", "softmax", 1 << 10, 1 << 18, 530.0)]).unwrap();
         // A part of one peer alone (Quack, in a call of its own), beside a copy of the book's file.
         let q = root.join("quack");
         write_csv(&results_file(&q, "gpu"), &machine("run a"), &read_csv(&results_file(&a, "gpu")).unwrap().1).unwrap();
         write_csv(&peers_file(&q, "gpu"), &machine("quack"), &[row("quack_softmax", "softmax", 1 << 20, 256, 505.0)]).unwrap();
         assert_eq!(slug_in(&a).as_deref(), Some("gpu"), "the book's file, not the peers'");
-        assert_eq!(merge(&[a.clone(), b.clone()], &into, "gpu").unwrap(), 4);
-        assert_eq!(merge(&[a.clone(), b.clone(), q], &into, "gpu").unwrap(), 4, "the copy of the book's file changes nothing");
+        assert_eq!(merge(&[a.clone(), b.clone()], &into, "gpu").unwrap(), 5);
+        assert_eq!(merge(&[a.clone(), b.clone(), q], &into, "gpu").unwrap(), 5, "the copy of the book's file changes nothing");
         let (peers_header, peers) = read_csv(&peers_file(&into, "gpu")).unwrap();
         assert_eq!(peers.len(), 2, "torch and Quack at the same shape, from two parts, both kept");
         assert_eq!(peers_header.command, "peers a ; quack");
@@ -420,6 +424,8 @@ mod tests {
         assert_eq!(header.command, "run a ; run b");
         let median = |rows: usize| ours.iter().find(|r| r.rows == rows && r.op == "softmax").map(|r| r.median_us);
         assert_eq!((median(1 << 20), median(1 << 14), median(1 << 10)), (Some(522.0), Some(519.0), Some(530.0)));
+        assert!(!ours.iter().any(|r| r.kernel == "softmax_three_pass"), "run b's softmax at 2^14 × 2^14 replaces run a's, variants and all");
+        assert!(ours.iter().any(|r| r.op == "rms_norm" && r.median_us == 523.0), "an op run b did not measure there stays");
         let copies: Vec<f64> = ours.iter().filter(|r| r.op == "copy").map(|r| r.median_us).collect();
         assert_eq!(copies, vec![540.0], "the yardstick of the first run only");
         assert!(merge(&[a, root.join("nowhere")], &into, "gpu").is_err(), "a folder without the book's file is an error");

@@ -138,10 +138,21 @@ pub fn three_ways(l: &Loaded) -> String {
     out
 }
 
+/// The team of a row of ours, from the entry in its title and its block: `cluster 2 × 1024`,
+/// `block × 512`, `split × 512`.
+fn team_of(r: &DlRow) -> String {
+    let entry = r.title.rsplit_once('[').map_or("", |(_, e)| e.trim_end_matches(']'));
+    let middle = entry.split('_').find(|part| ["lanes", "block", "cluster", "split"].iter().any(|k| part.starts_with(k))).unwrap_or("");
+    match middle.strip_prefix("cluster") {
+        Some(c) => format!("cluster {} × {}", c.split('x').next().unwrap_or("?"), r.block),
+        None => format!("{} × {}", middle.trim_end_matches(|c: char| c.is_ascii_digit()), r.block),
+    }
+}
+
 /// Long rows: the planner's team beside a cluster and co-resident blocks, forced.
 pub fn long_rows(l: &Loaded) -> String {
     let p = peak(&l.machine);
-    let mut out = String::from("| op | dtype | M × N | the planner's team | a cluster per row | co-resident blocks | the fastest peer |\n|---|---|---|---|---|---|---|\n");
+    let mut out = String::from("| op | dtype | M × N | the planner's team | a cluster of 512-thread blocks | 1024-thread blocks | co-resident blocks | the fastest peer |\n|---|---|---|---|---|---|---|---|\n");
     let (mut behind, mut compared) = (0, 0);
     let mut leaders: std::collections::BTreeMap<String, usize> = Default::default();
     for (op, title) in [("softmax", "softmax"), ("rms_norm", "RMSNorm"), ("layer_norm", "LayerNorm"), ("softmax_bwd", "softmax backward")] {
@@ -158,7 +169,8 @@ pub fn long_rows(l: &Loaded) -> String {
                     }
                 }
                 let peer = peer.map_or("—".to_string(), |r| format!("{} {:.1}%", peer_name(r), r.percent_of(p)));
-                writeln!(out, "| {title} | {dtype} | {} | {:.1}% | {} | {} | {peer} |", shape(m, n), ours.percent_of(p), t(records::cluster_name(op)), t(records::split_name(op))).unwrap();
+                writeln!(out, "| {title} | {dtype} | {} | {:.1}% ({}) | {} | {} | {} | {peer} |", shape(m, n), ours.percent_of(p), team_of(ours), t(records::cluster_name(op)),
+                    t(records::wide_block_name(op)), t(records::split_name(op))).unwrap();
             }
         }
     }
@@ -560,5 +572,16 @@ mod tests {
         assert!(g.contains("reached 86.6%: 90% is more than a plain copy reaches") && g.contains("at 1 of 1 (op, type, N)"), "{g}");
         assert!(three_ways(&l).contains("| f32 | 2^18 × 2^10 | 900.0 µs (59.7%) | — | 500.0 µs (107.4%) |"));
         assert!(fusion().contains("4.0×"));
+    }
+
+    #[test]
+    fn the_long_rows_table_names_each_team_and_its_blocks() {
+        let titled = |kernel: &str, entry: &str, block: u32, us: f64| DlRow { title: format!("softmax: x [{entry}]"), block, ..row(kernel, "softmax", Status::Correct, 1 << 13, 1 << 15, us) };
+        let ours = vec![titled("dl_softmax", "softmax_block8_f32", 1024, 500.0), titled("dl_softmax_cluster", "softmax_cluster2x8_f32", 512, 625.0),
+            titled("dl_softmax_split", "softmax_split8_f32", 512, 1000.0)];
+        assert_eq!(team_of(&ours[1]), "cluster 2 × 512");
+        let l = Loaded { machine: Machine { gpu: "Test GPU".into(), peak_gbps: Some(4000.0), ..Default::default() }, ours, peers: vec![], refused: vec![] };
+        let t = long_rows(&l);
+        assert!(t.contains("| softmax | f32 | 2^13 × 2^15 | 107.4% (block × 1024) | 85.9% | — | 53.7% | — |"), "{t}");
     }
 }

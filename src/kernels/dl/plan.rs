@@ -220,13 +220,27 @@ impl fmt::Display for Launch {
 // ANCHOR: choose
 /// Rows of at most this many packs go to a team of lanes (1024 f32 values, 2048 f16/bf16).
 pub const LANES_MAX_PACKS: u64 = 256;
-/// Rows of at most this many packs go to one block (16384 f32 values): 512 threads × 8 packs,
-/// 64 KiB of registers for the row.
-pub const BLOCK_MAX_PACKS: u64 = 4096;
-/// Packs one block of a cluster or a split holds: 512 threads × 8 packs.
+/// Rows of at most this many packs go to one block (32768 f32 values): 1024 threads × 8 packs,
+/// 128 KiB of registers for the row, one block an SM. Up to 4096 packs the block is smaller
+/// (512 threads, two blocks an SM).
+pub const BLOCK_MAX_PACKS: u64 = 8192;
+/// Packs one block of a split holds: 512 threads × 8 packs.
 pub const SLICE_PACKS: u64 = 4096;
 /// The largest cluster the planner uses (the portable cluster size).
 pub const MAX_CLUSTER: u32 = 8;
+
+/// The cluster for a row of `p` packs, as (blocks, threads a block), 8 packs a thread; None past
+/// 8 × 1024 × 8 packs. From dl-bench on the H200 (plots/data/dl/): 2 blocks of 1024 beat 4 of
+/// 512 (f32 2^16, bf16 2^17), 8 of 512 beat 4 of 1024 (f32 2^17), 8 of 1024 beat 16 co-resident
+/// blocks (f32 2^18).
+pub fn cluster_for(p: u64) -> Option<(u32, u32)> {
+    match p {
+        _ if p <= 2 * BLOCK_MAX_PACKS => Some((2, 1024)),
+        _ if p <= MAX_CLUSTER as u64 * SLICE_PACKS => Some((MAX_CLUSTER, 512)),
+        _ if p <= MAX_CLUSTER as u64 * BLOCK_MAX_PACKS => Some((MAX_CLUSTER, 1024)),
+        _ => None,
+    }
+}
 
 /// The automatic choice for `rows` rows of `cols` values of `dtype`, and why.
 pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (Choice, &'static str) {
@@ -246,14 +260,15 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
     }
     if p <= BLOCK_MAX_PACKS {
         let vpt = 8;
-        let block = p.div_ceil(vpt).next_power_of_two().clamp(64, 512) as u32;
-        return (Choice { team: Team::Block, vpt: vpt as u32, block }, "a row one block holds in registers (up to 512 threads × 8 packs)");
+        let block = p.div_ceil(vpt).next_power_of_two().clamp(64, 1024) as u32;
+        return (Choice { team: Team::Block, vpt: vpt as u32, block }, "a row one block holds in registers (up to 1024 threads × 8 packs)");
+    }
+    if op != DlOp::CrossEntropy && device.has_clusters() {
+        if let Some((c, block)) = cluster_for(p) {
+            return (Choice { team: Team::Cluster(c), vpt: 8, block }, "a row for 2 to 8 blocks: a cluster holds it and exchanges the state through distributed shared memory");
+        }
     }
     let slices = p.div_ceil(SLICE_PACKS);
-    if op != DlOp::CrossEntropy && device.has_clusters() && slices <= MAX_CLUSTER as u64 {
-        let c = slices.next_power_of_two().max(2) as u32;
-        return (Choice { team: Team::Cluster(c), vpt: 8, block: 512 }, "a row for 2 to 8 blocks: a cluster holds it and exchanges the state through distributed shared memory");
-    }
     let reason = if op == DlOp::CrossEntropy {
         "a long row: several blocks per row, the last to finish merges their (max, sum)"
     } else if device.has_clusters() {
@@ -271,7 +286,7 @@ fn choose_two_inputs(p: u64, _rows: u64, device: Device) -> (Choice, &'static st
         let block = if lanes == 32 { 128 } else { 256 };
         return (Choice { team: Team::Lanes(lanes as u32), vpt: vpt as u32, block }, "a short row: a team of lanes holds y and dy");
     }
-    if p <= BLOCK_MAX_PACKS {
+    if p <= SLICE_PACKS {
         let block = p.div_ceil(8).next_power_of_two().clamp(64, 512) as u32;
         return (Choice { team: Team::Block, vpt: 8, block }, "one block holds y and dy (up to 512 threads × 8 packs of each)");
     }
@@ -436,16 +451,22 @@ mod tests {
         let b = auto(DlOp::Softmax, Dtype::F32, 1 << 16, 4096);
         assert_eq!(b.team, Team::Block);
         assert_eq!(b.chunks, 1, "{b}");
-        let c = auto(DlOp::LayerNorm, Dtype::F32, 1 << 13, 1 << 15);
-        assert!(matches!(c.team, Team::Cluster(2)), "{c}");
+        let wide = auto(DlOp::LayerNorm, Dtype::F32, 1 << 13, 1 << 15);
+        assert_eq!((wide.team, wide.block, wide.chunks), (Team::Block, 1024, 1), "{wide}");
+        let c = auto(DlOp::LayerNorm, Dtype::F32, 1 << 12, 1 << 16);
+        assert_eq!((c.team, c.block), (Team::Cluster(2), 1024), "{c}");
+        assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).team, Team::Cluster(8));
+        assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).block, 512);
         let big = auto(DlOp::Softmax, Dtype::F32, 1024, 1 << 18);
         assert_eq!(big.chunks, 1, "a 1 MiB row is held: {big}");
-        assert!(matches!(big.team, Team::Split(16)), "{big}");
-        assert!(big.cooperative);
-        assert_eq!(big.grid % 16, 0);
+        assert_eq!((big.team, big.block), (Team::Cluster(8), 1024), "{big}");
+        let split = auto(DlOp::Softmax, Dtype::F32, 512, 1 << 19);
+        assert!(matches!(split.team, Team::Split(32)), "{split}");
+        assert!(split.cooperative);
+        assert_eq!(split.grid % 32, 0);
         // Without clusters, the same row goes to co-resident blocks.
-        let old = plan(DlOp::Softmax, Dtype::F32, 8192, 1 << 15, Device { arch: (8, 0), ..Device::h200() }, None, |_, _| 216).unwrap().unwrap();
-        assert!(matches!(old.team, Team::Split(2)), "{old}");
+        let old = plan(DlOp::Softmax, Dtype::F32, 4096, 1 << 16, Device { arch: (8, 0), ..Device::h200() }, None, |_, _| 216).unwrap().unwrap();
+        assert!(matches!(old.team, Team::Split(4)), "{old}");
         // Cross-entropy never waits: its split grid is one slice per block and row.
         let ce = auto(DlOp::CrossEntropy, Dtype::BF16, 8192, 128_256);
         assert!(matches!(ce.team, Team::Split(_)), "{ce}");
