@@ -149,12 +149,13 @@ fn team_of(r: &DlRow) -> String {
     }
 }
 
-/// Long rows: the planner's team beside a cluster and co-resident blocks, forced.
+/// Long rows: the planner's team beside a cluster and co-resident blocks of 512 threads, forced,
+/// and 1024-thread blocks where the planner takes 512 (a column only where a run measured them).
 pub fn long_rows(l: &Loaded) -> String {
     let p = peak(&l.machine);
-    let mut out = String::from("| op | dtype | M × N | the planner's team | a cluster of 512-thread blocks | 1024-thread blocks | co-resident blocks | the fastest peer |\n|---|---|---|---|---|---|---|---|\n");
     let (mut behind, mut compared) = (0, 0);
     let mut leaders: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut lines: Vec<[String; 8]> = Vec::new();
     for (op, title) in [("softmax", "softmax"), ("rms_norm", "RMSNorm"), ("layer_norm", "LayerNorm"), ("softmax_bwd", "softmax backward")] {
         for dtype in [Dtype::F32, Dtype::BF16] {
             for (m, n) in shapes(&l.ours, dtype).into_iter().filter(|&(_, n)| n >= 32768) {
@@ -169,17 +170,24 @@ pub fn long_rows(l: &Loaded) -> String {
                     }
                 }
                 let peer = peer.map_or("—".to_string(), |r| format!("{} {:.1}%", peer_name(r), r.percent_of(p)));
-                writeln!(out, "| {title} | {dtype} | {} | {:.1}% ({}) | {} | {} | {} | {peer} |", shape(m, n), ours.percent_of(p), team_of(ours), t(records::cluster_name(op)),
-                    t(records::wide_block_name(op)), t(records::split_name(op))).unwrap();
+                lines.push([title.to_string(), dtype.to_string(), shape(m, n), format!("{:.1}% ({})", ours.percent_of(p), team_of(ours)), t(records::cluster_name(op)),
+                    t(records::wide_block_name(op)), t(records::split_name(op)), peer]);
             }
         }
+    }
+    let wide = lines.iter().any(|l| l[5] != "—");
+    let mut out = String::from("| op | dtype | M × N | the planner's team | a cluster of 512-thread blocks |");
+    out.push_str(if wide { " 1024-thread blocks | co-resident blocks | the fastest peer |\n|---|---|---|---|---|---|---|---|\n" } else { " co-resident blocks | the fastest peer |\n|---|---|---|---|---|---|---|\n" });
+    for line in &lines {
+        let cells: Vec<&str> = line.iter().enumerate().filter(|&(i, _)| wide || i != 5).map(|(_, c)| c.as_str()).collect();
+        writeln!(out, "| {} |", cells.join(" | ")).unwrap();
     }
     if compared > 0 {
         let mut by: Vec<(String, usize)> = leaders.into_iter().collect();
         by.sort_by_key(|b| std::cmp::Reverse(b.1));
         let by: Vec<String> = by.iter().map(|(name, k)| format!("{name} at {k}")).collect();
         let who = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
-        writeln!(out, "\nAt these lengths a peer is faster than the planner's team at {behind} of the {compared} cases with a peer beside it{who}.").unwrap();
+        writeln!(out, "\nAt these lengths a peer is faster than the planner's team at {behind} of the {compared} cases with a peer beside it{who}{}.", own_run_note(l)).unwrap();
     }
     out
 }
@@ -582,6 +590,9 @@ mod tests {
         assert_eq!(team_of(&ours[1]), "cluster 2 × 512");
         let l = Loaded { machine: Machine { gpu: "Test GPU".into(), peak_gbps: Some(4000.0), ..Default::default() }, ours, peers: vec![], refused: vec![] };
         let t = long_rows(&l);
-        assert!(t.contains("| softmax | f32 | 2^13 × 2^15 | 107.4% (block × 1024) | 85.9% | — | 53.7% | — |"), "{t}");
+        assert!(t.contains("| softmax | f32 | 2^13 × 2^15 | 107.4% (block × 1024) | 85.9% | 53.7% | — |"), "no run measured 1024-thread blocks: no column: {t}");
+        let wide = DlRow { kernel: records::wide_block_name("softmax"), ..l.ours[1].clone() };
+        let l = Loaded { ours: [l.ours.clone(), vec![wide]].concat(), ..l };
+        assert!(long_rows(&l).contains("| 107.4% (block × 1024) | 85.9% | 85.9% | 53.7% | — |"), "{}", long_rows(&l));
     }
 }
