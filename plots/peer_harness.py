@@ -338,7 +338,9 @@ def measure(torch, peer, case, inputs_for, check, memory_need, memory, nbytes, s
     median = statistics.median(times)
     working_set = min(ops, slots) * nbytes
     rows.append(csv_row(peer.kernel, peer.title, peer.op, dtype, m, n, median, times, nbytes, working_set, method))
-    print(f"{peer.kernel:34} {peer.op:26} {dtype:4} {m:>9} x {n:<10} {median:10.2f} µs {nbytes / median / 1e3:8.1f} GB/s  ({method})", flush=True)
+    # Min and max as well: a lost CSV can be rebuilt whole from this line.
+    print(f"{peer.kernel:34} {peer.op:26} {dtype:4} {m:>9} x {n:<10} {median:10.2f} µs {nbytes / median / 1e3:8.1f} GB/s  "
+          f"[{min(times):.3f} … {max(times):.3f} µs, {len(times)} repeats]  ({method})", flush=True)
 
 
 def write(out_dir, torch, versions, command, rows, refused, quiet=False):

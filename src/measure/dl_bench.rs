@@ -341,8 +341,9 @@ fn measure_op<T: FromF32>(gpu: &Gpu, runner: &mut DlRunner, config: &DlBenchConf
     let what = Measured { kernel: &variant.kernel, chapter: op.spec().chapter, title: &format!("{} [{}]", variant.title, launch.entry()), status: Status::Correct };
     let r = row(what, Input { dtype: T::DTYPE, n, block: launch.block, cache: Cache::Rotated, bytes, working_set_bytes: working_set }, &timing);
     let peak = gpu.info().peak_bandwidth_bytes_per_s().unwrap_or(f64::NAN) / 1e9;
-    eprintln!("{:<14} {:>4} {:>8} × {:<7} {:<26} {:>10.2} µs {:>8.1} GB/s {:>5.1}%   {launch}", op.name(), T::DTYPE, m, n, variant.kernel, r.median_us, r.gbps(),
-        100.0 * r.gbps() / peak);
+    // Everything the row holds but its configuration: a CSV that is lost can be rebuilt from this.
+    eprintln!("{:<14} {:>4} {:>8} × {:<7} {:<26} {:>10.2} µs {:>8.1} GB/s {:>5.1}%   [{:.3} … {:.3} µs, {} repeats, {}]   {launch}", op.name(), T::DTYPE, m, n,
+        variant.kernel, r.median_us, r.gbps(), 100.0 * r.gbps() / peak, r.min_us, r.max_us, r.repeats, r.method);
     Ok(vec![DlRow::of(r, op.name(), m)])
 }
 

@@ -8,7 +8,12 @@ printed: NaN.
 DL_DIR: plots/data/dl as of commit c236410 (the templates); OUT gets f32/ and bf16/ parts for
 `reduction dl-bench --merge <plots/data as of c236410>,OUT/f32,OUT/bf16`. Quack's earlier rows
 where these runs found its outputs wrong went to nvidia-h200-peers-own-run.csv after the merge.
-The s32-c-*.log files are the run's stderr, less TileLang's compile progress."""
+The s32-c-*.log files are the run's stderr, less TileLang's compile progress.
+
+Beside them, session 32's call A (the experiment behind plan::cluster_for, no peers): its CSVs as
+they came back (s32-a-long-rows.csv: 1024-thread blocks beside the old planner's 512-thread teams
+at N = 2^15 ... 2^18; s32-a-short-rows.csv: short rows over a whole warp with fewer packs a
+thread, slower at 20 of 24 cases) and its stderr (s32-a-*.log)."""
 import csv, os, re, sys
 data = sys.argv[1] if len(sys.argv) > 1 else "plots/data/dl/"
 log_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "s32-c-")
