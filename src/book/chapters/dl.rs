@@ -103,8 +103,18 @@ pub fn ops_table(l: &Loaded, ops: &[(&str, &str)]) -> String {
         if sh.is_empty() {
             continue;
         }
+        let mut body = String::new();
+        for (m, n) in sh {
+            let cells: Vec<String> = ops.iter().map(|(op, _)| cell(l, op, dtype, m, n)).collect();
+            if cells.iter().all(|c| c == "—") {
+                continue; // a run over these ops left this shape out
+            }
+            writeln!(body, "| {} | {} |", shape(m, n), cells.join(" | ")).unwrap();
+        }
+        // † is explained where this table shows one.
+        let note = if body.contains('†') { own_run_note(l) } else { "" };
         writeln!(out, "\n**{dtype}**, % of {:.0} GB/s (bytes: every input read once, every output written once); \
-            the fastest peer beside it, ▲ where it is faster than ours{}:\n", peak(&l.machine), own_run_note(l)).unwrap();
+            the fastest peer beside it, ▲ where it is faster than ours{note}:\n", peak(&l.machine)).unwrap();
         write!(out, "| M × N |").unwrap();
         for (_, title) in ops {
             write!(out, " {title} |").unwrap();
@@ -114,13 +124,7 @@ pub fn ops_table(l: &Loaded, ops: &[(&str, &str)]) -> String {
             write!(out, "---|").unwrap();
         }
         out.push('\n');
-        for (m, n) in sh {
-            let cells: Vec<String> = ops.iter().map(|(op, _)| cell(l, op, dtype, m, n)).collect();
-            if cells.iter().all(|c| c == "—") {
-                continue; // a run over these ops left this shape out
-            }
-            writeln!(out, "| {} | {} |", shape(m, n), cells.join(" | ")).unwrap();
-        }
+        out.push_str(&body);
     }
     out
 }
@@ -187,7 +191,8 @@ pub fn long_rows(l: &Loaded) -> String {
         by.sort_by_key(|b| std::cmp::Reverse(b.1));
         let by: Vec<String> = by.iter().map(|(name, k)| format!("{name} at {k}")).collect();
         let who = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
-        writeln!(out, "\nAt these lengths a peer is faster than the planner's team at {behind} of the {compared} cases with a peer beside it{who}{}.", own_run_note(l)).unwrap();
+        let note = if lines.iter().any(|l| l[7].contains('†')) { own_run_note(l) } else { "" };
+        writeln!(out, "\nAt these lengths a peer is faster than the planner's team at {behind} of the {compared} cases with a peer beside it{who}{note}.").unwrap();
     }
     out
 }

@@ -4,7 +4,7 @@ values; each row's title, bytes, working set, repeats and method template come f
 row of the same kernel, type and shape (the same configuration); min_us and max_us were not
 printed: NaN.
 
-    python3 plots/data/dl/printed/rebuild.py DL_DIR OUT
+    python3 plots/data/dl/experiments/rebuild.py DL_DIR OUT
 DL_DIR: plots/data/dl as of commit c236410 (the templates); OUT gets f32/ and bf16/ parts for
 `reduction dl-bench --merge <plots/data as of c236410>,OUT/f32,OUT/bf16`. Quack's earlier rows
 where these runs found its outputs wrong went to nvidia-h200-peers-own-run.csv after the merge.
