@@ -227,7 +227,10 @@ fn bench_typed<T: FromF32>(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRo
             continue;
         }
         let layout = RowLayout::dense(m, n);
+        let started = std::time::Instant::now();
         let pool = make_pool::<T>(gpu, m, n, slots, config.seed)?;
+        let made = started.elapsed().as_secs_f64();
+        let before = rows.len();
         let mut outputs = Outputs { y: gpu.alloc::<T>(values)?, stats: gpu.alloc::<f32>(2 * m + 2)?, loss: gpu.alloc::<f32>(m + 1)?, dgamma: gpu.alloc::<T>(n)?, dbeta: gpu.alloc::<T>(n)? };
         for &op in &config.ops {
             if op == DlOp::LayerNormBwdGammaBeta {
@@ -249,6 +252,9 @@ fn bench_typed<T: FromF32>(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRo
                 rows.extend(r);
             }
         }
+        // Where a shape's time goes, for planning a run: making the inputs, or checking and timing.
+        eprintln!("{} {m} × {n}: inputs made in {made:.1} s, {} measurements checked and timed in {:.1} s", T::DTYPE, rows.len() - before,
+            started.elapsed().as_secs_f64() - made);
     }
     drop(runner);
     Ok(rows)
