@@ -133,6 +133,7 @@ fn options_are_typed_when_they_are_parsed() {
         ("mistakes --deadline 0", "invalid value '0' for '--deadline <SECONDS>': must be more than 0"),
         ("sum --kernel reduce9 --bogus 1", "unexpected argument '--bogus'"),
         ("sum --kernel", "a value is required for '--kernel <NAME>'"),
+        ("dl-bench --planner-only", "the following required arguments were not provided:\n  --out <DIR>"),
         ("", "Usage: reduction <COMMAND>"),
     ] {
         let (code, stdout, stderr) = reduction(args);

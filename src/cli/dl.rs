@@ -34,6 +34,10 @@ pub struct DlBenchArgs {
     /// Do not run plots/dl_peers.py (torch, torch.compile, Triton, TileLang, Liger, Quack) afterwards
     #[arg(long)]
     no_peers: bool,
+    /// Only the planner's team of each op: no variants, yardsticks or demos (a quick run, e.g. under
+    /// Nsight Compute); its CSV lacks what the chapters compare, so it needs --out
+    #[arg(long, requires = "out")]
+    planner_only: bool,
     /// No new shape of the book's kernels is started after this many seconds (compiles included;
     /// 0: no limit). The shapes come in the order a short run should keep them
     #[arg(long, value_name = "S", default_value_t = 90)]
@@ -81,6 +85,7 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     }
     config.dtypes = args.dtypes.clone();
     config.seed = args.seed;
+    config.planner_only = args.planner_only;
     let largest = config.shapes.iter().map(|&(m, n)| m.saturating_mul(n)).max().unwrap_or(0);
     let need = Need::elements(format!("{largest} values of the largest shape"), largest, 4);
     let gpu = super::open_gpu_for(Some(&need))?;
@@ -101,16 +106,18 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     if !bench.not_measured.is_empty() {
         println!("not measured, past the budget of {} s (--budget-s): {}", args.budget_s, bench.not_measured.join(", "));
     }
-    // What the chapter's planted bugs return, recorded beside the measurements.
-    match reduction::measure::dl_demos::demos(&gpu) {
-        Ok(demos) => {
-            let path = records::demos_file(&data_dir, &slug);
-            records::write_demos(&path, &machine, &demos)?;
-            for d in &demos {
-                println!("{:<16} {:<40} {:>6} × {:<6} largest relative error {:.3e}, {} of {} rows NaN; {}", d.demo, d.kernel, d.m, d.n, d.max_rel_error, d.nan_rows, d.rows, d.note);
+    // What the chapter's planted bugs return, recorded beside the measurements (not in a quick run).
+    if !args.planner_only {
+        match reduction::measure::dl_demos::demos(&gpu) {
+            Ok(demos) => {
+                let path = records::demos_file(&data_dir, &slug);
+                records::write_demos(&path, &machine, &demos)?;
+                for d in &demos {
+                    println!("{:<16} {:<40} {:>6} × {:<6} largest relative error {:.3e}, {} of {} rows NaN; {}", d.demo, d.kernel, d.m, d.n, d.max_rel_error, d.nan_rows, d.rows, d.note);
+                }
             }
+            Err(e) => println!("planted bugs' outputs not recorded: {e}"),
         }
-        Err(e) => println!("planted bugs' outputs not recorded: {e}"),
     }
     if !args.no_peers {
         // The shapes ours measured, in the same order, so that a budget keeps the same ones.

@@ -56,11 +56,13 @@ pub struct DlBenchConfig {
     pub seed: u64,
     /// No new shape is started after this long (compiles included); `None`: every shape.
     pub budget: Option<std::time::Duration>,
+    /// Only the planner's team of each op: no variants and no yardsticks (a quick run, to profile).
+    pub planner_only: bool,
 }
 
 impl Default for DlBenchConfig {
     fn default() -> Self {
-        DlBenchConfig { shapes: default_shapes(), dtypes: vec![Dtype::F32, Dtype::BF16], ops: DlOp::ALL.to_vec(), target_ms: 10.0, seed: 2018, budget: None }
+        DlBenchConfig { shapes: default_shapes(), dtypes: vec![Dtype::F32, Dtype::BF16], ops: DlOp::ALL.to_vec(), target_ms: 10.0, seed: 2018, budget: None, planner_only: false }
     }
 }
 
@@ -133,7 +135,7 @@ pub fn bench(gpu: &Gpu, config: &DlBenchConfig, progress: &mut dyn FnMut(&[DlRow
     // The four files at once, one core each, rather than one after another as they are first used.
     let files = crate::kernels::dl::files();
     gpu.preload(&files.map(|f| f as &(dyn crate::gpu::KernelSource + Sync)))?;
-    let yardsticks = super::dl_yardsticks::measure(gpu, config.target_ms, config.seed)?;
+    let yardsticks = if config.planner_only { Default::default() } else { super::dl_yardsticks::measure(gpu, config.target_ms, config.seed)? };
     let mut rows = yardsticks.rows;
     let mut not_measured = Vec::new();
     for &(m, n) in &config.shapes {
@@ -237,7 +239,7 @@ fn bench_typed<T: FromF32>(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRo
                 rows.extend(measure_columns(gpu, &mut runner, config, &pool, &mut outputs, layout)?);
                 continue;
             }
-            for variant in variants(op, T::DTYPE, n, device) {
+            for variant in variants(op, T::DTYPE, n, device).into_iter().take(if config.planner_only { 1 } else { usize::MAX }) {
                 let mut runner_v = DlRunner::new(gpu)?.with_choice(variant.choice);
                 let r = {
                     match measure_op(gpu, &mut runner_v, config, &pool, &mut outputs, op, layout, &variant) {
