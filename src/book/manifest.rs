@@ -5,7 +5,7 @@
 //! entry it can draw, in this order; the tests below check that every `{{#include}}` of a
 //! generated file has exactly one entry and that every entry is included by its chapter.
 
-use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, sanitizers, tile};
+use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, sanitizers, tile};
 use super::context::Context;
 use super::draw::{charts, diagrams, figures};
 use crate::error::Result;
@@ -166,13 +166,13 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("dl_demos.md", "dl_softmax.md", "book::chapters::dl::demos_markdown", dl::demos_markdown),
         md("dl_fusion.md", "dl_softmax.md", "book::chapters::dl::fusion_markdown", dl::fusion_markdown),
         md("dl_long_rows.md", "dl_softmax.md", "book::chapters::dl::long_rows", |c| dl::from_results(c, dl::long_rows)),
-        md("dl_ceilings.md", "dl_softmax.md", "book::chapters::dl::ceilings", |c| dl::from_results(c, dl::ceilings)),
-        md("dl_copy_shapes.md", "dl_softmax.md", "book::chapters::dl::copy_shapes_markdown", dl::copy_shapes_markdown),
+        md("dl_ceilings.md", "dl_softmax.md", "book::chapters::dl_limits::ceilings", |c| dl::from_results(c, dl_limits::ceilings)),
+        md("dl_copy_shapes.md", "dl_softmax.md", "book::chapters::dl_limits::copy_shapes_markdown", dl_limits::copy_shapes_markdown),
         md("dl_forward.md", "dl_softmax.md", "book::chapters::dl::forward_markdown", |c| dl::from_results(c, dl::forward_markdown)),
         md("dl_chart.md", "dl_softmax.md", "book::chapters::dl::chart_markdown", dl::chart_markdown),
         drawn("plots/dl.svg", "dl_softmax.md", "book::chapters::dl::chart", dl::chart),
-        md("dl_goal.md", "dl_softmax.md", "book::chapters::dl::goal", |c| dl::from_results(c, dl::goal)),
-        md("dl_ncu.md", "dl_softmax.md", "book::chapters::dl::ncu_markdown", dl::ncu_markdown),
+        md("dl_goal.md", "dl_softmax.md", "book::chapters::dl_goal::goal", |c| dl::from_results(c, dl_goal::goal)),
+        md("dl_ncu.md", "dl_softmax.md", "book::chapters::dl_limits::ncu_markdown", dl_limits::ncu_markdown),
         md("dl_backward.md", "dl_norms.md", "book::chapters::dl::backward_markdown", |c| dl::from_results(c, dl::backward_markdown)),
         md("dl_columns.md", "dl_norms.md", "book::chapters::dl::columns", |c| dl::from_results(c, dl::columns)),
     ]);

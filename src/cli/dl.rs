@@ -100,7 +100,7 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     let bench = dl_bench::bench(&gpu, &config, &mut |rows| records::write_csv(&path, &machine, rows))?;
     records::write_csv(&path, &machine, &bench.rows)?;
     if !bench.copy_shapes.is_empty() {
-        records::write_copy_shapes(&records::copy_shapes_file(&data_dir, &slug), &machine, &bench.copy_shapes)?;
+        records::write_csv(&records::copy_shapes_file(&data_dir, &slug), &machine, &bench.copy_shapes)?;
     }
     println!("\n{} measurements in {:.0} s, written to {}", bench.rows.len(), bench.seconds, path.display());
     if !bench.not_measured.is_empty() {

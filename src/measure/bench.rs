@@ -7,13 +7,13 @@ use super::{row, Input, Measured};
 use crate::check::CheckSum;
 use crate::data::{exact_parallel_for, Checked, Reference};
 use crate::element::Dtype;
-use crate::error::{During, Error, Result};
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::KernelSpec;
 use crate::records::bench::{Cache, Row, Status, COPY_KERNEL, CUBLAS_KERNEL};
 use crate::runtime::timing::{host_method, time_calls, time_graph};
 use crate::Reducer;
-use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 
@@ -193,16 +193,8 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             bar.set_message(format!("copy {} n={}", T::SUFFIX, n));
             if n <= pool.len() {
                 let blocks = (n / 4).div_ceil(256).clamp(1, gpu.info().sm_count as usize * 8) as u32;
-                let launch_config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-                let timing = time_graph(gpu, config.target_ms, |j| {
-                    let source = pool.view(n, j, Cache::Rotated);
-                    let n64 = (n * std::mem::size_of::<T>() / 4) as u64; // the kernel copies 4-byte words
-                    let mut launch = gpu.stream().launch_builder(&copy);
-                    launch.arg(&source).arg(&mut target).arg(&n64);
-                    // SAFETY: copy_u32(const unsigned*, unsigned*, u64): both buffers hold n
-                    // 4-byte values and start on 1 KiB boundaries (pool offsets, fresh allocation).
-                    unsafe { launch.launch(launch_config) }.during("launching the copy kernel").map(|_| ())
-                })?;
+                let words = (n * std::mem::size_of::<T>() / 4) as u64; // the kernel copies 4-byte words
+                let timing = time_graph(gpu, config.target_ms, |j| super::launch_copy(gpu, &copy, &pool.view(n, j, Cache::Rotated), &mut target, words, blocks, 256))?;
                 let working_set = pool.working_set(n, timing.ops_per_graph, Cache::Rotated);
                 let what = Measured { kernel: COPY_KERNEL, chapter: 0, title: crate::kernels::COPY.title, status: Status::Pace };
                 let input = Input { dtype: T::DTYPE, n, block: 256, cache: Cache::Rotated, bytes: 2 * n * std::mem::size_of::<T>(), working_set_bytes: working_set };

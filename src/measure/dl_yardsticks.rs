@@ -38,21 +38,12 @@ pub fn measure(gpu: &Gpu, target_ms: f64, seed: u64) -> Result<Yardsticks> {
     gpu.upload_chunked(&host, &mut pool, n, "uploading the copy's input")?;
     let mut out = gpu.alloc::<f32>(n)?;
     let mut rows = Vec::new();
-    // The copy (kernels/copy.cu, as the whole-array benchmark runs it).
-    let copy = gpu.function(&crate::kernels::COPY, "copy_u32")?;
+    // The copy (kernels/copy.cu's copy_u32, the whole-array benchmark's pace), on as many blocks
+    // as the GPU holds at once.
+    let copy = gpu.function(&crate::kernels::COPY, crate::kernels::entries::COPY_U32)?;
     let per_sm = copy.occupancy_max_active_blocks_per_multiprocessor(256, 0, None).during("asking the occupancy calculator")?;
     let grid = per_sm.max(1) * gpu.info().sm_count;
-    let stream = gpu.stream().clone();
-    let timing = time(gpu, target_ms, |j| {
-        use cudarc::driver::{LaunchConfig, PushKernelArg};
-        let input = pool.slice((j % 2) * n..(j % 2 + 1) * n);
-        let count = n as u64;
-        let mut args = stream.launch_builder(&copy);
-        args.arg(&input).arg(&mut out).arg(&count);
-        // SAFETY: copy_u32(const unsigned* in, unsigned* out, u64 n): f32 words reinterpreted as
-        // u32, n of each, 16-byte aligned (fresh allocations, offsets multiples of 2^28 words).
-        unsafe { args.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.during("launching the copy").map(|_| ())
-    })?;
+    let timing = time(gpu, target_ms, |j| super::launch_copy(gpu, &copy, &pool.slice((j % 2) * n..(j % 2 + 1) * n), &mut out, n as u64, grid, 256))?;
     let got = gpu.download(&out)?;
     gpu.synchronize()?;
     if got != host {
@@ -90,24 +81,14 @@ pub fn measure(gpu: &Gpu, target_ms: f64, seed: u64) -> Result<Yardsticks> {
 /// the fastest shape's row and the row of `cudaMemcpyAsync` device to device (also checked), and
 /// every checked shape's median.
 fn copy_shapes(gpu: &Gpu, target_ms: f64, pool: &CudaSlice<f32>, out: &mut CudaSlice<f32>, host: &[f32]) -> Result<(Vec<DlRow>, Vec<CopyShapeTime>)> {
-    use cudarc::driver::{LaunchConfig, PushKernelArg};
     let n = host.len();
     let stream = gpu.stream().clone();
     let input = |j: usize| pool.slice((j % 2) * n..(j % 2 + 1) * n);
-    let count = n as u64;
     let mut best: Option<(CopyShape, GraphTiming)> = None;
     let mut every = Vec::new();
     for shape in crate::kernels::COPY_TILE_SHAPES {
         let function = gpu.function(&crate::kernels::COPY, &shape.entry_name())?;
-        let config_of = LaunchConfig { grid_dim: (shape.grid(n) as u32, 1, 1), block_dim: (shape.block, 1, 1), shared_mem_bytes: 0 };
-        let launch = |j: usize, out: &mut CudaSlice<f32>| {
-            let slot = input(j);
-            let mut args = stream.launch_builder(&function);
-            args.arg(&slot).arg(out).arg(&count);
-            // SAFETY: copy_tile_b<B>_p<P>(const unsigned* in, unsigned* out, u64 n): f32 words as
-            // u32, n of each, 16-byte aligned; the grid is CopyShape::grid(n) blocks of `block`.
-            unsafe { args.launch(config_of) }.during("launching the tiled copy").map(|_| ())
-        };
+        let launch = |j: usize, out: &mut CudaSlice<f32>| super::launch_copy(gpu, &function, &input(j), out, n as u64, shape.grid(n) as u32, shape.block);
         gpu.fill(out, f32::NAN)?;
         launch(0, out)?;
         if gpu.download(out)? != host {

@@ -58,3 +58,18 @@ pub fn row(what: Measured<'_>, input: Input, timing: &GraphTiming) -> Row {
         method: timing.method(),
     }
 }
+
+/// One launch of a copy of `kernels/copy.cu` (`copy_u32`, the pace; `copy_tile_b<B>_p<P>`, its
+/// tile shapes): `words` 4-byte words from `source` to `target`, on `grid` blocks of `block`
+/// threads. The whole-array benchmark and the deep-learning yardsticks time them.
+pub fn launch_copy<T: cudarc::driver::DeviceRepr>(gpu: &crate::gpu::Gpu, copy: &cudarc::driver::CudaFunction, source: &cudarc::driver::CudaView<'_, T>,
+                                                  target: &mut cudarc::driver::CudaSlice<T>, words: u64, grid: u32, block: u32) -> crate::error::Result<()> {
+    use crate::error::During;
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let mut launch = gpu.stream().launch_builder(copy);
+    launch.arg(source).arg(target).arg(&words);
+    // SAFETY: every copy of kernels/copy.cu is (const unsigned* in, unsigned* out, u64 n): the
+    // callers' buffers hold `words` 4-byte words each and start on 16-byte boundaries (pool
+    // offsets, fresh allocations); a tile copy's grid is CopyShape::grid of its words.
+    unsafe { launch.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }) }.during("launching the copy kernel").map(|_| ())
+}

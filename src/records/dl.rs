@@ -204,15 +204,6 @@ pub fn copy_shapes_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}-copy-shapes.csv"))
 }
 
-pub fn write_copy_shapes(path: &Path, machine: &Machine, rows: &[CopyShapeTime]) -> Result<()> {
-    csv::write(path, &machine.header(), rows)
-}
-
-pub fn read_copy_shapes(path: &Path) -> Result<(Machine, Vec<CopyShapeTime>)> {
-    let (header, rows) = csv::read::<CopyShapeTime>(path)?;
-    Ok((Machine::from_header(&header), rows))
-}
-
 pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}.csv"))
 }
@@ -231,12 +222,13 @@ pub fn refused_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}-peers-refused.csv"))
 }
 
-pub fn write_csv(path: &Path, machine: &Machine, rows: &[DlRow]) -> Result<()> {
+/// Rows of any of these files ([`DlRow`], [`CopyShapeTime`]) under the machine's header.
+pub fn write_csv<R: Serialize>(path: &Path, machine: &Machine, rows: &[R]) -> Result<()> {
     csv::write(path, &machine.header(), rows)
 }
 
-pub fn read_csv(path: &Path) -> Result<(Machine, Vec<DlRow>)> {
-    let (header, rows) = csv::read::<DlRow>(path)?;
+pub fn read_csv<R: serde::de::DeserializeOwned>(path: &Path) -> Result<(Machine, Vec<R>)> {
+    let (header, rows) = csv::read::<R>(path)?;
     Ok((Machine::from_header(&header), rows))
 }
 
@@ -262,7 +254,7 @@ pub fn load(data_dir: &Path, slug: &str) -> Result<Option<Loaded>> {
     };
     let own_run = peers_own_run_file(data_dir, slug);
     if own_run.is_file() {
-        peers.extend(read_csv(&own_run)?.1.into_iter().map(|r| DlRow { method: format!("{}{OWN_RUN}", r.method), ..r }));
+        peers.extend(read_csv::<DlRow>(&own_run)?.1.into_iter().map(|r| DlRow { method: format!("{}{OWN_RUN}", r.method), ..r }));
     }
     let mut refused = Vec::new();
     for p in [refused_file(data_dir, slug), results_dir(data_dir).join(format!("{slug}-peers-own-run-refused.csv"))] {
@@ -412,15 +404,15 @@ mod tests {
         write_csv(&results_file(&b, "gpu"), &machine("run b"), &[row("copy", "copy", 1, 1 << 28, 530.0), row("dl_softmax", "softmax", 1 << 14, 1 << 14, 519.0), row("dl_softmax", "softmax", 1 << 10, 1 << 18, 530.0)]).unwrap();
         // A part of one peer alone (Quack, in a call of its own), beside a copy of the book's file.
         let q = root.join("quack");
-        write_csv(&results_file(&q, "gpu"), &machine("run a"), &read_csv(&results_file(&a, "gpu")).unwrap().1).unwrap();
+        write_csv(&results_file(&q, "gpu"), &machine("run a"), &read_csv::<DlRow>(&results_file(&a, "gpu")).unwrap().1).unwrap();
         write_csv(&peers_file(&q, "gpu"), &machine("quack"), &[row("quack_softmax", "softmax", 1 << 20, 256, 505.0)]).unwrap();
         assert_eq!(slug_in(&a).as_deref(), Some("gpu"), "the book's file, not the peers'");
         assert_eq!(merge(&[a.clone(), b.clone()], &into, "gpu").unwrap(), 5);
         assert_eq!(merge(&[a.clone(), b.clone(), q], &into, "gpu").unwrap(), 5, "the copy of the book's file changes nothing");
-        let (peers_header, peers) = read_csv(&peers_file(&into, "gpu")).unwrap();
+        let (peers_header, peers) = read_csv::<DlRow>(&peers_file(&into, "gpu")).unwrap();
         assert_eq!(peers.len(), 2, "torch and Quack at the same shape, from two parts, both kept");
         assert_eq!(peers_header.command, "peers a ; quack");
-        let (header, ours) = read_csv(&results_file(&into, "gpu")).unwrap();
+        let (header, ours) = read_csv::<DlRow>(&results_file(&into, "gpu")).unwrap();
         assert_eq!(header.command, "run a ; run b");
         let median = |rows: usize| ours.iter().find(|r| r.rows == rows && r.op == "softmax").map(|r| r.median_us);
         assert_eq!((median(1 << 20), median(1 << 14), median(1 << 10)), (Some(522.0), Some(519.0), Some(530.0)));
@@ -430,6 +422,22 @@ mod tests {
         assert_eq!(copies, vec![540.0], "the yardstick of the first run only");
         assert!(merge(&[a, root.join("nowhere")], &into, "gpu").is_err(), "a folder without the book's file is an error");
         std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
+    fn the_h200s_quack_rows_from_another_run_stand_where_the_run_beside_ours_found_it_wrong() {
+        // What the chapter says of †: each such Quack row has a verdict from the run beside ours
+        // (wrong or refused) at its case, and no timing of that run.
+        let dir = crate::records::repo_root().join("plots/data");
+        let (_, own) = read_csv::<DlRow>(&peers_own_run_file(&dir, "nvidia-h200")).unwrap();
+        let (_, peers) = read_csv::<DlRow>(&peers_file(&dir, "nvidia-h200")).unwrap();
+        let (_, refused) = csv::read::<Refused>(&refused_file(&dir, "nvidia-h200")).unwrap();
+        assert!(!own.is_empty() && own.iter().all(|r| r.kernel.starts_with("quack_")));
+        for r in &own {
+            let case = |k: &str, d: Dtype, m: usize, n: usize| k == r.kernel && d == r.dtype && m == r.rows && n == r.n;
+            assert!(refused.iter().any(|x| case(&x.kernel, x.dtype, x.rows, x.n) && (x.status == "wrong" || x.status == "refused")), "{} {} {}×{}", r.kernel, r.dtype, r.rows, r.n);
+            assert!(!peers.iter().any(|x| case(&x.kernel, x.dtype, x.rows, x.n)), "{} {} {}×{} timed beside ours too", r.kernel, r.dtype, r.rows, r.n);
+        }
     }
 
     #[test]
@@ -443,7 +451,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("reduction-dl-{}.csv", std::process::id()));
         write_csv(&path, &machine, std::slice::from_ref(&row)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        let (m, back) = read_csv(&path).unwrap();
+        let (m, back) = read_csv::<DlRow>(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!((m.gpu.as_str(), back), ("NVIDIA H200", vec![row.clone()]));
         assert!(text.contains("kernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows"), "{text}");

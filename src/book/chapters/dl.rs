@@ -1,8 +1,8 @@
 //! "Softmax, online" (`book/dl_softmax.md`) and "Norms, cross-entropy and the backward"
-//! (`book/dl_norms.md`): their tables, sentences and chart (`book/generated/dl_*.md`,
-//! `plots/dl.svg`), drawn from `plots/data/dl/` ([`crate::records::dl`]) with no GPU: the book's
-//! rows beside the peers', the yardsticks of the same run, what planted bugs returned, and what
-//! Nsight Compute said of the shapes that miss the goal. Where nothing was measured, each file
+//! (`book/dl_norms.md`): their tables and chart (`book/generated/dl_*.md`, `plots/dl.svg`), drawn
+//! from `plots/data/dl/` ([`crate::records::dl`]) with no GPU: the book's rows beside the peers',
+//! and what planted bugs returned. The goal's sentences are [`super::dl_goal`]'s; the yardsticks
+//! and Nsight Compute's profiles, [`super::dl_limits`]'s. Where nothing was measured, each file
 //! says how to measure instead.
 
 use crate::book::context::Context;
@@ -14,15 +14,15 @@ use crate::records::Machine;
 use std::fmt::Write as _;
 
 /// The ops of the forward table, in its column order.
-const FORWARD: [(&str, &str); 5] = [("softmax", "softmax"), ("log_softmax", "log_softmax"), ("layer_norm", "LayerNorm"), ("rms_norm", "RMSNorm"), ("cross_entropy", "cross-entropy")];
-const BACKWARD: [(&str, &str); 2] = [("softmax_bwd", "softmax backward"), ("layer_norm_bwd_gamma_beta", "LayerNorm dγ, dβ")];
+pub(super) const FORWARD: [(&str, &str); 5] = [("softmax", "softmax"), ("log_softmax", "log_softmax"), ("layer_norm", "LayerNorm"), ("rms_norm", "RMSNorm"), ("cross_entropy", "cross-entropy")];
+pub(super) const BACKWARD: [(&str, &str); 2] = [("softmax_bwd", "softmax backward"), ("layer_norm_bwd_gamma_beta", "LayerNorm dγ, dβ")];
 
-fn peak(machine: &Machine) -> f64 {
+pub(super) fn peak(machine: &Machine) -> f64 {
     machine.peak_gbps.unwrap_or(f64::NAN)
 }
 
 /// `2^k` for powers of two, the number otherwise.
-fn size(n: usize) -> String {
+pub(super) fn size(n: usize) -> String {
     if n.is_power_of_two() && n >= 1024 {
         format!("2^{}", n.trailing_zeros())
     } else {
@@ -30,30 +30,30 @@ fn size(n: usize) -> String {
     }
 }
 
-fn shape(m: usize, n: usize) -> String {
+pub(super) fn shape(m: usize, n: usize) -> String {
     format!("{} × {}", size(m), size(n))
 }
 
 /// The shapes measured for `dtype`, in the sweep's order: M·N = 2^28 by N, then the others.
-fn shapes(rows: &[DlRow], dtype: Dtype) -> Vec<(usize, usize)> {
+pub(super) fn shapes(rows: &[DlRow], dtype: Dtype) -> Vec<(usize, usize)> {
     let mut s: Vec<(usize, usize)> = rows.iter().filter(|r| r.dtype == dtype && r.rows > 1).map(|r| (r.rows, r.n)).collect();
     s.sort_by_key(|&(m, n)| (m * n != 1 << 28, n, m));
     s.dedup();
     s
 }
 
-fn find<'a>(rows: &'a [DlRow], kernel: &str, op: &str, dtype: Dtype, m: usize, n: usize) -> Option<&'a DlRow> {
+pub(super) fn find<'a>(rows: &'a [DlRow], kernel: &str, op: &str, dtype: Dtype, m: usize, n: usize) -> Option<&'a DlRow> {
     rows.iter().filter(|r| r.kernel == kernel && r.op == op && r.dtype == dtype && r.rows == m && r.n == n).min_by(|a, b| a.median_us.total_cmp(&b.median_us))
 }
 
 /// The fastest peer of an op and shape.
-fn best_peer<'a>(peers: &'a [DlRow], op: &str, dtype: Dtype, m: usize, n: usize) -> Option<&'a DlRow> {
+pub(super) fn best_peer<'a>(peers: &'a [DlRow], op: &str, dtype: Dtype, m: usize, n: usize) -> Option<&'a DlRow> {
     peers.iter().filter(|r| r.op == op && r.dtype == dtype && r.rows == m && r.n == n).min_by(|a, b| a.median_us.total_cmp(&b.median_us))
 }
 
 /// A peer's row as a short name: `liger_rms_norm` → `Liger`, with † where it was measured in the
 /// peers' own run rather than beside ours.
-fn peer_name(peer: &DlRow) -> String {
+pub(super) fn peer_name(peer: &DlRow) -> String {
     let name = family_name(&peer.kernel);
     if peer.method.ends_with(records::OWN_RUN) { format!("{name}†") } else { name }
 }
@@ -72,7 +72,7 @@ fn family_name(kernel: &str) -> String {
 }
 
 /// Where some peers come from the peers' own run: what † means.
-fn own_run_note(l: &Loaded) -> &'static str {
+pub(super) fn own_run_note(l: &Loaded) -> &'static str {
     if l.peers.iter().any(|r| r.method.ends_with(records::OWN_RUN)) {
         " (†: measured in the peers' own run on the same GPU, not in the run beside ours)"
     } else {
@@ -194,7 +194,24 @@ pub fn long_rows(l: &Loaded) -> String {
         let note = if lines.iter().any(|l| l[7].contains('†')) { own_run_note(l) } else { "" };
         writeln!(out, "\nAt these lengths a peer is faster than the planner's team at {behind} of the {compared} cases with a peer beside it{who}{note}.").unwrap();
     }
+    if let Some(line) = block_against_cluster(l) {
+        writeln!(out, "\n{line}").unwrap();
+    }
     out
+}
+
+/// Softmax f32 at M·N = 2^28: the planner's team at the longest row one block holds beside its
+/// team at the shortest row that needs a cluster.
+fn block_against_cluster(l: &Loaded) -> Option<String> {
+    let p = peak(&l.machine);
+    let planned: Vec<&DlRow> = shapes(&l.ours, Dtype::F32).into_iter().filter(|&(m, n)| m * n == 1 << 28 && n >= 32768)
+        .filter_map(|(m, n)| find(&l.ours, &records::kernel_name("softmax"), "softmax", Dtype::F32, m, n)).collect();
+    let block = planned.iter().filter(|r| team_of(r).starts_with("block")).max_by_key(|r| r.n)?;
+    let cluster = planned.iter().filter(|r| team_of(r).starts_with("cluster")).min_by_key(|r| r.n)?;
+    let (b, c) = (block.percent_of(p), cluster.percent_of(p));
+    let verb = if c < b { "falls short of it" } else { "matches it" };
+    Some(format!("Softmax f32: the planner's single block ({}) reaches {b:.1}% at {}; its smallest cluster ({}, at {}) {c:.1}%, and so {verb}.",
+        team_of(block), shape(block.rows, block.n), team_of(cluster), shape(cluster.rows, cluster.n)))
 }
 
 /// LayerNorm's γ/β gradients in three layouts.
@@ -213,146 +230,6 @@ pub fn columns(l: &Loaded) -> String {
         }
     }
     out
-}
-
-/// The yardsticks measured in the same run.
-pub fn ceilings(l: &Loaded) -> String {
-    let p = peak(&l.machine);
-    let mut out = String::from("| yardstick (2^28 f32) | GB/s | % of peak |\n|---|---|---|\n");
-    let mut any = false;
-    for r in l.ours.iter().filter(|r| r.op == "copy" || r.op == "read") {
-        any = true;
-        writeln!(out, "| {} | {:.0} | {:.1}% |", r.title, r.gbps(), r.percent_of(p)).unwrap();
-    }
-    if any {
-        out
-    } else {
-        "*No copy or read-only yardstick in this run.*\n".into()
-    }
-}
-
-/// The fastest copy of the run, in % of peak.
-fn best_copy(l: &Loaded) -> Option<f64> {
-    l.ours.iter().filter(|r| r.op == "copy").map(|r| r.percent_of(peak(&l.machine))).max_by(f64::total_cmp)
-}
-
-/// How many of the book's forward kernels at M·N = 2^28 reach 95% of the fastest copy's `copy`
-/// (% of peak), of how many measured.
-fn near_the_copy(l: &Loaded, copy: f64) -> (usize, usize) {
-    let p = peak(&l.machine);
-    let mut values = Vec::new();
-    for dtype in [Dtype::F32, Dtype::BF16] {
-        for (m, n) in shapes(&l.ours, dtype).into_iter().filter(|&(m, n)| m * n == 1 << 28) {
-            for (op, _) in FORWARD {
-                values.extend(find(&l.ours, &records::kernel_name(op), op, dtype, m, n).map(|r| r.percent_of(p)));
-            }
-        }
-    }
-    (values.iter().filter(|&&v| v >= 0.95 * copy).count(), values.len())
-}
-
-/// The (op, type, shape) cases, forward and backward, where both ours and a peer were timed.
-fn compared_cases(l: &Loaded) -> usize {
-    let mut count = 0;
-    for dtype in [Dtype::F32, Dtype::BF16] {
-        for (m, n) in shapes(&l.ours, dtype) {
-            for (op, _) in FORWARD.iter().chain(BACKWARD.iter()) {
-                count += usize::from(find(&l.ours, &records::kernel_name(op), op, dtype, m, n).is_some() && best_peer(&l.peers, op, dtype, m, n).is_some());
-            }
-        }
-    }
-    count
-}
-
-/// The goal in sentences: the range per op over N = 1024 … 262144 and at 256, 512; where the goal
-/// is met; where a peer is faster.
-pub fn goal(l: &Loaded) -> String {
-    let p = peak(&l.machine);
-    let mut out = String::new();
-    let mut met = 0;
-    let mut total = 0;
-    let mut slower: Vec<(f64, String)> = Vec::new();
-    for dtype in [Dtype::F32, Dtype::BF16] {
-        let sh = shapes(&l.ours, dtype);
-        let mut parts = Vec::new();
-        for (op, title) in FORWARD {
-            let pct = |keep: &dyn Fn(usize) -> bool| -> Vec<f64> {
-                sh.iter().filter(|&&(m, n)| m * n == 1 << 28 && keep(n)).filter_map(|&(m, n)| find(&l.ours, &records::kernel_name(op), op, dtype, m, n)).map(|r| r.percent_of(p)).collect()
-            };
-            let long = pct(&|n| n >= 1024);
-            let short = pct(&|n| n < 1024);
-            if long.is_empty() {
-                continue;
-            }
-            let (lo, hi) = long.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-            let slo = short.iter().copied().fold(f64::INFINITY, f64::min);
-            met += long.iter().filter(|&&v| v >= 90.0).count() + short.iter().filter(|&&v| v >= 80.0).count();
-            total += long.len() + short.len();
-            let range = if hi - lo < 0.05 { format!("{lo:.1}%") } else { format!("{lo:.1}–{hi:.1}%") };
-            parts.push(if short.is_empty() { format!("{title} {range}") } else { format!("{title} {range} (N < 1024: from {slo:.1}%)") });
-        }
-        for &(m, n) in &sh {
-            for (op, title) in FORWARD.iter().chain(BACKWARD.iter()) {
-                if let (Some(ours), Some(peer)) = (find(&l.ours, &records::kernel_name(op), op, dtype, m, n), best_peer(&l.peers, op, dtype, m, n)) {
-                    if peer.median_us < ours.median_us {
-                        let ratio = ours.median_us / peer.median_us;
-                        slower.push((ratio, format!("{title} {dtype} {} ({} {:.1} µs, ours {:.1} µs, {ratio:.2}×)", shape(m, n), peer_name(peer), peer.median_us, ours.median_us)));
-                    }
-                }
-            }
-        }
-        if !parts.is_empty() {
-            // The columns this run measured: a run cut short by its budget measures only some.
-            let measured: Vec<String> = sh.iter().filter(|&&(m, n)| m * n == 1 << 28).map(|&(_, n)| format!("2^{}", n.trailing_zeros())).collect();
-            writeln!(out, "On the {} ({dtype}, M·N = 2^28, measured at N = {} of 2^8 … 2^18): {}.", l.machine.gpu, measured.join(", "), parts.join("; ")).unwrap();
-            out.push('\n');
-        }
-    }
-    writeln!(out, "The goal — 90% of peak from N = 1024, 80% at N = 256 and 512 — is met at {met} of the {total} forward shapes measured.").unwrap();
-    if let Some(c) = best_copy(l) {
-        write!(out, " The fastest copy on this GPU (a kernel that only reads and writes every byte once; the yardsticks below) reached {c:.1}%").unwrap();
-        if c < 90.0 {
-            write!(out, ": 90% is more than a plain copy reaches on this GPU, so for kernels that read and write every value once the copy is the mark").unwrap();
-            let (near, of) = near_the_copy(l, c);
-            write!(out, "; the book's forward kernels at M·N = 2^28 come within 5% of it (at least {:.1}% of peak) at {near} of {of} (op, type, N)", 0.95 * c).unwrap();
-        }
-        writeln!(out, ".").unwrap();
-    }
-    out.push('\n');
-    if slower.is_empty() {
-        writeln!(out, "No peer is faster than the book's kernel at any shape.").unwrap();
-    } else {
-        slower.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let close = slower.iter().filter(|(ratio, _)| *ratio <= 1.05).count();
-        let compared = compared_cases(l);
-        let largest: Vec<&str> = slower.iter().take(8).map(|(_, s)| s.as_str()).collect();
-        writeln!(out, "A peer is faster at {} of the {compared} (op, type, shape) cases where one ran beside ours{}: by at most 5% at {close} of them; the largest gaps: {}.", slower.len(), own_run_note(l), largest.join("; ")).unwrap();
-        writeln!(out, "\n<details><summary>Every case where a peer is faster</summary>\n\n{}.\n\n</details>", slower.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join("; ")).unwrap();
-    }
-    let absent = absent_peers(l);
-    if !absent.is_empty() {
-        writeln!(out, "\nNot measured in this run (neither timed nor refused): {}.", absent.join("; ")).unwrap();
-    }
-    out
-}
-
-/// The peer families of `plots/dl_peers.py` with no row, timed or refused, in the results (the
-/// script skips a library it cannot import).
-fn absent_peers(l: &Loaded) -> Vec<String> {
-    // Only Quack's absence has a known cause; the others would be named bare.
-    const FAMILIES: [(&str, &str); 6] = [
-        ("torch_compile", "torch.compile"),
-        ("torch", "torch eager"),
-        ("triton", "Triton"),
-        ("tilelang", "TileLang"),
-        ("liger", "Liger-Kernel"),
-        ("quack", "Quack (not installed on this GPU host; `plots/pack_peers.sh` packs it for one without network: the CuTe DSL it runs on is 52 + 5 MB)"),
-    ];
-    let has = |prefix: &str| {
-        let starts = |k: &str| k.starts_with(prefix) && !(prefix == "torch" && k.starts_with("torch_compile"));
-        l.peers.iter().any(|r| starts(&r.kernel)) || l.refused.iter().any(|r| starts(&r.kernel))
-    };
-    FAMILIES.iter().filter(|(prefix, _)| !has(prefix)).map(|(_, why)| why.to_string()).collect()
 }
 
 /// Bytes of the fused kernels against torch's unfused eager compositions (counted, per value).
@@ -464,64 +341,6 @@ pub fn demos_markdown(c: &Context) -> Result<String> {
     })
 }
 
-/// `dl_copy_shapes.md`: the tiled copy at every shape (`<gpu-slug>-copy-shapes.csv`, written by
-/// `reduction dl-bench`), in µs and % of peak.
-pub fn copy_shapes_markdown(c: &Context) -> Result<String> {
-    let gpu = &c.book()?.0.gpu;
-    let path = records::copy_shapes_file(&c.data_dir, &crate::records::slug(gpu));
-    if !path.is_file() {
-        return Ok(format!("*The copy's tile shapes are not yet measured on the {gpu} (`reduction dl-bench` does).*\n"));
-    }
-    let (machine, rows) = records::read_copy_shapes(&path)?;
-    Ok(copy_shapes_table(&rows, peak(&machine)))
-}
-
-fn copy_shapes_table(rows: &[records::CopyShapeTime], peak: f64) -> String {
-    let mut out = String::from("| copy tile | plain stores | evict-first stores |\n|---|--:|--:|\n");
-    let mut shapes: Vec<(u32, u32)> = rows.iter().map(|r| (r.block, r.packs)).collect();
-    shapes.dedup();
-    for (block, packs) in shapes {
-        let cell = |evict_first: bool| {
-            rows.iter().find(|r| (r.block, r.packs, r.evict_first) == (block, packs, evict_first)).map_or("—".to_string(), |r| {
-                let gbps = 8.0 * r.n as f64 / r.median_us / 1e3;
-                format!("{:.1} µs ({:.1}%)", r.median_us, gbps / peak * 100.0)
-            })
-        };
-        writeln!(out, "| {block} threads × {packs} pack{} | {} | {} |", if packs == 1 { "" } else { "s" }, cell(false), cell(true)).unwrap();
-    }
-    out
-}
-
-/// `dl_ncu.md`: what Nsight Compute saw of launches below the goal, and of a peer's launch where
-/// the peer is faster (`plots/data/dl/ncu/`, `[<peer>-]<op>_<type>_<M>x<N>.txt`); then, for each
-/// peer's profile, a sentence setting it beside ours at the same shape.
-pub fn ncu_markdown(c: &Context) -> Result<String> {
-    use super::operators::{ncu_table, operator_profiles, NcuFolder};
-    let dir = records::results_dir(&c.data_dir).join("ncu");
-    let profiles = operator_profiles(&dir)?;
-    if profiles.is_empty() {
-        return Ok(format!("*No Nsight Compute profile of these kernels yet on the {}.*\n", c.book()?.0.gpu));
-    }
-    let folder = NcuFolder {
-        dir: &dir,
-        shown_as: "plots/data/dl/ncu/",
-        launches: "the first of `reduction dl-bench --shapes <M>x<N> --dtypes <type> --ops <op>` (a peer's: the first in a Python program that calls it once)",
-    };
-    let mut out = ncu_table(&folder)?;
-    let parsed = |stem: &str| profiles.iter().find(|(s, _)| s == stem).and_then(|(s, text)| super::determinism::parse_ncu(s, text).map(|p| (p, text)));
-    for (stem, _) in &profiles {
-        let Some((peer, ours_stem)) = stem.split_once('-') else { continue };
-        let (Some((theirs, their_text)), Some((ours, our_text))) = (parsed(stem), parsed(ours_stem)) else { continue };
-        let name = |text: &str| super::entry::profiled_kernel(text).unwrap_or("?").to_string();
-        let more_warps = theirs.registers < ours.registers && theirs.achieved_occupancy > ours.achieved_occupancy && theirs.dram_percent > ours.dram_percent;
-        let why = if more_warps { ": fewer registers a thread, more warps waiting on memory at once, DRAM busier" } else { "" };
-        writeln!(out, "\nAt {}, {peer}'s `{}` holds {} registers a thread and reaches {:.1}% achieved occupancy, DRAM {:.1}% busy ({:.1} µs under ncu); ours, `{}`, {} registers, {:.1}%, DRAM {:.1}% ({:.1} µs){why}.",
-            super::operators::profile_label(ours_stem).map_or_else(|| ours_stem.to_string(), |(label, _)| label), name(their_text), theirs.registers, theirs.achieved_occupancy, theirs.dram_percent, theirs.duration_us,
-            name(our_text), ours.registers, ours.achieved_occupancy, ours.dram_percent, ours.duration_us).unwrap();
-    }
-    Ok(out)
-}
-
 /// `dl_fusion.md` (no data needed).
 pub fn fusion_markdown(_: &Context) -> Result<String> {
     Ok(fusion())
@@ -557,16 +376,6 @@ mod tests {
     }
 
     #[test]
-    fn the_copy_shapes_table_puts_each_tile_on_one_line() {
-        let time = |block, packs, evict_first, median_us| records::CopyShapeTime { block, packs, evict_first, n: 1 << 28, median_us };
-        let rows = [time(256, 1, false, 513.15), time(256, 1, true, 500.36), time(512, 2, true, 515.36)];
-        let t = copy_shapes_table(&rows, 4814.3);
-        assert!(t.contains("| 256 threads × 1 pack | 513.1 µs (86.9%) | 500.4 µs (89.1%) |"), "{t}");
-        assert!(t.contains("| 512 threads × 2 packs | — | 515.4 µs (86.6%) |"), "{t}");
-        assert_eq!(t.lines().count(), 4, "{t}");
-    }
-
-    #[test]
     fn the_tables_say_what_the_rows_say() {
         let machine = Machine { gpu: "Test GPU".into(), peak_gbps: Some(4000.0), ..Default::default() };
         // 2 GiB in 500 µs: 4295 GB/s, 107% of a 4000 GB/s peak; a peer a little faster.
@@ -577,11 +386,11 @@ mod tests {
         let l = Loaded { machine, ours, peers, refused: vec![] };
         let t = ops_table(&l, &FORWARD);
         assert!(t.contains("| 2^18 × 2^10 | **107.4%** · torch 109.6% ▲ |"), "{t}");
-        let g = goal(&l);
+        let g = super::super::dl_goal::goal(&l);
         assert!(g.contains("softmax 107.4%") && g.contains("measured at N = 2^10 of") && g.contains("met at 1 of the 1") && g.contains("A peer is faster at 1 of the 1 (op, type, shape) cases"), "{g}");
         assert!(!g.contains("reached 95.9%: 90% is more than") && g.contains("reached 95.9%."), "a copy above 90% is no excuse: {g}");
         let slow_copy = Loaded { ours: l.ours.iter().map(|r| if r.op == "copy" { DlRow { median_us: 620.0, ..r.clone() } } else { r.clone() }).collect(), ..l.clone() };
-        let g = goal(&slow_copy);
+        let g = super::super::dl_goal::goal(&slow_copy);
         assert!(g.contains("reached 86.6%: 90% is more than a plain copy reaches") && g.contains("at 1 of 1 (op, type, N)"), "{g}");
         assert!(three_ways(&l).contains("| f32 | 2^18 × 2^10 | 900.0 µs (59.7%) | — | 500.0 µs (107.4%) |"));
         assert!(fusion().contains("4.0×"));
@@ -599,5 +408,9 @@ mod tests {
         let wide = DlRow { kernel: records::wide_block_name("softmax"), ..l.ours[1].clone() };
         let l = Loaded { ours: [l.ours.clone(), vec![wide]].concat(), ..l };
         assert!(long_rows(&l).contains("| 107.4% (block × 1024) | 85.9% | 85.9% | 53.7% | — |"), "{}", long_rows(&l));
+        assert!(!long_rows(&l).contains("smallest cluster"), "no cluster row of the planner's: no comparison");
+        let cluster = DlRow { rows: 1 << 12, n: 1 << 16, ..titled("dl_softmax", "softmax_cluster2x8_f32", 1024, 600.0) };
+        let l = Loaded { ours: [l.ours.clone(), vec![cluster]].concat(), ..l };
+        assert!(long_rows(&l).contains("single block (block × 1024) reaches 107.4% at 2^13 × 2^15; its smallest cluster (cluster 2 × 1024, at 2^12 × 2^16) 89.5%, and so falls short of it."), "{}", long_rows(&l));
     }
 }

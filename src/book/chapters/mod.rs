@@ -8,6 +8,8 @@ pub mod classic;
 pub mod common;
 pub mod determinism;
 pub mod dl;
+pub mod dl_goal;
+pub mod dl_limits;
 pub mod entry;
 pub mod harris;
 pub mod introduction;
