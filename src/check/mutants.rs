@@ -92,6 +92,14 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
         find: "for (u64 i = tail + threadIdx.x; i < n; i += BLOCK) acc += to_acc<Acc>(in[i]);",
         replace: "for (u64 i = tail + threadIdx.x; i + 1 < n; i += BLOCK) acc += to_acc<Acc>(in[i]);",
     },
+    Mutant {
+        name: "tile_partial_lost",
+        kernel: names::REDUCE10_TILES_TWO_PASS,
+        strategy: None,
+        bug: "block 0 writes zero for its tile's sum: its values never reach the second launch (or, alone, the result)",
+        find: "if (threadIdx.x == 0) out[blockIdx.x] = v;",
+        replace: "if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x == 0 ? Acc(0) : v;",
+    },
 ];
 
 /// The bugs planted in the row kernels, each run with the strategy whose kernel carries it.

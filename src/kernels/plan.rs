@@ -66,8 +66,9 @@ pub fn plan_passes_for(kernel: &KernelSpec, n: u64, block: u32, resident_blocks:
             GridRule::OneBlockPerTile | GridRule::PackTiles => None,
             GridRule::ResidentBlocks => Some(resident_blocks),
         },
-        // One block loops over any number of partial sums: the second pass is one block.
-        later_one_block: kernel.grid == GridRule::ResidentBlocks,
+        // One block loops over any number of partial sums: the second pass is one block. (A
+        // multi-pass tile kernel's last block loops over the tiles past its own.)
+        later_one_block: kernel.grid == GridRule::ResidentBlocks || (kernel.grid == GridRule::PackTiles && kernel.shape == Shape::MultiPass),
         // Single-pass kernels finish in their first launch, whatever its grid.
         single_pass: kernel.shape != Shape::MultiPass,
     };

@@ -35,12 +35,13 @@ pub mod names {
     pub const REDUCE15_REPRODUCIBLE_B1024: &str = "reduce15_reproducible_b1024";
     pub const REDUCE15_NEUMAIER_B1024: &str = "reduce15_neumaier_b1024";
     pub const REDUCE10_TILES: &str = "reduce10_tiles";
+    pub const REDUCE10_TILES_TWO_PASS: &str = "reduce10_tiles_two_pass";
     /// The yardsticks and the row kernels (registered, but not in [`super::all`]).
     pub const COPY: &str = crate::records::bench::COPY_KERNEL;
     pub const READ_ONLY: &str = crate::records::bench::READ_ONLY_KERNEL;
     pub const ROWS: &str = "rows";
     /// Every name above, in registry order.
-    pub const ALL: [&str; 27] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, REDUCE15_REPRODUCIBLE_B1024, REDUCE15_NEUMAIER_B1024, REDUCE10_TILES, COPY, READ_ONLY, ROWS];
+    pub const ALL: [&str; 28] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, REDUCE15_REPRODUCIBLE_B1024, REDUCE15_NEUMAIER_B1024, REDUCE10_TILES, REDUCE10_TILES_TWO_PASS, COPY, READ_ONLY, ROWS];
 }
 
 use names::*;
@@ -245,6 +246,14 @@ static KERNELS: &[KernelSpec] = &[
         min_block: 64,
         block_in_entry_name: true,
         ..modern(REDUCE10_TILES, 10, "one tile per block, no loop, the last block adds", K10_TILES, 32, Shape::LastBlock)
+    },
+    // The same tiles with nothing after them (the read-only kernel's blocks): a second launch of
+    // one block adds the partial sums.
+    KernelSpec {
+        grid: GridRule::PackTiles,
+        min_block: 64,
+        block_in_entry_name: true,
+        ..modern(REDUCE10_TILES_TWO_PASS, 10, "one tile per block, no loop, a second launch adds", K10_TILES, 32, Shape::MultiPass)
     },
 ];
 
