@@ -7,7 +7,7 @@ use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{GridRule, KernelSpec, Shape};
 use crate::plan::{addition_depth, plan_passes_for, Pass};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg};
 
 /// The accumulator type of input type `T`.
 type Acc<T> = <T as Element>::Acc;
@@ -27,6 +27,15 @@ pub struct Reducer<T: Element> {
     scratch: [Option<CudaSlice<Acc<T>>>; 2],
     /// The last-block kernel's ticket counter; it starts at zero and the kernel leaves it so.
     ticket: Option<CudaSlice<u32>>,
+    /// Where [`Reducer::sum`] has the last launch write the result: page-locked host memory
+    /// that the GPU writes through its mapping, so that no copy follows the sum.
+    mapped: Option<MappedResult<Acc<T>>>,
+}
+
+/// One value of page-locked host memory and the address the GPU writes it through.
+struct MappedResult<A> {
+    host: PinnedHostSlice<A>,
+    device: sys::CUdeviceptr,
 }
 
 impl<T: Element> Reducer<T> {
@@ -78,7 +87,7 @@ impl<T: Element> Reducer<T> {
                 info.sm_count * per_sm
             }
         };
-        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None })
+        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None, mapped: None })
     }
 
     /// Launch at most `blocks` blocks, as a GPU with fewer SMs would: only kernels that loop
@@ -113,12 +122,46 @@ impl<T: Element> Reducer<T> {
         Ok(addition_depth(self.kernel, &self.plan(n)?))
     }
 
-    /// Sum a device buffer (or a view of one) and read the one value back.
+    /// Sum a device buffer (or a view of one) and read the one value back. The last launch
+    /// writes the result straight into page-locked host memory, so a caller waits for the
+    /// kernels alone, not for a copy after them (an atomic kernel, which adds into its result,
+    /// gets a copy: atomics on host memory are not for every bus).
     pub fn sum(&mut self, input: &CudaView<'_, T>) -> Result<Acc<T>> {
-        match self.enqueue(input)? {
-            None => Ok(Acc::<T>::default()),
-            Some(slot) => self.read_result(slot),
+        if self.kernel.shape == Shape::AtomicAdd {
+            return match self.enqueue(input)? {
+                None => Ok(Acc::<T>::default()),
+                Some(slot) => self.read_result(slot),
+            };
         }
+        let result = self.ensure_mapped()?;
+        let host = result.host.as_mut_ptr().during("reading the mapped result")?;
+        let device = result.device;
+        // SAFETY: one value of page-locked memory that this reducer owns; nothing on the GPU
+        // writes it now (every earlier sum was waited for).
+        unsafe { host.write_volatile(<Acc<T> as Element>::POISON) };
+        if self.enqueue_to(input, Some(device))?.is_none() {
+            return Ok(Acc::<T>::default());
+        }
+        self.gpu.synchronize()?;
+        // SAFETY: the kernel that wrote it has finished (the stream was waited for).
+        Ok(unsafe { host.read_volatile() })
+    }
+
+    fn ensure_mapped(&mut self) -> Result<&mut MappedResult<Acc<T>>> {
+        if self.mapped.is_none() {
+            // SAFETY: the value is written (poisoned) before every read.
+            let mut host = unsafe { self.gpu.context().alloc_pinned_with_flags::<Acc<T>>(1, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+                .during("allocating page-locked memory for the result")?;
+            let mut device: sys::CUdeviceptr = 0;
+            let ptr = host.as_mut_ptr().during("mapping the result")?;
+            self.gpu.context().bind_to_thread().during("making the GPU's context current")?;
+            // SAFETY: `ptr` is page-locked memory allocated with DEVICEMAP in this context.
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, ptr.cast(), 0) }
+                .result()
+                .during("mapping the result into the GPU's address space")?;
+            self.mapped = Some(MappedResult { host, device });
+        }
+        Ok(self.mapped.as_mut().expect("made above"))
     }
 
     /// The grid cap this reducer plans with (SMs × resident blocks, or 1 for the entry point's
@@ -140,6 +183,12 @@ impl<T: Element> Reducer<T> {
     /// element 0 (`None` for an empty input: the sum is zero and nothing is launched). Nothing
     /// waits for the GPU, so back-to-back calls can be timed, or captured into a graph.
     pub fn enqueue(&mut self, input: &CudaView<'_, T>) -> Result<Option<usize>> {
+        self.enqueue_to(input, None)
+    }
+
+    /// [`Reducer::enqueue`], with the last launch writing the result to `result` instead of
+    /// scratch buffer 0 or 1 where one is given (a device address with room for one value).
+    fn enqueue_to(&mut self, input: &CudaView<'_, T>, result: Option<sys::CUdeviceptr>) -> Result<Option<usize>> {
         let passes = self.plan(input.len())?;
         if passes.is_empty() {
             return Ok(None);
@@ -148,8 +197,8 @@ impl<T: Element> Reducer<T> {
         // Taken out for the launches so that they can borrow self; put back whatever happens.
         let mut scratch = std::mem::take(&mut self.scratch);
         let launched = match self.kernel.shape {
-            Shape::MultiPass => self.launch_passes(&passes, input, &mut scratch),
-            _ => self.launch_single_pass(passes[0], input, &mut scratch),
+            Shape::MultiPass => self.launch_passes(&passes, input, &mut scratch, result),
+            _ => self.launch_single_pass(passes[0], input, &mut scratch, result),
         };
         self.scratch = scratch;
         launched?;
@@ -160,30 +209,38 @@ impl<T: Element> Reducer<T> {
     }
 
     // ANCHOR: passes
-    fn launch_passes(&self, passes: &[Pass], input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2]) -> Result<()> {
+    fn launch_passes(&self, passes: &[Pass], input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2], result: Option<sys::CUdeviceptr>) -> Result<()> {
         let [first, second] = scratch;
         let a = first.as_mut().expect("ensure_scratch sized it");
         let mut b = second.as_mut();
         let stream = self.gpu.stream();
         for (i, pass) in passes.iter().enumerate() {
             // Pass 0 reads the input into a; then odd passes read a into b, even passes b into a.
+            // The last pass writes `result` instead, where there is one.
             let n = pass.n as usize;
+            let result = result.as_ref().filter(|_| i + 1 == passes.len());
             match (i, b.as_deref_mut()) {
                 (0, _) => {
                     let mut launch = stream.launch_builder(&self.first);
-                    launch.arg(input).arg(&mut *a).arg(&pass.n);
+                    launch.arg(input);
+                    output(&mut launch, result, &mut *a);
+                    launch.arg(&pass.n);
                     self.fire(launch, i, passes)?;
                 }
                 (i, Some(b)) if i % 2 == 1 => {
                     let source = a.slice(..n);
                     let mut launch = stream.launch_builder(&self.rest);
-                    launch.arg(&source).arg(&mut *b).arg(&pass.n);
+                    launch.arg(&source);
+                    output(&mut launch, result, &mut *b);
+                    launch.arg(&pass.n);
                     self.fire(launch, i, passes)?;
                 }
                 (_, Some(b)) => {
                     let source = b.slice(..n);
                     let mut launch = stream.launch_builder(&self.rest);
-                    launch.arg(&source).arg(&mut *a).arg(&pass.n);
+                    launch.arg(&source);
+                    output(&mut launch, result, &mut *a);
+                    launch.arg(&pass.n);
                     self.fire(launch, i, passes)?;
                 }
                 (_, None) => unreachable!("ensure_scratch allocates b whenever there is a second pass"),
@@ -193,7 +250,7 @@ impl<T: Element> Reducer<T> {
     }
     // ANCHOR_END: passes
 
-    fn launch_single_pass(&mut self, pass: Pass, input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2]) -> Result<()> {
+    fn launch_single_pass(&mut self, pass: Pass, input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2], result_to: Option<sys::CUdeviceptr>) -> Result<()> {
         let [result, partials] = scratch;
         let result = result.as_mut().expect("ensure_scratch sized it");
         let passes = [pass];
@@ -203,7 +260,10 @@ impl<T: Element> Reducer<T> {
             stream.memset_zeros(result).during("zeroing the result")?;
         }
         let mut launch = stream.launch_builder(&self.first);
-        launch.arg(input).arg(&mut *result).arg(&pass.n);
+        launch.arg(input);
+        // Only the block that finishes the sum writes `out` (an atomic kernel's blocks add into it).
+        output(&mut launch, result_to.as_ref().filter(|_| self.kernel.shape != Shape::AtomicAdd), &mut *result);
+        launch.arg(&pass.n);
         match self.kernel.shape {
             Shape::AtomicAdd => self.fire(launch, 0, &passes),
             Shape::LastBlock | Shape::Chunked => {
@@ -321,6 +381,15 @@ impl Reducer<f32> {
         // Each 8-byte slot, little-endian: the low word first.
         Ok(words.chunks_exact(2).map(|w| (w[1].to_bits() as u64) << 32 | w[0].to_bits() as u64).collect())
     }
+}
+
+/// A launch's output argument: the device address `result` where there is one (the last launch of
+/// a sum read on the host), else the scratch buffer.
+fn output<'a, A: cudarc::driver::DeviceRepr>(launch: &mut LaunchArgs<'a>, result: Option<&'a sys::CUdeviceptr>, buffer: &'a mut CudaSlice<A>) {
+    match result {
+        Some(address) => launch.arg(address),
+        None => launch.arg(buffer),
+    };
 }
 
 /// One sum through the entry point: the launch [`crate::kernels::dispatch`] picks for the view's

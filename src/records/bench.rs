@@ -57,7 +57,7 @@ pub const READ_ONLY_SHAPES_DIR: &str = "read-only";
 /// The kernel name of the entry point's rows (`Reducer::auto`: the launch `kernels::dispatch`
 /// picks at each size), graph-amortized like every kernel...
 pub const ENTRY_POINT_KERNEL: &str = "entry_point";
-/// ...and host-visible: one call and the copy of its result to the host, by the host's clock.
+/// ...and host-visible: one call and its result in a host variable, by the host's clock.
 pub const ENTRY_POINT_HOST_KERNEL: &str = "entry_point_host";
 
 /// One measurement: a kernel, a library peer, the copy or the read-only ceiling, on one element
@@ -96,8 +96,8 @@ impl Row {
         self.kernel == READ_ONLY_KERNEL
     }
 
-    /// A host-visible time (a kernel name ending in `_host`): one call and the copy of its
-    /// result, by the host's clock, not GPU time; never drawn beside the GPU times.
+    /// A host-visible time (a kernel name ending in `_host`): one call and its result in a host
+    /// variable, by the host's clock, not GPU time; never drawn beside the GPU times.
     pub fn is_host_visible(&self) -> bool {
         self.kernel.ends_with("_host")
     }

@@ -139,7 +139,7 @@ pub fn time_calls(target_ms: f64, mut call: impl FnMut(usize) -> Result<()>) -> 
 
 /// The `method` of a host-visible row.
 pub fn host_method(calls: usize) -> String {
-    format!("host-visible: one call + copy of the result to the host, host clock, median of {calls}")
+    format!("host-visible: one call + its result in a host variable, host clock, median of {calls}")
 }
 
 /// Time `enqueue(j)` as a graph of back-to-back launches; where a graph cannot be captured (a
