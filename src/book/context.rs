@@ -124,11 +124,21 @@ impl Context {
                 let conditioned = accuracy::conditioning_file(&data_dir, gpu);
                 let levels = determinism::book_file(&data_dir, gpu);
                 let timed = experiments::experiments_file(&data_dir, gpu);
+                let finish = experiments::finish_file(&data_dir, gpu);
                 (
                     if file.is_file() { Some(accuracy::read_csv(&file)?) } else { None },
                     if conditioned.is_file() { Some(accuracy::read_conditioning_csv(&conditioned)?) } else { None },
                     if levels.is_file() { Some(determinism::read_csv(&levels)?) } else { None },
-                    if timed.is_file() { Some(experiments::read_csv(&timed)?.1) } else { None },
+                    match (timed.is_file(), finish.is_file()) {
+                        (false, false) => None,
+                        (t, f) => {
+                            let mut all = if t { experiments::read_csv(&timed)?.1 } else { Vec::new() };
+                            if f {
+                                all.extend(experiments::read_csv(&finish)?.1);
+                            }
+                            Some(all)
+                        }
+                    },
                 )
             }
             None => (None, None, None, None),

@@ -29,6 +29,12 @@ pub fn experiments_file(data_dir: &Path, gpu: &str) -> PathBuf {
     data_dir.join("experiments").join(format!("{}.csv", super::slug(gpu)))
 }
 
+/// `data_dir/experiments/<gpu-slug>-finish.csv`: how a tile kernel's partial sums are added
+/// (`plots/sum_finish.cu`, nvcc on the GPU host), in the same format.
+pub fn finish_file(data_dir: &Path, gpu: &str) -> PathBuf {
+    data_dir.join("experiments").join(format!("{}-finish.csv", super::slug(gpu)))
+}
+
 pub fn read_csv(path: &Path) -> Result<(Header, Vec<Experiment>)> {
     super::csv::read(path)
 }

@@ -103,7 +103,7 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
 }
 
 /// `host_visible.md`: one call as a caller who reads the sum waits for it — the launches, the
-/// copy of the result to the host and the wait — for the entry point and the peers, with the
+/// result's way to the host and the wait — for the entry point and the peers, with the
 /// entry point's graph-amortized time beside it.
 pub fn host_visible_table(m: &Machine, rows: &[Row]) -> String {
     if !rows.iter().any(|r| r.kernel == ENTRY_POINT_HOST_KERNEL) {
@@ -134,7 +134,7 @@ pub fn host_visible_table(m: &Machine, rows: &[Row]) -> String {
         // The sentence: what waiting for one small sum costs a caller, at 2^16.
         let n = 1 << 16;
         if let (Some(host), Some(gpu)) = (row(rows, ENTRY_POINT_HOST_KERNEL, dtype, n), row(rows, ENTRY_POINT_KERNEL, dtype, n)) {
-            writeln!(s, "\nAt 2^16 {dtype} values, a caller of the entry point waits {:.1} µs for the sum, {:.1} times the {:.2} µs the GPU spends on it in a graph of back-to-back sums: the launch, the copy of 4 bytes back and the wait cost more than the sum.",
+            writeln!(s, "\nAt 2^16 {dtype} values, a caller of the entry point waits {:.1} µs for the sum, {:.1} times the {:.2} µs the GPU spends on it in a graph of back-to-back sums: the launch and the wait for it cost more than the sum.",
                 host.median_us, host.median_us / gpu.median_us, gpu.median_us).unwrap();
         }
         if behind.is_empty() {
@@ -143,8 +143,28 @@ pub fn host_visible_table(m: &Machine, rows: &[Row]) -> String {
             writeln!(s, "\nOne call of the entry point was slower than a peer's at {}.", behind.join("; ")).unwrap();
         }
     }
-    writeln!(s, "\n*Measured on an {} on {} by `{}`: the input already on the GPU (rotated past L2 as for the kernels), one call and the copy of its result into a host variable, timed by the host's clock, the median of many calls after ten warm ones; each peer only where it ran in the same run.*", m.gpu, m.date, m.command).unwrap();
+    writeln!(s, "\n*Measured on an {} on {} by `{}`: the input already on the GPU (rotated past L2 as for the kernels), one call and its result in a host variable (the entry point's last launch writes it into page-locked host memory that the GPU sees; each peer copies it back), timed by the host's clock, the median of many calls after ten warm ones; each peer only where it ran in the same run.*", m.gpu, m.date, m.command).unwrap();
     s
+}
+
+/// `host_result.md`: how a sum's one value reaches the host, three ways, from the experiment
+/// beside the finishes (`plots/sum_finish.cu`, `host_result` rows): copied into pageable memory,
+/// into page-locked memory, or written by the kernel into page-locked memory mapped into the
+/// GPU's address space.
+pub fn host_result(experiments: Option<&[crate::records::experiments::Experiment]>) -> String {
+    let find = |variant: &str, n: usize| experiments.and_then(|e| crate::records::experiments::find(e, "host_result", variant, "f32", n));
+    let mut parts = Vec::new();
+    for n in [1usize << 10, 1 << 16, 1 << 24] {
+        if let (Some(pageable), Some(pinned), Some(mapped)) = (find("pageable", n), find("pinned", n), find("mapped", n)) {
+            parts.push(format!("at {}: {:.1} µs with a copy into pageable memory, {:.1} into page-locked memory, {:.1} with no copy", size(n), pageable.median_us, pinned.median_us, mapped.median_us));
+        }
+    }
+    if parts.is_empty() {
+        return "How the result reaches the host has not been timed apart on this GPU (`plots/sum_finish.cu`).\n".into();
+    }
+    format!("The entry point's last launch writes the sum into page-locked host memory mapped into the GPU's address space, so no copy \
+        follows the kernels: the caller waits for the kernels alone. One call and its wait, the same kernel each way (`plots/sum_finish.cu`, \
+        median of 401 calls by the host's clock): {}.\n", parts.join("; "))
 }
 
 /// `dispatch_bands.md`: the entry point's rule as a table — each band's sizes, kernel, block and
@@ -205,10 +225,25 @@ pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
     profiles.sort_by_key(|p| (p.1.to_string(), p.0));
     let mut s = String::from("| n | launch | block × grid | achieved occupancy | DRAM throughput | duration under ncu | entry point in the benchmark | read-only kernel |\n|--:|---|--:|--:|--:|--:|--:|--:|\n");
     let mut said = Vec::new();
+    let mut stale = Vec::new();
     for (n, dtype, kernel, p) in &profiles {
         let bench = |k: &str| row(rows, k, *dtype, *n).map_or("–".to_string(), |r| format!("{:.2} µs", r.median_us));
+        // The launch the benchmark's entry point made (its row's title names kernel and block),
+        // as an entry point name: a profile of an earlier rule's launch is not its profile.
+        let now = row(rows, ENTRY_POINT_KERNEL, *dtype, *n).and_then(|r| {
+            let (name, block) = r.title.strip_prefix("entry point: ")?.split_once(", block ")?;
+            let spec = crate::kernels::find(name).ok()?;
+            Some((crate::with_dtype!(*dtype, T => spec.entry_name::<T>(block.parse().ok()?)), name.to_string(), block.to_string()))
+        });
+        let entry = match &now {
+            Some((entry, name, block)) if entry != kernel => {
+                stale.push(format!("{} {dtype} (`{kernel}`; the rule now takes `{name}` at block {block})", size(*n)));
+                format!("{} (now `{name}`)", bench(ENTRY_POINT_KERNEL))
+            }
+            _ => bench(ENTRY_POINT_KERNEL),
+        };
         writeln!(s, "| {} {dtype} | `{kernel}` | {} × {} | {:.1}% | {:.1}% | {:.2} µs | {} | {} |", size(*n), p.block, p.grid, p.achieved_occupancy, p.dram_percent, p.duration_us,
-            bench(ENTRY_POINT_KERNEL), bench(READ_ONLY_KERNEL)).unwrap();
+            entry, bench(READ_ONLY_KERNEL)).unwrap();
         let verdict = if p.dram_percent > MEMORY_BOUND_DRAM_PERCENT {
             format!("DRAM was {:.1}% busy: the launch is bound by memory, and what is left to gain is in how close to the read-only kernel its loads come", p.dram_percent)
         } else if p.dram_percent < LATENCY_DRAM_PERCENT {
@@ -221,6 +256,9 @@ pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
     }
     let sentence = said.join("; ");
     writeln!(s, "\n{}{}.", sentence[..1].to_uppercase(), &sentence[1..]).unwrap();
+    if !stale.is_empty() {
+        writeln!(s, "\nProfiled under an earlier rule, and not yet profiled as the entry point launches them now: {}.", stale.join("; ")).unwrap();
+    }
     writeln!(s, "\n*One launch each, the first of `reduction sum --n <n>` (the entry point), profiled by Nsight Compute without fixed clocks (SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, LaunchStats and WarpStateStats sections): a cold launch outside a graph, so its duration is not the benchmark's.*").unwrap();
     s
 }
@@ -241,5 +279,12 @@ mod tests {
         assert!(memory.contains("At 2^30 f32, DRAM was 94.2% busy: the launch is bound by memory"), "{memory}");
         assert!(!memory.contains("reduce7") && !memory.contains("2^13"), "only the entry point's profiles: {memory}");
         assert!(entry_ncu(&[], &[]).contains("not yet profiled"));
+        // A profile of a launch the rule no longer makes says so.
+        let now = Row { dtype: Dtype::F32, title: "entry point: reduce10_tiles_two_pass, block 256".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };
+        let stale = entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[now]);
+        assert!(stale.contains("| 1.66 µs (now `reduce10_tiles_two_pass`) |"), "{stale}");
+        assert!(stale.contains("2^13 f32 (`reduce10_tiles_b512_l8_f32`; the rule now takes `reduce10_tiles_two_pass` at block 256)"), "{stale}");
+        let same = Row { title: "entry point: reduce10_tiles, block 512".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };
+        assert!(!entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[same]).contains("earlier rule"));
     }
 }

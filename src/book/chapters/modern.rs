@@ -277,6 +277,85 @@ pub fn single_pass_sentence(rows: &[Row], experiments: Option<&[Experiment]>) ->
     s
 }
 
+/// The variants of the finishing experiment (`plots/sum_finish.cu`), in the table's order.
+const FINISH_VARIANTS: [(&str, &str); 4] = [
+    ("read_only", "read-only (no sum)"),
+    ("fence_sc", "last block, `__threadfence()`"),
+    ("acq_rel", "last block, `atom.acq_rel`"),
+    ("two_pass", "two launches"),
+];
+
+/// The fastest tile shape of one finishing variant at `n`: (µs, "512 × 8").
+fn fastest_finish(e: &[Experiment], variant: &str, n: usize) -> Option<(f64, String)> {
+    e.iter()
+        .filter(|x| x.experiment == "finish" && x.n == n && x.variant.rsplit_once("_l").is_some_and(|(v, _)| v == variant))
+        .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+        .map(|x| (x.median_us, format!("{} × {}", x.block, x.variant.rsplit_once("_l").map_or("?", |(_, l)| l))))
+}
+
+/// Chapter 10: what adding the blocks' partial sums costs a sum of one tile per block — the
+/// read-only kernel's tiles, finished by the last block (with either fence) or by a second launch
+/// — each at its fastest tile shape, from `plots/sum_finish.cu`'s run.
+pub fn finish_cost(experiments: Option<&[Experiment]>) -> String {
+    let e = experiments.unwrap_or(&[]);
+    let sizes: Vec<usize> = [13, 14, 15, 16, 18, 20, 22, 24, 26, 28, 30].into_iter().map(|k| 1usize << k).filter(|&n| fastest_finish(e, "read_only", n).is_some()).collect();
+    if sizes.is_empty() {
+        return "What finishing costs a tile kernel has not been measured on this GPU (`plots/sum_finish.cu`).\n".into();
+    }
+    let mut s = String::from("*f32, µs per sum (graph-amortized, inputs rotated), each at its fastest tile shape of threads × 16-byte loads; \
+        `plots/sum_finish.cu`, in one run.*\n\n| n |");
+    for (_, title) in FINISH_VARIANTS {
+        write!(s, " {title} |").unwrap();
+    }
+    s.push_str("\n|--:|--:|--:|--:|--:|\n");
+    for &n in &sizes {
+        write!(s, "| {} |", size_text(n)).unwrap();
+        for (variant, _) in FINISH_VARIANTS {
+            match fastest_finish(e, variant, n) {
+                Some((us, shape)) => write!(s, " {us:.2} ({shape}) |").unwrap(),
+                None => s.push_str(" – |"),
+            }
+        }
+        s.push('\n');
+    }
+    let over = |variant: &str, n: usize| -> Option<f64> { Some(fastest_finish(e, variant, n)?.0 / fastest_finish(e, "read_only", n)?.0 - 1.0) };
+    let largest = *sizes.last().expect("not empty");
+    if let (Some(last), Some(two)) = (over("fence_sc", largest), over("two_pass", largest)) {
+        write!(s, "\nAt {} the last block's finish took {:.1}% longer than the read-only kernel, which adds nothing; two launches took {:.1}% longer. ",
+            size_text(largest), last * 100.0, two * 100.0).unwrap();
+    }
+    // The fence's kind: the largest difference between the two last-block variants.
+    let fences: Vec<f64> = sizes.iter().filter_map(|&n| Some((fastest_finish(e, "acq_rel", n)?.0 / fastest_finish(e, "fence_sc", n)?.0 - 1.0).abs())).collect();
+    if let Some(most) = fences.iter().copied().reduce(f64::max) {
+        write!(s, "Taking the ticket with a release-acquire atomic instead of after `__threadfence()` changed the last block's time by at most \
+            {:.1}% at any size, so the kind of fence is not what costs. What the last-block form does and the other two do not is wait: \
+            every block holds its SM until its ticket comes back, where the read-only kernel's block leaves once it has written (this \
+            run does not time that wait apart). ", most * 100.0).unwrap();
+    }
+    let crossing = sizes.iter().find(|&&n| matches!((fastest_finish(e, "two_pass", n), fastest_finish(e, "fence_sc", n)), (Some(t), Some(f)) if t.0 < f.0));
+    match crossing {
+        Some(&n) => write!(s, "From {} on, two launches were the faster finish here; below it, one launch was. ", size_text(n)).unwrap(),
+        None => s.push_str("One launch was the faster finish at every size measured here. "),
+    }
+    // Where the entry point's rule takes the tile kernel: one launch where its band fits one tile.
+    let bands = crate::kernels::dispatch::BANDS;
+    let mut uses = Vec::new();
+    for (i, band) in bands.iter().enumerate().filter(|(_, b)| b.kernel == names::REDUCE10_TILES_TWO_PASS) {
+        let from = if i == 0 { 1 } else { bands[i - 1].up_to_bytes / 4 + 1 };
+        let tile = crate::kernels::find(band.kernel).map(|k| k.tile(band.block)).unwrap_or(0);
+        let range = if band.up_to_bytes == u64::MAX { format!("from {from} values on") } else { format!("{from} to {} values", band.up_to_bytes / 4) };
+        let how = if band.up_to_bytes / 4 <= tile { "one tile: one block, one launch" } else { "two launches" };
+        uses.push(format!("{range} at {} threads ({how})", band.block));
+    }
+    if uses.is_empty() {
+        s.push_str("The entry point ([one function for every size](skeleton.md)) does not use the two-launch form.");
+    } else {
+        write!(s, "The entry point ([one function for every size](skeleton.md)) takes `{}` for f32 {}.", names::REDUCE10_TILES_TWO_PASS, uses.join(", and ")).unwrap();
+    }
+    s.push('\n');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +367,20 @@ mod tests {
             dtype: Dtype::F32, n, block: 256, cache: Cache::Rotated, median_us: median, min_us: min, max_us: max, bytes: n * 4,
             working_set_bytes: 0, repeats: 15, method: String::new(),
         }
+    }
+
+    #[test]
+    fn the_finish_table_takes_each_variants_fastest_shape() {
+        let x = |variant: &str, block, us| Experiment {
+            experiment: "finish".into(), variant: variant.into(), dtype: "f32".into(), n: 1 << 30, grid: 1, block, ops: 1, median_us: us, min_us: us, max_us: us,
+        };
+        let e = vec![x("read_only_l8", 512, 900.0), x("read_only_l4", 1024, 901.0), x("fence_sc_l8", 1024, 920.0), x("acq_rel_l8", 1024, 920.5), x("two_pass_l8", 512, 905.0)];
+        let text = finish_cost(Some(&e));
+        assert!(text.contains("| 2^30 | 900.00 (512 × 8) | 920.00 (1024 × 8) | 920.50 (1024 × 8) | 905.00 (512 × 8) |"), "{text}");
+        assert!(text.contains("At 2^30 the last block's finish took 2.2% longer than the read-only kernel, which adds nothing; two launches took 0.6% longer."), "{text}");
+        assert!(text.contains("at most 0.1% at any size"), "{text}");
+        assert!(text.contains("From 2^30 on, two launches were the faster finish"), "{text}");
+        assert!(finish_cost(None).contains("has not been measured"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::records::bench::COPY_KERNEL;
 use super::entry::*;
 use crate::records::bench::ENTRY_POINT_KERNEL;
 
-fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
+pub(crate) fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
     Row {
         kernel: kernel.into(), chapter: 0, title: String::new(), status: Status::Correct, dtype: Dtype::I32, n, block: 256,
         cache, median_us: us, min_us: us, max_us: us, bytes: 4 * n, working_set_bytes: 4 * n, repeats: 15, method: String::new(),
