@@ -17,9 +17,9 @@
 // the last whole pack by the last block, whose loads are all in flight before it adds, as a whole
 // tile's are.
 // Still slow: in reduce10_tiles every block waits for its fence and its ticket before it leaves
-// its SM (measured: 2.2% of the time at 2^30 f32, plots/data/experiments/finish/); in the two-pass
-// sum, the second launch starts only when the first has ended (about 2 µs). Below 2^15 values, one
-// block is faster than any grid that must then add partials.
+// its SM (2.2% of the time at 2^30 f32 on the H200); in the two-pass sum, the second launch starts
+// only when the first has ended (0.5% at 2^30). Up to 2^15 values, one block was faster than any
+// grid of tiles that must then add partials (plots/data/experiments/nvidia-h200-finish.csv).
 // Preconditions: blockDim.x == BLOCK; gridDim.x at least max(1, ceil(n / (BLOCK * LOADS * P))),
 // P values per 16-byte pack (4 for f32), so that the tiles cover the input whatever its head
 // (extra blocks find nothing to read); reduce10_tiles: `partials` room for gridDim.x values,

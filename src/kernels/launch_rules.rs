@@ -43,10 +43,11 @@ impl KernelSpec {
             return 512u32.clamp(self.min_block, self.max_block);
         }
         if self.grid == GridRule::PackTiles {
-            // One block while one tile covers the input: below 2^15 f32 values that was faster on
-            // the H200 than any grid whose partials must then be added (a second launch, or the
-            // last block's fence and ticket: plots/data/experiments/finish/). Past it, the
-            // read-only kernel's tile: 512 threads, eight loads each.
+            // One block while one tile covers the input: up to 2^15 f32 values that was faster
+            // on the H200 than any grid of tiles whose partials must then be added (a second
+            // launch, or the last block's fence and ticket:
+            // plots/data/experiments/nvidia-h200-finish.csv). Past it, the read-only kernel's
+            // tile: 512 threads, eight loads each.
             return [64, 128, 256, 512, 1024].into_iter().find(|&b| self.tile(b) >= n as u64).unwrap_or(512);
         }
         let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
