@@ -332,10 +332,13 @@ pub fn finish_cost(experiments: Option<&[Experiment]>) -> String {
             every block holds its SM until its ticket comes back, where the read-only kernel's block leaves once it has written (this \
             run does not time that wait apart). ", most * 100.0).unwrap();
     }
-    let crossing = sizes.iter().find(|&&n| matches!((fastest_finish(e, "two_pass", n), fastest_finish(e, "fence_sc", n)), (Some(t), Some(f)) if t.0 < f.0));
+    // The smallest size from which two launches beat the last block at every larger size too.
+    let two_faster = |n: usize| matches!((fastest_finish(e, "two_pass", n), fastest_finish(e, "fence_sc", n)), (Some(t), Some(f)) if t.0 < f.0);
+    let crossing = (0..sizes.len()).find(|&i| sizes[i..].iter().all(|&n| two_faster(n))).map(|i| sizes[i]);
     match crossing {
-        Some(&n) => write!(s, "From {} on, two launches were the faster finish here; below it, one launch was. ", size_text(n)).unwrap(),
-        None => s.push_str("One launch was the faster finish at every size measured here. "),
+        Some(n) if n == sizes[0] => s.push_str("Two launches were the faster finish at every size measured here. "),
+        Some(n) => write!(s, "From {} on, two launches were the faster finish here; at the size below it, one launch was. ", size_text(n)).unwrap(),
+        None => s.push_str("At the largest size measured, one launch was the faster finish. "),
     }
     // Where the entry point's rule takes the tile kernel: one launch where its band fits one tile.
     let bands = crate::kernels::dispatch::BANDS;
@@ -379,7 +382,10 @@ mod tests {
         assert!(text.contains("| 2^30 | 900.00 (512 × 8) | 920.00 (1024 × 8) | 920.50 (1024 × 8) | 905.00 (512 × 8) |"), "{text}");
         assert!(text.contains("At 2^30 the last block's finish took 2.2% longer than the read-only kernel, which adds nothing; two launches took 0.6% longer."), "{text}");
         assert!(text.contains("at most 0.1% at any size"), "{text}");
-        assert!(text.contains("From 2^30 on, two launches were the faster finish"), "{text}");
+        assert!(text.contains("Two launches were the faster finish at every size measured here."), "{text}");
+        let mut smaller = e.clone();
+        smaller.extend([x("read_only_l8", 512, 1.0), x("fence_sc_l8", 512, 1.1), x("two_pass_l8", 512, 1.2)].map(|r| Experiment { n: 1 << 20, ..r }));
+        assert!(finish_cost(Some(&smaller)).contains("From 2^30 on, two launches were the faster finish here"), "{}", finish_cost(Some(&smaller)));
         assert!(finish_cost(None).contains("has not been measured"));
     }
 
