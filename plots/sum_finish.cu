@@ -12,6 +12,10 @@
 //               atomicAdd on a ticket, the block with the last ticket adds the partials in order
 //   acq_rel     the same with the ticket taken by atom.add.acq_rel.gpu (no fence.sc)
 //   two_pass    read_only, then a second launch of one 1024-thread block adds the partials in order
+//   cluster8    (sm_90 and newer) clusters of 8 blocks: each block's sum goes to the cluster's block 0
+//               through distributed shared memory, no global memory, no fence, no ticket; a grid of
+//               one cluster (up to 8 tiles) writes the result in one launch, a larger one writes a
+//               sum per cluster and a second launch adds them, as two_pass does
 // Every partial tile (the last block's) issues all of its loads before it adds, as a whole tile
 // does (bounds-checked, unrolled). Times: CUDA graphs of back-to-back sums, inputs rotated through
 // a pool of 2^30 + 2^28 values (the sizes whose K calls exceed L2 read DRAM), CUDA events around
@@ -21,6 +25,7 @@
 // Output on stdout: the timing experiments' format (src/records/experiments.rs: `# key: value`
 // lines, then experiment,variant,dtype,n,grid,block,ops,median_us,min_us,max_us; the variant
 // names the loads per thread, `fence_sc_l8`), progress on stderr. Exit 2 if any sum was wrong.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <chrono>
@@ -89,7 +94,7 @@ __device__ __forceinline__ float add_partials(const float* partials, unsigned co
     return block_sum(s, ws);
 }
 
-enum Variant { READ_ONLY, FENCE_SC, ACQ_REL, TWO_PASS };
+enum Variant { READ_ONLY, FENCE_SC, ACQ_REL, TWO_PASS, CLUSTER8 };
 
 template <unsigned BLOCK, unsigned LOADS, int V>
 __global__ void __launch_bounds__(BLOCK) tiles(const float* in, float* out, u64 n, float* partials, unsigned* ticket) {
@@ -118,6 +123,35 @@ __global__ void __launch_bounds__(BLOCK) tiles(const float* in, float* out, u64 
         out[0] = s;
         *ticket = 0;
     }
+}
+
+// A cluster of 8 blocks adds its blocks' sums in block 0, reading them from the other blocks'
+// shared memory; the grid is a whole number of clusters (blocks past the input read nothing).
+constexpr unsigned CLUSTER = 8;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define CLUSTER_DIMS  // no clusters before sm_90: the kernel traps, and main never launches it
+#else
+#define CLUSTER_DIMS __cluster_dims__(CLUSTER, 1, 1)
+#endif
+template <unsigned BLOCK, unsigned LOADS>
+__global__ void CLUSTER_DIMS __launch_bounds__(BLOCK) tiles_cluster(const float* in, float* out, u64 n, float* partials) {
+#if __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    __shared__ float ws[32];
+    __shared__ float block_value;
+    cg::cluster_group cluster = cg::this_cluster();
+    const float v = block_sum(tile<BLOCK, LOADS>(in, n), ws);
+    if (threadIdx.x == 0) block_value = v;
+    cluster.sync();  // every block's value is written
+    if (cluster.block_rank() == 0 && threadIdx.x < 32) {
+        float x = threadIdx.x < CLUSTER ? *cluster.map_shared_rank(&block_value, threadIdx.x) : 0.f;
+        x = warp_sum(x);
+        if (threadIdx.x == 0) (gridDim.x == CLUSTER ? out[0] : partials[blockIdx.x / CLUSTER]) = x;
+    }
+    cluster.sync();  // no block leaves while block 0 may still read its shared memory
+#else
+    __trap();  // clusters need sm_90
+#endif
 }
 
 __global__ void __launch_bounds__(1024) second_pass(const float* partials, unsigned count, float* out) {
@@ -154,9 +188,21 @@ struct Ctx {
     cudaStream_t s;
 };
 
+// Blocks in a launch: one per tile, rounded up to whole clusters for the cluster variant.
+template <unsigned B, unsigned L, int V>
+static unsigned grid_of(u64 n) {
+    const unsigned tiles = (unsigned)std::max<u64>(1, (n / 4 + (u64)B * L - 1) / ((u64)B * L));
+    return V == CLUSTER8 ? (tiles + CLUSTER - 1) / CLUSTER * CLUSTER : tiles;
+}
+
 template <unsigned B, unsigned L, int V>
 static void launch(const Ctx& c, const float* in, u64 n) {
-    const unsigned grid = (unsigned)std::max<u64>(1, (n / 4 + (u64)B * L - 1) / ((u64)B * L));
+    const unsigned grid = grid_of<B, L, V>(n);
+    if (V == CLUSTER8) {
+        tiles_cluster<B, L><<<grid, B, 0, c.s>>>(in, c.out, n, c.partials);
+        if (grid > CLUSTER) second_pass<<<1, 1024, 0, c.s>>>(c.partials, grid / CLUSTER, c.out);
+        return;
+    }
     tiles<B, L, V><<<grid, B, 0, c.s>>>(in, c.out, n, c.partials, c.ticket);
     if (V == TWO_PASS && grid > 1) second_pass<<<1, 1024, 0, c.s>>>(c.partials, grid, c.out);
 }
@@ -185,7 +231,7 @@ static void measure(const Ctx& c, const char* name, u64 n) {
     CHECK(cudaGetLastError());
     float got = 0;
     if (V == READ_ONLY) {  // the partials, added on the host
-        const unsigned grid = (unsigned)std::max<u64>(1, (n / 4 + (u64)B * L - 1) / ((u64)B * L));
+        const unsigned grid = grid_of<B, L, V>(n);
         std::vector<float> p(grid);
         CHECK(cudaMemcpyAsync(p.data(), c.partials, 4 * grid, cudaMemcpyDeviceToHost, c.s));
         CHECK(cudaStreamSynchronize(c.s));
@@ -230,7 +276,7 @@ static void measure(const Ctx& c, const char* name, u64 n) {
         us.push_back(ms * 1e3 / K);
     }
     std::sort(us.begin(), us.end());
-    const unsigned grid = (unsigned)std::max<u64>(1, (n / 4 + (u64)B * L - 1) / ((u64)B * L));
+    const unsigned grid = grid_of<B, L, V>(n);
     std::printf("finish,%s_l%u,f32,%llu,%u,%u,%d,%.3f,%.3f,%.3f\n", name, L, n, grid, B, K, us[7], us[0], us[14]);
     std::fflush(stdout);
     CHECK(cudaGraphExecDestroy(ge));
@@ -239,12 +285,15 @@ static void measure(const Ctx& c, const char* name, u64 n) {
     CHECK(cudaEventDestroy(b));
 }
 
+static bool cluster_ok = false;  // thread block clusters: sm_90 and newer
+
 template <unsigned B, unsigned L>
 static void shape(const Ctx& c, u64 n) {
     measure<B, L, READ_ONLY>(c, "read_only", n);
     measure<B, L, FENCE_SC>(c, "fence_sc", n);
     measure<B, L, ACQ_REL>(c, "acq_rel", n);
     measure<B, L, TWO_PASS>(c, "two_pass", n);
+    if (cluster_ok) measure<B, L, CLUSTER8>(c, "cluster8", n);
 }
 
 // One call as a caller waits for it (host clock, median of 401): the sum, then its 4 bytes copied
@@ -301,6 +350,7 @@ int main() {
     CHECK(cudaDeviceSynchronize());
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
+    cluster_ok = prop.major >= 9;
     int driver = 0;
     CHECK(cudaDriverGetVersion(&driver));
     char date[16];
