@@ -45,14 +45,7 @@
 #include <type_traits>
 #include <vector>
 
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        cudaError_t e_ = (call);                                                                     \
-        if (e_ != cudaSuccess) {                                                                     \
-            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                            \
-        }                                                                                            \
-    } while (0)
+#include "cuda_check.cuh"
 
 static const int MAX_OPS = 1000, MIN_REPEATS = 15, MAX_REPEATS = 51;  // as src/measure/bench.rs
 static const uint64_t SEED = 2007;

@@ -35,14 +35,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        cudaError_t e_ = (call);                                                                     \
-        if (e_ != cudaSuccess) {                                                                     \
-            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                            \
-        }                                                                                            \
-    } while (0)
+#include "cuda_check.cuh"
 
 typedef unsigned long long u64;
 
