@@ -280,6 +280,7 @@ pub use crate::records::bench::{ENTRY_POINT_HOST_KERNEL as ENTRY_POINT_HOST, ENT
 /// kernels, the median of many calls (warm: the first calls compile and allocate).
 fn entry_point<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar: &ProgressBar, reference: &mut dyn FnMut(usize) -> Reference) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
+    let input = |n: usize, block: u32, working_set_bytes: usize| Input { dtype: T::DTYPE, n, block, cache: Cache::Rotated, bytes: n * std::mem::size_of::<T>(), working_set_bytes };
     let mut host_visible = Vec::new();
     // Every size graph-amortized first, then every size host-visible: a host-visible loop leaves
     // the GPU idle between calls, and no graph is timed right after one.
@@ -295,16 +296,15 @@ fn entry_point<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
         let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
         reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{ENTRY_POINT} {} n={n}", T::SUFFIX), why })?;
         let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
-        let input = Input { dtype: T::DTYPE, n, block: reducer.block(), cache: Cache::Rotated, bytes: n * std::mem::size_of::<T>(), working_set_bytes: pool.working_set(n, timing.ops_per_graph, Cache::Rotated) };
-        rows.push(row(Measured { kernel: ENTRY_POINT, chapter: 0, title: &title, status: Status::Correct }, input, &timing));
+        let measured = input(n, reducer.block(), pool.working_set(n, timing.ops_per_graph, Cache::Rotated));
+        rows.push(row(Measured { kernel: ENTRY_POINT, chapter: 0, title: &title, status: Status::Correct }, measured, &timing));
         host_visible.push((n, reducer, title));
     }
     for (n, mut reducer, title) in host_visible {
         let host = time_calls(config.target_ms, |j| reducer.sum(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
         let calls = host.per_op_us.len();
         let host_title = format!("{title}, host-visible");
-        let input = Input { dtype: T::DTYPE, n, block: reducer.block(), cache: Cache::Rotated, bytes: n * std::mem::size_of::<T>(), working_set_bytes: pool.working_set(n, calls, Cache::Rotated) };
-        let mut measured = row(Measured { kernel: ENTRY_POINT_HOST, chapter: 0, title: &host_title, status: Status::Correct }, input, &host);
+        let mut measured = row(Measured { kernel: ENTRY_POINT_HOST, chapter: 0, title: &host_title, status: Status::Correct }, input(n, reducer.block(), pool.working_set(n, calls, Cache::Rotated)), &host);
         measured.method = host_method(calls);
         rows.push(measured);
     }
