@@ -12,13 +12,15 @@
 //   at a time. One block needs no partial at all: it writes the sum.
 // - reduce10_tiles_two_pass, two launches: each block writes its partial and leaves, as the
 //   read-only kernel does; a second launch of one block adds them (the same kernel over the
-//   partials, looping over tiles when they are more than one).
+//   partials, looping over tiles when they are more than one). From sm_90 on the host queues
+//   the second launch as a programmatic dependent, so that it is already resident, waiting,
+//   when the first ends.
 // Any alignment: the values before the first 16-byte boundary are added by block 0, those after
 // the last whole pack by the last block, whose loads are all in flight before it adds, as a whole
 // tile's are.
 // Still slow: in reduce10_tiles every block waits for its fence and its ticket before it leaves
-// its SM (2.2% of the time at 2^30 f32 on the H200); in the two-pass sum, the second launch starts
-// only when the first has ended (0.5% at 2^30). Up to 2^15 values, one block was faster than any
+// its SM (2.2% of the time at 2^30 f32 on the H200); in the two-pass sum, the second launch
+// cannot add before the first has ended (0.5% at 2^30). Up to 2^15 values, one block was faster than any
 // grid of tiles that must then add partials (plots/data/experiments/nvidia-h200-finish.csv).
 // Preconditions: blockDim.x == BLOCK; gridDim.x at least max(1, ceil(n / (BLOCK * LOADS * P))),
 // P values per 16-byte pack (4 for f32), so that the tiles cover the input whatever its head
@@ -111,6 +113,13 @@ __device__ void reduce10_tiles(const In* __restrict__ in, Acc* __restrict__ out,
 template <typename In, typename Acc, unsigned BLOCK, unsigned LOADS>
 __device__ void reduce10_tiles_two_pass(const In* __restrict__ in, Acc* __restrict__ out, u64 n) {
     __shared__ Acc warp_sums[32];
+#if __CUDA_ARCH__ >= 900
+    // The host may queue the second launch as a programmatic dependent (sm_90 on): it is let in
+    // once every block of the first has started, and waits here until the first has ended and its
+    // partials are visible (a launch queued the ordinary way does not wait).
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     const Acc v = block_sum(tile_sum<In, Acc, BLOCK, LOADS>(in, n), warp_sums);
     if (threadIdx.x == 0) out[blockIdx.x] = v;
 }

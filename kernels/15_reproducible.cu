@@ -13,18 +13,21 @@
 //   * each chunk's sum goes to partials[chunk]; a block loops over chunks blockIdx.x, + gridDim.x,
 //     ..., so any grid computes the same partials;
 //   * the last block to finish (a ticket, as in kernel 10) folds the partials the same way:
-//     virtual lane l adds partials l, l + 1024, ... in index order, then the 1024-lane tree.
+//     virtual lane l adds partials l, l + 1024, ... in index order, then the 1024-lane tree;
+//     or, in the `_two_pass` sums, a second launch of one block folds them, as
+//     reduce10_tiles_two_pass adds its tiles (the same order, so the same bits).
 // Three accumulators run that one order: a plain f32 sum (reduce15_reproducible), Neumaier's
 // compensated pair carried through every level (reduce15_neumaier), and an f64 sum of the f32
 // values (reduce15_f64). The result is written as f32. src/check/reproducible.rs transcribes the
 // same order on the CPU; the tests demand the same bits from both.
 // Every add is written __fadd_rn / __dadd_rn: round to nearest, never fused into an FMA, so no
 // compiler option can change the rounding.
-// Still slow: nothing the memory would notice (the chapter's benchmark). The partials cost 8
-// bytes per 64 KiB of f32 input.
+// Still slow: in the one-launch sums every block waits for its fence and its ticket before it
+// leaves its SM, as reduce10_tiles' blocks do; the two-launch sums leave at once and pay for a
+// second launch instead. The partials cost 8 bytes per 64 KiB of f32 input.
 // Preconditions: blockDim.x a power of two from 32 to 1024 (exactly 1024 for the _b1024 entries); `partials` room for one 8-byte
 // value per chunk (2 * ceil(n / 16384) floats); `ticket` zero before the launch (the kernel
-// leaves it at zero); any grid of at least one block.
+// leaves it at zero); any grid of at least one block; a `_fold` entry: one block.
 #include "warp_reduce.cuh"
 
 #define CHUNK_LANES 1024  // virtual lanes per chunk
@@ -146,10 +149,9 @@ __device__ __forceinline__ Acc warp_tree(Acc v) {
 // ANCHOR_END: lane
 
 // ANCHOR: chunked
+// Every chunk of this block (blockIdx.x, + gridDim.x, ...) summed into partials[chunk].
 template <typename In, typename Acc, bool ONE_LANE>
-__device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, u64 n, u64* partials, unsigned* ticket) {
-    __shared__ Acc warps[CHUNK_LANES / 32];  // the 32 virtual warps' sums of one chunk
-    __shared__ bool last;
+__device__ __forceinline__ void chunk_sums(const In* __restrict__ in, u64 n, u64* partials, Acc* warps) {
     const unsigned slots = CHUNK_LANES / blockDim.x;  // virtual lanes per thread
     const unsigned lane = threadIdx.x % 32;
     const u64 chunks = (n + CHUNK_VALUES - 1) / CHUNK_VALUES;
@@ -186,31 +188,81 @@ __device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, 
         }
         __syncthreads();  // warps[] is rewritten by the next chunk
     }
+}
 
-    // The last block to finish folds the partials (kernel 10's ticket).
+// One block folds the partials of `chunks` chunks: virtual lane l adds partials l, l + 1024, ...
+// in index order, then the 1024-lane tree; thread 0 returns the sum. With LOADS > 1 a lane's
+// partials come from L2 LOADS at a time, all in flight before the first is added (the two-launch
+// sums' fold: one at a time, each add would wait for its load, 64 round trips a lane at 2^30).
+// The one-launch sums keep one at a time: the same registers hold their chunks' loads, and the
+// one-lane kernels have 32.
+#define FOLD_LOADS 16
+template <typename Acc, unsigned LOADS>
+__device__ __forceinline__ Acc fold_partials(const u64* partials, u64 chunks, Acc* warps) {
+    const unsigned lane = threadIdx.x % 32;
+    for (unsigned v = threadIdx.x; v < CHUNK_LANES; v += blockDim.x) {
+        Acc acc = Acc::zero();
+        if constexpr (LOADS == 1) {
+#pragma unroll 8
+            for (u64 p = v; p < chunks; p += CHUNK_LANES) acc.merge(Acc::unpack(__ldcg(partials + p)));  // from L2
+        } else {
+            for (u64 first = v; first < chunks; first += (u64)LOADS * CHUNK_LANES) {
+                u64 bits[LOADS];
+#pragma unroll
+                for (unsigned k = 0; k < LOADS; ++k) {
+                    const u64 p = first + (u64)k * CHUNK_LANES;
+                    bits[k] = p < chunks ? __ldcg(partials + p) : 0;  // from L2, where the chunks' sums are
+                }
+#pragma unroll
+                for (unsigned k = 0; k < LOADS; ++k)
+                    if (first + (u64)k * CHUNK_LANES < chunks) acc.merge(Acc::unpack(bits[k]));
+            }
+        }
+        acc = warp_tree(acc);
+        if (lane == 0) warps[v / 32] = acc;
+    }
+    __syncthreads();
+    Acc sum = Acc::zero();
+    if (threadIdx.x < 32) sum = warp_tree(warps[lane]);
+    return sum;
+}
+
+// One launch: the chunks' sums, then the last block to finish (kernel 10's ticket) folds them.
+template <typename In, typename Acc, bool ONE_LANE>
+__device__ void chunked_sum(const In* __restrict__ in, float* __restrict__ out, u64 n, u64* partials, unsigned* ticket) {
+    __shared__ Acc warps[CHUNK_LANES / 32];  // the 32 virtual warps' sums of one chunk
+    __shared__ bool last;
+    chunk_sums<In, Acc, ONE_LANE>(in, n, partials, warps);
     if (threadIdx.x == 0) {
         __threadfence();  // this block's partials are visible to every block before its ticket
         last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     }
     __syncthreads();
     if (!last) return;
-    for (unsigned v = threadIdx.x; v < CHUNK_LANES; v += blockDim.x) {
-        Acc acc = Acc::zero();
-#pragma unroll 8
-        for (u64 p = v; p < chunks; p += CHUNK_LANES) acc.merge(Acc::unpack(__ldcg(partials + p)));  // from L2
-        acc = warp_tree(acc);
-        if (lane == 0) warps[v / 32] = acc;
-    }
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        const Acc sum = warp_tree(warps[lane]);
-        if (lane == 0) {
-            out[0] = sum.result();
-            *ticket = 0;  // ready for the next launch
-        }
+    const Acc sum = fold_partials<Acc, 1>(partials, (n + CHUNK_VALUES - 1) / CHUNK_VALUES, warps);
+    if (threadIdx.x == 0) {
+        out[0] = sum.result();
+        *ticket = 0;  // ready for the next launch
     }
 }
 // ANCHOR_END: chunked
+
+// ANCHOR: two_launches
+// The same order in two launches, as reduce10_tiles_two_pass adds its tiles: every block writes
+// its chunks' sums and leaves (no fence, no ticket, nothing to wait for); a second launch of one
+// block folds them. The bits are those of the one-launch sum.
+template <typename In, typename Acc>
+__device__ void chunk_sums_only(const In* __restrict__ in, u64* partials, u64 n) {
+    __shared__ Acc warps[CHUNK_LANES / 32];
+    chunk_sums<In, Acc, false>(in, n, partials, warps);
+}
+template <typename Acc>
+__device__ void fold_chunk_sums(const u64* partials, float* out, u64 chunks) {
+    __shared__ Acc warps[CHUNK_LANES / 32];
+    const Acc sum = fold_partials<Acc, FOLD_LOADS>(partials, chunks, warps);
+    if (threadIdx.x == 0) out[0] = sum.result();
+}
+// ANCHOR_END: two_launches
 
 template <typename In, typename Out, bool ONE_LANE = false>
 __device__ void reduce15_reproducible(const In* in, Out* out, u64 n, Out* partials, unsigned* ticket) {
@@ -235,6 +287,18 @@ __device__ void reduce15_f64(const In* in, Out* out, u64 n, Out* partials, unsig
 INSTANTIATE_CHUNKED(reduce15_reproducible)
 INSTANTIATE_CHUNKED(reduce15_neumaier)
 INSTANTIATE_CHUNKED(reduce15_f64)
+
+// The two-launch sums: `<name>_<type>(in, partials, n)`, one block per chunk, then
+// `<name>_fold(partials, out, chunks)`, one block.
+#define ENTRY_CHUNKS(name, Acc, suffix, In)                                                      \
+    extern "C" __global__ void name##_##suffix(const In* in, u64* partials, u64 n) { chunk_sums_only<In, Acc>(in, partials, n); }
+#define INSTANTIATE_TWO_LAUNCHES(name, Acc)                                                      \
+    ENTRY_CHUNKS(name, Acc, f32, float)                                                          \
+    ENTRY_CHUNKS(name, Acc, f16, f16_t)                                                          \
+    ENTRY_CHUNKS(name, Acc, bf16, bf16_t)                                                        \
+    extern "C" __global__ void name##_fold(const u64* partials, float* out, u64 chunks) { fold_chunk_sums<Acc>(partials, out, chunks); }
+INSTANTIATE_TWO_LAUNCHES(reduce15_reproducible_two_pass, PlainF32)
+INSTANTIATE_TWO_LAUNCHES(reduce15_neumaier_two_pass, Neumaier)
 
 // The plain and the compensated sums again, for blocks of exactly 1024 threads: one virtual
 // lane each, 32 registers, two blocks an SM (the others take any block, at 45-48 registers).

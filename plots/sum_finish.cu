@@ -12,6 +12,8 @@
 //               atomicAdd on a ticket, the block with the last ticket adds the partials in order
 //   acq_rel     the same with the ticket taken by atom.add.acq_rel.gpu (no fence.sc)
 //   two_pass    read_only, then a second launch of one 1024-thread block adds the partials in order
+//   two_pass_pdl (sm_90 and newer) two_pass, its second launch a programmatic dependent launch: every
+//               block of the first triggers it as it starts, and it waits in griddepcontrol.wait
 //   cluster8    (sm_90 and newer) clusters of 8 blocks: each block's sum goes to the cluster's block 0
 //               through distributed shared memory, no global memory, no fence, no ticket; a grid of
 //               one cluster (up to 8 tiles) writes the result in one launch, a larger one writes a
@@ -87,14 +89,19 @@ __device__ __forceinline__ float add_partials(const float* partials, unsigned co
     return block_sum(s, ws);
 }
 
-enum Variant { READ_ONLY, FENCE_SC, ACQ_REL, TWO_PASS, CLUSTER8 };
+enum Variant { READ_ONLY, FENCE_SC, ACQ_REL, TWO_PASS, CLUSTER8, TWO_PASS_PDL };
 
 template <unsigned BLOCK, unsigned LOADS, int V>
 __global__ void __launch_bounds__(BLOCK) tiles(const float* in, float* out, u64 n, float* partials, unsigned* ticket) {
     __shared__ float ws[32];
     __shared__ bool last;
+#if __CUDA_ARCH__ >= 900
+    // The second launch may start as soon as every block of this one has: it waits for this
+    // grid's end (and its writes) in griddepcontrol.wait, while this grid's last blocks run.
+    if (V == TWO_PASS_PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     const float v = block_sum(tile<BLOCK, LOADS>(in, n), ws);
-    if (V == READ_ONLY || V == TWO_PASS || gridDim.x == 1) {
+    if (V == READ_ONLY || V == TWO_PASS || V == TWO_PASS_PDL || gridDim.x == 1) {
         if (threadIdx.x == 0) (gridDim.x == 1 && V != READ_ONLY ? out[0] : partials[blockIdx.x]) = v;
         return;
     }
@@ -149,6 +156,9 @@ __global__ void CLUSTER_DIMS __launch_bounds__(BLOCK) tiles_cluster(const float*
 
 __global__ void __launch_bounds__(1024) second_pass(const float* partials, unsigned count, float* out) {
     __shared__ float ws[32];
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");  // a no-op unless launched as a dependent
+#endif
     const float s = add_partials(partials, count, ws);
     if (threadIdx.x == 0) out[0] = s;
 }
@@ -198,6 +208,19 @@ static void launch(const Ctx& c, const float* in, u64 n) {
     }
     tiles<B, L, V><<<grid, B, 0, c.s>>>(in, c.out, n, c.partials, c.ticket);
     if (V == TWO_PASS && grid > 1) second_pass<<<1, 1024, 0, c.s>>>(c.partials, grid, c.out);
+    if (V == TWO_PASS_PDL && grid > 1) {
+        // Programmatic dependent launch (sm_90 on): queued behind the first, allowed to start early.
+        cudaLaunchAttribute attribute;
+        attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attribute.val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(1);
+        config.blockDim = dim3(1024);
+        config.stream = c.s;
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+        CHECK(cudaLaunchKernelEx(&config, second_pass, (const float*)c.partials, grid, c.out));
+    }
 }
 
 static const float* input(const Ctx& c, u64 n, int j) {
@@ -287,6 +310,7 @@ static void shape(const Ctx& c, u64 n) {
     measure<B, L, ACQ_REL>(c, "acq_rel", n);
     measure<B, L, TWO_PASS>(c, "two_pass", n);
     if (cluster_ok) measure<B, L, CLUSTER8>(c, "cluster8", n);
+    if (cluster_ok) measure<B, L, TWO_PASS_PDL>(c, "two_pass_pdl", n);
 }
 
 // One call as a caller waits for it (host clock, median of 401): the sum, then its 4 bytes copied

@@ -13,7 +13,8 @@ use reduction::check::reproducible::transcribe_kernel;
 use reduction::data::Checked;
 use reduction::{kernels, Element, Gpu, Reducer};
 
-const CHUNKED: [&str; 3] = ["reduce15_reproducible", "reduce15_neumaier", "reduce15_f64"];
+/// (The `_two_pass` forms fold the same chunk sums in a second launch.)
+const CHUNKED: [&str; 5] = ["reduce15_reproducible", "reduce15_neumaier", "reduce15_f64", "reduce15_reproducible_two_pass", "reduce15_neumaier_two_pass"];
 /// The same orders at blocks of 1024, one virtual lane a thread (f32 only).
 const ONE_LANE: [&str; 2] = ["reduce15_reproducible_b1024", "reduce15_neumaier_b1024"];
 
@@ -23,7 +24,7 @@ const ONE_LANE: [&str; 2] = ["reduce15_reproducible_b1024", "reduce15_neumaier_b
 /// orders (condition number 10^6 for the plain sum, 10^12 for Neumaier's, 10^15 for f64's).
 fn input_for(kernel: &str, n: usize, seed: u64) -> Vec<f32> {
     match kernel {
-        "reduce15_neumaier" | "reduce15_neumaier_b1024" => reduction::measure::accuracy::conditioned_f32(n, 1e12, seed),
+        "reduce15_neumaier" | "reduce15_neumaier_b1024" | "reduce15_neumaier_two_pass" => reduction::measure::accuracy::conditioned_f32(n, 1e12, seed),
         "reduce15_f64" => reduction::measure::accuracy::conditioned_f32(n, 1e15, seed),
         _ => reduction::measure::accuracy::conditioned_f32(n, 1e6, seed),
     }

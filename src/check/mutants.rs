@@ -100,6 +100,14 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
         find: "if (threadIdx.x == 0) out[blockIdx.x] = v;",
         replace: "if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x == 0 ? Acc(0) : v;",
     },
+    Mutant {
+        name: "fold_misses_last_chunk",
+        kernel: names::REDUCE15_NEUMAIER_TWO_PASS,
+        strategy: None,
+        bug: "the second launch folds one chunk sum too few: the last chunk's values are lost",
+        find: "const Acc sum = fold_partials<Acc, FOLD_LOADS>(partials, chunks, warps);",
+        replace: "const Acc sum = fold_partials<Acc, FOLD_LOADS>(partials, chunks - 1, warps);",
+    },
 ];
 
 /// The bugs planted in the row kernels, each run with the strategy whose kernel carries it.

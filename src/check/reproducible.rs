@@ -7,7 +7,7 @@ use crate::kernels::CHUNK_VALUES;
 use crate::kernels::names;
 
 /// Virtual lanes per chunk, and values per lane (`CHUNK_LANES`, `LANE_VALUES` in the kernel).
-pub const CHUNK_LANES: usize = 1024;
+pub const CHUNK_LANES: usize = crate::kernels::CHUNK_LANES as usize;
 pub const LANE_VALUES: usize = 16;
 
 // ANCHOR: accumulator
@@ -212,8 +212,8 @@ pub fn fold_packed(kernel: &str, packed: &[u64]) -> Option<f32> {
         fold_partials(&packed.iter().map(|&b| A::unpack(b)).collect::<Vec<A>>()).result()
     }
     match kernel {
-        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 => Some(fold::<PlainF32>(packed)),
-        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 => Some(fold::<Neumaier>(packed)),
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 | names::REDUCE15_REPRODUCIBLE_TWO_PASS => Some(fold::<PlainF32>(packed)),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 | names::REDUCE15_NEUMAIER_TWO_PASS => Some(fold::<Neumaier>(packed)),
         names::REDUCE15_F64 => Some(fold::<WideF64>(packed)),
         _ => None,
     }
@@ -226,21 +226,22 @@ pub fn packed_partials(kernel: &str, xs: &[f32]) -> Option<Vec<u64>> {
         chunk_partials::<A>(xs, 4).into_iter().map(A::pack).collect()
     }
     match kernel {
-        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 => Some(packed::<PlainF32>(xs)),
-        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 => Some(packed::<Neumaier>(xs)),
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 | names::REDUCE15_REPRODUCIBLE_TWO_PASS => Some(packed::<PlainF32>(xs)),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 | names::REDUCE15_NEUMAIER_TWO_PASS => Some(packed::<Neumaier>(xs)),
         names::REDUCE15_F64 => Some(packed::<WideF64>(xs)),
         _ => None,
     }
 }
 
 /// The transcription of a registered chunked kernel by name: `reduce15_reproducible`,
-/// `reduce15_neumaier` or `reduce15_f64` (and the one-lane `_b1024` forms of the first two);
+/// `reduce15_neumaier` or `reduce15_f64` (and the one-lane `_b1024` and two-launch `_two_pass`
+/// forms of the first two);
 /// `None` for any other kernel.
 pub fn transcribe_kernel(kernel: &str, xs: &[f32], bytes_per_value: usize) -> Option<f32> {
     match kernel {
-        // The one-lane kernels (blocks of 1024) run the same order.
-        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
-        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
+        // The one-lane kernels (blocks of 1024) and the two-launch ones run the same order.
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 | names::REDUCE15_REPRODUCIBLE_TWO_PASS => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 | names::REDUCE15_NEUMAIER_TWO_PASS => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
         names::REDUCE15_F64 => Some(transcribe::<WideF64>(xs, bytes_per_value)),
         _ => None,
     }
@@ -287,7 +288,7 @@ mod tests {
     #[test]
     fn packed_partials_fold_to_the_transcription_and_pack_as_the_kernel() {
         let xs = crate::data::random_f32(3 * CHUNK_VALUES as usize + 77, 11);
-        for kernel in [names::REDUCE15_REPRODUCIBLE, names::REDUCE15_NEUMAIER, names::REDUCE15_F64, names::REDUCE15_REPRODUCIBLE_B1024, names::REDUCE15_NEUMAIER_B1024] {
+        for kernel in [names::REDUCE15_REPRODUCIBLE, names::REDUCE15_NEUMAIER, names::REDUCE15_F64, names::REDUCE15_REPRODUCIBLE_B1024, names::REDUCE15_NEUMAIER_B1024, names::REDUCE15_REPRODUCIBLE_TWO_PASS, names::REDUCE15_NEUMAIER_TWO_PASS] {
             let packed = packed_partials(kernel, &xs).unwrap();
             assert_eq!(packed.len(), 4);
             assert_eq!(fold_packed(kernel, &packed).unwrap().to_bits(), transcribe_kernel(kernel, &xs, 4).unwrap().to_bits(), "{kernel}");

@@ -20,7 +20,7 @@ impl KernelSpec {
     /// tile is a number of 16-byte packs, so it holds more f16 values than f32 values.
     pub fn tile_values(&self, block: u32, element_bytes: usize) -> u64 {
         match (self.shape, self.grid) {
-            (Shape::Chunked, _) => CHUNK_VALUES, // a chunk, whatever the block
+            (Shape::Chunked | Shape::ChunkedTwoPass, _) => CHUNK_VALUES, // a chunk, whatever the block
             (_, GridRule::PackTiles) => block as u64 * self.loads_per_thread() as u64 * (16 / element_bytes.clamp(1, 16)) as u64,
             _ => block as u64 * self.elements_per_thread as u64,
         }
@@ -37,7 +37,7 @@ impl KernelSpec {
     /// the input is large enough to keep every SM busy with them, 256 below (fewer, smaller
     /// blocks finish a small input sooner). Measured on the H200; see the modern chapters.
     pub fn preferred_block(&self, n: usize) -> u32 {
-        if self.shape == Shape::Chunked {
+        if self.shape.is_chunked() {
             // 1024 threads at 48 registers leave one block per SM: 512 keeps two (measured on
             // the H200: 1024 is 30% slower at 2^28). The one-lane kernels take 1024 only.
             return 512u32.clamp(self.min_block, self.max_block);
@@ -46,9 +46,12 @@ impl KernelSpec {
             // One block while one tile covers the input: up to 2^15 f32 values that was faster
             // on the H200 than any grid of tiles whose partials must then be added (a second
             // launch, or the last block's fence and ticket:
-            // plots/data/experiments/nvidia-h200-finish.csv). Past it, the read-only kernel's
-            // tile: 512 threads, eight loads each.
-            return [64, 128, 256, 512, 1024].into_iter().find(|&b| self.tile(b) >= n as u64).unwrap_or(512);
+            // plots/data/experiments/nvidia-h200-finish.csv). Past it, 256 threads up to 2^22
+            // values (their smaller tiles spread 2^16-2^18 values over more SMs, and tied with
+            // 512 at 2^20-2^22 there), then the read-only kernel's tile: 512 threads, eight
+            // loads each.
+            let one_tile = [64, 128, 256, 512, 1024].into_iter().find(|&b| self.tile(b) >= n as u64);
+            return one_tile.unwrap_or(if n <= 1 << 22 { 256 } else { 512 });
         }
         let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
         block.clamp(self.min_block, self.max_block)

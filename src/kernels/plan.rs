@@ -62,7 +62,7 @@ pub fn plan_passes_for(kernel: &KernelSpec, n: u64, block: u32, resident_blocks:
         tile: kernel.tile_values(block, element_bytes),
         cap: match kernel.grid {
             // A chunked kernel loops over its chunks, so a cap (a smaller GPU) may shrink its grid.
-            GridRule::OneBlockPerTile if kernel.shape == Shape::Chunked => Some(resident_blocks),
+            GridRule::OneBlockPerTile if kernel.shape.is_chunked() => Some(resident_blocks),
             GridRule::OneBlockPerTile | GridRule::PackTiles => None,
             GridRule::ResidentBlocks => Some(resident_blocks),
         },
@@ -118,7 +118,7 @@ pub fn addition_depth(kernel: &KernelSpec, passes: &[Pass]) -> u64 {
         Shape::LastBlock | Shape::GridSync => depth + pass_depth(&Pass { n: first.grid as u64, grid: 1, block: first.block }),
         // Whatever the launch: a lane's 4 values per accumulator and the tree over them (2),
         // the 1024-lane tree (10); then the partials, 1 in 1024 per lane, and the tree again.
-        Shape::Chunked => 4 + 2 + 10 + first.n.div_ceil(crate::kernels::CHUNK_VALUES).div_ceil(1024) + 10,
+        Shape::Chunked | Shape::ChunkedTwoPass => 4 + 2 + 10 + first.n.div_ceil(crate::kernels::CHUNK_VALUES).div_ceil(1024) + 10,
     }
 }
 // ANCHOR_END: depth

@@ -7,7 +7,7 @@ use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{GridRule, KernelSpec, Shape};
 use crate::plan::{addition_depth, plan_passes_for, Pass};
-use cudarc::driver::{sys, CudaFunction, CudaSlice, CudaView, LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{sys, CudaFunction, CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg};
 
 /// The accumulator type of input type `T`.
 type Acc<T> = <T as Element>::Acc;
@@ -21,6 +21,11 @@ pub struct Reducer<T: Element> {
     first: CudaFunction,
     /// ...and for the accumulator type, which later passes read (`reduce9_f32`).
     rest: CudaFunction,
+    /// A two-launch chunked kernel's second launch (`reduce15_neumaier_two_pass_fold`).
+    fold: Option<CudaFunction>,
+    /// Later passes go out as programmatic dependent launches ([`KernelSpec::dependent_launch`]
+    /// on a GPU that has them, sm_90 on).
+    dependent: bool,
     resident_blocks: u32,
     /// Multi-pass: partial sums ping-pong between the two. Single-pass: `[0]` is the result,
     /// `[1]` the blocks' partial sums. They only grow, so a reducer used again allocates nothing.
@@ -71,6 +76,7 @@ impl<T: Element> Reducer<T> {
         kernel.check_block(block, acc_bytes, info.max_threads_per_block, info.max_shared_memory_per_block)?;
         let first = gpu.function(kernel, &kernel.entry_name::<T>(block))?;
         let rest = gpu.function(kernel, &kernel.entry_name::<Acc<T>>(block))?;
+        let fold = kernel.fold_entry_name().map(|name| gpu.function(kernel, &name)).transpose()?;
         let resident_blocks = match kernel.grid {
             GridRule::OneBlockPerTile | GridRule::PackTiles => u32::MAX,
             GridRule::ResidentBlocks => {
@@ -87,13 +93,14 @@ impl<T: Element> Reducer<T> {
                 info.sm_count * per_sm
             }
         };
-        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, resident_blocks, scratch: [None, None], ticket: None, mapped: None })
+        let dependent = kernel.dependent_launch && info.compute_capability >= (9, 0);
+        Ok(Reducer { gpu: gpu.clone(), kernel, block, first, rest, fold, dependent, resident_blocks, scratch: [None, None], ticket: None, mapped: None })
     }
 
     /// Launch at most `blocks` blocks, as a GPU with fewer SMs would: only kernels that loop
     /// over their chunks ([`Shape::Chunked`]) can; the others are refused.
     pub fn cap_grid(&mut self, blocks: u32) -> Result<()> {
-        if self.kernel.shape != Shape::Chunked || blocks == 0 {
+        if !self.kernel.shape.is_chunked() || blocks == 0 {
             return Err(Error::Config {
                 setting: format!("a grid cap of {blocks} blocks for {}", self.kernel.name),
                 reason: "only the chunked kernels take one, and it must be at least one block".into(),
@@ -227,6 +234,10 @@ impl<T: Element> Reducer<T> {
                     launch.arg(&pass.n);
                     self.fire(launch, i, passes)?;
                 }
+                (i, Some(b)) if self.dependent => {
+                    let (source, target) = if i % 2 == 1 { (&*a, b) } else { (&*b, &mut *a) };
+                    self.fire_dependent(&source.slice(..n), result, target, i, passes)?;
+                }
                 (i, Some(b)) if i % 2 == 1 => {
                     let source = a.slice(..n);
                     let mut launch = stream.launch_builder(&self.rest);
@@ -250,11 +261,60 @@ impl<T: Element> Reducer<T> {
     }
     // ANCHOR_END: passes
 
+    // ANCHOR: dependent
+    /// A later pass of a kernel that waits for the pass before it (`griddepcontrol.wait`, sm_90
+    /// on), queued as a programmatic dependent launch: the GPU may start it once every block of
+    /// the pass before has started, so that it is resident, waiting, when that pass ends, instead
+    /// of being launched after. `(source, out, n)`, out being `result` where there is one.
+    fn fire_dependent(&self, source: &CudaView<'_, Acc<T>>, result: Option<&sys::CUdeviceptr>, target: &mut CudaSlice<Acc<T>>, index: usize, passes: &[Pass]) -> Result<()> {
+        let pass = passes[index];
+        let stream = self.gpu.stream();
+        let (mut source_ptr, _source_guard) = source.device_ptr(stream);
+        let (target_ptr, _target_guard) = target.device_ptr_mut(stream);
+        let mut out_ptr = result.copied().unwrap_or(target_ptr);
+        let mut n = pass.n;
+        let mut params: [*mut std::ffi::c_void; 3] = [
+            (&mut source_ptr as *mut sys::CUdeviceptr).cast(),
+            (&mut out_ptr as *mut sys::CUdeviceptr).cast(),
+            (&mut n as *mut u64).cast(),
+        ];
+        // SAFETY: a plain-data union, all zeros but the one field the attribute's id names.
+        let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        value.programmaticStreamSerializationAllowed = 1;
+        let mut attribute = sys::CUlaunchAttribute { id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value };
+        let config = sys::CUlaunchConfig {
+            gridDimX: pass.grid, gridDimY: 1, gridDimZ: 1,
+            blockDimX: pass.block, blockDimY: 1, blockDimZ: 1,
+            sharedMemBytes: self.kernel.shared_bytes(self.block, std::mem::size_of::<Acc<T>>()) as u32,
+            hStream: stream.cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        // SAFETY: the entry takes (const Acc* in, Acc* out, u64 n), which `params` points at:
+        // `source` holds n values, `out` room for `grid` (or is the one-value result). The kernel
+        // waits in griddepcontrol.wait before it reads, so starting early cannot read a partial
+        // before the pass before has written it. The guards keep the buffers' uses ordered.
+        unsafe { sys::cuLaunchKernelEx(&config, self.rest.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+            .map_err(|source| Error::Cuda {
+                during: format!(
+                    "launching {} as a dependent launch (pass {} of {}, grid {}, block {})",
+                    self.kernel.entry_name::<Acc<T>>(self.block), index + 1, passes.len(), pass.grid, pass.block
+                ),
+                source,
+            })
+    }
+    // ANCHOR_END: dependent
+
     fn launch_single_pass(&mut self, pass: Pass, input: &CudaView<'_, T>, scratch: &mut [Option<CudaSlice<Acc<T>>>; 2], result_to: Option<sys::CUdeviceptr>) -> Result<()> {
         let [result, partials] = scratch;
         let result = result.as_mut().expect("ensure_scratch sized it");
         let passes = [pass];
         let stream = self.gpu.stream().clone();
+        if self.kernel.shape == Shape::ChunkedTwoPass {
+            let partials = partials.as_mut().expect("ensure_scratch sized it");
+            return self.launch_chunks_then_fold(pass, input, result, partials, result_to);
+        }
         if self.kernel.shape == Shape::AtomicAdd {
             // The blocks add into the result, so it must start at zero.
             stream.memset_zeros(result).during("zeroing the result")?;
@@ -280,8 +340,35 @@ impl<T: Element> Reducer<T> {
                 launch.arg(&mut *partials);
                 self.fire(launch, 0, &passes)
             }
+            Shape::ChunkedTwoPass => unreachable!("launched above, before this launch was built"),
             Shape::MultiPass => unreachable!("multi-pass kernels go through launch_passes"),
         }
+    }
+
+    /// A two-launch chunked sum: the chunks' sums `(in, partials, n)`, then one block of the
+    /// kernel's `_fold` entry `(partials, out, chunks)` folds them into the result.
+    fn launch_chunks_then_fold(&self, pass: Pass, input: &CudaView<'_, T>, result: &mut CudaSlice<Acc<T>>, partials: &mut CudaSlice<Acc<T>>, result_to: Option<sys::CUdeviceptr>) -> Result<()> {
+        let stream = self.gpu.stream();
+        let mut launch = stream.launch_builder(&self.first);
+        launch.arg(input).arg(&mut *partials).arg(&pass.n);
+        self.fire(launch, 0, &[pass])?;
+        let fold = self.fold.as_ref().expect("loaded for every two-launch chunked kernel");
+        let chunks = pass.n.div_ceil(crate::kernels::CHUNK_VALUES);
+        let mut launch = stream.launch_builder(fold);
+        launch.arg(&*partials);
+        output(&mut launch, result_to.as_ref(), result);
+        launch.arg(&chunks);
+        // One virtual lane a thread where the GPU allows 1024 threads: no thread folds two
+        // lanes one after the other (the order is the lanes', whatever the block).
+        let block = crate::kernels::CHUNK_LANES.min(self.gpu.info().max_threads_per_block);
+        let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: (partials, out, chunks): partials holds the `chunks` 8-byte sums that the launch
+        // before wrote on this stream, out room for one value; one block, as the fold needs.
+        unsafe { launch.launch(config) }.map_err(|source| Error::Cuda {
+            during: format!("launching {}_fold (pass 2 of 2, grid 1, block {block})", self.kernel.name),
+            source,
+        })?;
+        Ok(())
     }
 
     /// Launch pass `index` of `passes`, whose arguments `launch` holds.
@@ -343,7 +430,7 @@ impl<T: Element> Reducer<T> {
             Shape::LastBlock | Shape::GridSync => [1, most(0)],
             // 8 bytes per chunk, in accumulator-sized words.
             // (An empty input has no pass and needs none: a shard of the multi-GPU sum can be.)
-            Shape::Chunked => [1, passes.first().map_or(0, |p| (p.n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>()))],
+            Shape::Chunked | Shape::ChunkedTwoPass => [1, passes.first().map_or(0, |p| (p.n.div_ceil(crate::kernels::CHUNK_VALUES) as usize * 8).div_ceil(std::mem::size_of::<Acc<T>>()))],
         }
     }
 
@@ -369,7 +456,7 @@ impl Reducer<f32> {
     /// for the GPU. Refused for any other kernel shape, and before a sum of `n` values.
     pub fn chunk_partials(&self, n: usize) -> Result<Vec<u64>> {
         let refuse = |reason: &str| Error::Config { setting: format!("reading the chunk sums of {} for n = {n}", self.kernel.name), reason: reason.into() };
-        if self.kernel.shape != Shape::Chunked {
+        if !self.kernel.shape.is_chunked() {
             return Err(refuse("only the chunked kernels (kernel 15) leave one sum per chunk"));
         }
         let chunks = n.div_ceil(crate::kernels::CHUNK_VALUES as usize);

@@ -34,6 +34,8 @@ pub mod names {
     pub const REDUCE15_F64: &str = "reduce15_f64";
     pub const REDUCE15_REPRODUCIBLE_B1024: &str = "reduce15_reproducible_b1024";
     pub const REDUCE15_NEUMAIER_B1024: &str = "reduce15_neumaier_b1024";
+    pub const REDUCE15_REPRODUCIBLE_TWO_PASS: &str = "reduce15_reproducible_two_pass";
+    pub const REDUCE15_NEUMAIER_TWO_PASS: &str = "reduce15_neumaier_two_pass";
     pub const REDUCE10_TILES: &str = "reduce10_tiles";
     pub const REDUCE10_TILES_TWO_PASS: &str = "reduce10_tiles_two_pass";
     /// The yardsticks and the row kernels (registered, but not in [`super::all`]).
@@ -41,7 +43,7 @@ pub mod names {
     pub const READ_ONLY: &str = crate::records::bench::READ_ONLY_KERNEL;
     pub const ROWS: &str = "rows";
     /// Every name above, in registry order.
-    pub const ALL: [&str; 28] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, REDUCE15_REPRODUCIBLE_B1024, REDUCE15_NEUMAIER_B1024, REDUCE10_TILES, REDUCE10_TILES_TWO_PASS, COPY, READ_ONLY, ROWS];
+    pub const ALL: [&str; 30] = [REDUCE1, REDUCE2, REDUCE2_PADDED, REDUCE3, REDUCE4, REDUCE5_VOLATILE, REDUCE5, REDUCE6, REDUCE7, REDUCE8_LAST_WARP, REDUCE8, REDUCE9, REDUCE10_ATOMIC, REDUCE10_LAST_BLOCK, REDUCE11, REDUCE11_GRID, REDUCE12, REDUCE_KAHAN, REDUCE15_REPRODUCIBLE, REDUCE15_NEUMAIER, REDUCE15_F64, REDUCE15_REPRODUCIBLE_B1024, REDUCE15_NEUMAIER_B1024, REDUCE15_REPRODUCIBLE_TWO_PASS, REDUCE15_NEUMAIER_TWO_PASS, REDUCE10_TILES, REDUCE10_TILES_TWO_PASS, COPY, READ_ONLY, ROWS];
 }
 
 use names::*;
@@ -98,11 +100,25 @@ pub enum Shape {
     /// an order fixed by their count. The result does not depend on the grid or the block.
     /// Entry: `(in, out, n, partials, ticket)`, partials 8 bytes per chunk.
     Chunked,
+    /// The chunks of [`Shape::Chunked`] in two launches: every block writes its chunks' sums and
+    /// leaves, then one block of `<name>_fold(partials, out, chunks)` folds them in the same
+    /// order (the same bits). Entry: `(in, partials, n)`.
+    ChunkedTwoPass,
 }
 
+impl Shape {
+    /// Summed chunk by chunk in an order fixed by n alone (kernel 15), in one launch or two.
+    pub fn is_chunked(self) -> bool {
+        matches!(self, Shape::Chunked | Shape::ChunkedTwoPass)
+    }
+}
+
+/// Virtual lanes per chunk of the [`Shape::Chunked`] kernels (`CHUNK_LANES` in
+/// `kernels/15_reproducible.cu`).
+pub const CHUNK_LANES: u32 = 1024;
 /// Values per chunk of the [`Shape::Chunked`] kernels: `CHUNK_LANES × LANE_VALUES` in
 /// `kernels/15_reproducible.cu`.
-pub const CHUNK_VALUES: u64 = 1024 * 16;
+pub const CHUNK_VALUES: u64 = CHUNK_LANES as u64 * 16;
 
 /// The dynamic shared memory a launch needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +173,10 @@ pub struct KernelSpec {
     /// newer feature without a portable path below it (every entry of one file says the same).
     /// On an older GPU it is not run: see [`KernelSpec::available_on`].
     pub min_arch: Arch,
+    /// Its later passes may be queued as programmatic dependent launches (sm_90 on): the kernel
+    /// waits in `griddepcontrol.wait` before it reads, so the launch can start while the one
+    /// before it ends. Only a kernel that waits may be launched so.
+    pub dependent_launch: bool,
 }
 
 macro_rules! kernel_file {
@@ -197,6 +217,7 @@ const fn spec(
         min_block, max_block: 1024, block_in_entry_name, elements_per_thread, grid,
         shape: Shape::MultiPass, shared: Shared::PerThread, dtypes: &Dtype::CLASSIC, needs_cuda_headers: false,
         min_arch: Arch::BOOK_MINIMUM,
+        dependent_launch: false,
     }
 }
 
@@ -239,6 +260,9 @@ static KERNELS: &[KernelSpec] = &[
     // The same orders, one virtual lane per thread at blocks of 1024, bounded to 32 registers.
     KernelSpec { min_block: 1024, dtypes: &[Dtype::F32], ..chunked(REDUCE15_REPRODUCIBLE_B1024, "reproducible, one lane a thread, 32 registers") },
     KernelSpec { min_block: 1024, dtypes: &[Dtype::F32], ..chunked(REDUCE15_NEUMAIER_B1024, "reproducible Neumaier, one lane a thread, 32 registers") },
+    // The same orders in two launches: the chunks' sums, then one block folds them.
+    KernelSpec { shape: Shape::ChunkedTwoPass, ..chunked(REDUCE15_REPRODUCIBLE_TWO_PASS, "reproducible, a second launch folds the chunks") },
+    KernelSpec { shape: Shape::ChunkedTwoPass, ..chunked(REDUCE15_NEUMAIER_TWO_PASS, "reproducible Neumaier, a second launch folds the chunks") },
     // The read-only kernel's tile (eight 16-byte loads per thread, one tile per block, no
     // loop), finished by the last block in the same launch.
     KernelSpec {
@@ -253,6 +277,7 @@ static KERNELS: &[KernelSpec] = &[
         grid: GridRule::PackTiles,
         min_block: 64,
         block_in_entry_name: true,
+        dependent_launch: true,
         ..modern(REDUCE10_TILES_TWO_PASS, 10, "one tile per block, no loop, a second launch adds", K10_TILES, 32, Shape::MultiPass)
     },
 ];
@@ -284,6 +309,7 @@ pub static COPY: KernelSpec = KernelSpec {
     dtypes: &[],
     needs_cuda_headers: false,
     min_arch: Arch::BOOK_MINIMUM,
+    dependent_launch: false,
 };
 
 /// The read-only kernel that measures the ceiling of a sum: every input byte read once with
@@ -309,6 +335,7 @@ pub static READ_ONLY: KernelSpec = KernelSpec {
     dtypes: &Dtype::ALL,
     needs_cuda_headers: false,
     min_arch: Arch::BOOK_MINIMUM,
+    dependent_launch: false,
 };
 
 /// The row sums of chapter 13 (`f32` sums of each row of an f32, f16 or bf16 matrix): entry points with a
@@ -331,6 +358,7 @@ pub static ROWS: KernelSpec = KernelSpec {
     dtypes: &[Dtype::F32, Dtype::F16, Dtype::BF16],
     needs_cuda_headers: false,
     min_arch: Arch::BOOK_MINIMUM,
+    dependent_launch: false,
 };
 
 /// The operator kernels of chapter 16 (`kernels/operators.cuh` instantiated per operator, shape and
@@ -343,6 +371,7 @@ const fn operator_file(name: &'static str, title: &'static str, file: (&'static 
         min_block: 32, max_block: 1024, block_in_entry_name: false, elements_per_thread: 16,
         grid: GridRule::ResidentBlocks, shape: Shape::LastBlock, shared: Shared::Static, dtypes, needs_cuda_headers: false,
         min_arch: Arch::BOOK_MINIMUM,
+        dependent_launch: false,
     }
 }
 
@@ -421,7 +450,16 @@ impl KernelSpec {
                 }
             }
         }
+        if let Some(fold) = self.fold_entry_name() {
+            names.push(fold);
+        }
         names
+    }
+
+    /// The second launch of a two-launch chunked kernel ([`Shape::ChunkedTwoPass`]), which
+    /// folds the chunks' sums whatever the input type: `<name>_fold`.
+    pub fn fold_entry_name(&self) -> Option<String> {
+        (self.shape == Shape::ChunkedTwoPass).then(|| format!("{}_fold", self.name))
     }
 
     /// Whether two runs on the same input give bitwise the same sum.

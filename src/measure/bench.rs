@@ -59,6 +59,14 @@ impl BenchConfig {
     }
 }
 
+impl BenchConfig {
+    /// The most values any one sum of the run adds: the pool is drawn exact for it. The
+    /// L2-resident sizes are sums too (`--sizes 2^20` still measures 2^22 resident).
+    pub fn largest_sum(&self) -> usize {
+        self.sizes.iter().chain(&self.resident_sizes).copied().max().unwrap_or(0)
+    }
+}
+
 impl Default for BenchConfig {
     fn default() -> Self {
         BenchConfig::new()
@@ -116,7 +124,7 @@ pub(crate) struct Pool<T: Checked> {
 impl<T: Checked> Pool<T> {
     fn new(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> Result<Pool<T>> {
         let elem = std::mem::size_of::<T>();
-        let largest = config.sizes.iter().copied().max().unwrap_or(0);
+        let largest = config.largest_sum();
         // Under REDUCTION_DEVICE_MEMORY `free` is the capped figure, so the pool fits the cap.
         let (free, _) = gpu.memory()?;
         let len = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
@@ -368,4 +376,19 @@ fn cublas_peer<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
         rows.push(row(what, Input { dtype: Dtype::F32, n, block: 0, cache: Cache::Rotated, bytes: n * 4, working_set_bytes: working_set }, &timing));
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_is_exact_for_every_sum_the_run_makes() {
+        // `--sizes 2^13,2^20` still sums 2^22 values resident in L2: the pool's values must be
+        // small enough for that sum (a pool drawn for 2^20 failed its own check at 2^22).
+        let config = BenchConfig { sizes: vec![1 << 13, 1 << 20], ..BenchConfig::new() };
+        assert_eq!(config.largest_sum(), 1 << 22);
+        let config = BenchConfig { sizes: vec![1 << 30], ..BenchConfig::new() };
+        assert_eq!(config.largest_sum(), 1 << 30);
+    }
 }

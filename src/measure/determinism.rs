@@ -9,7 +9,7 @@ use crate::records::determinism::Record;
 use crate::check::reproducible::transcribe_kernel;
 use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::kernels::{self, KernelSpec, Shape};
+use crate::kernels::{self, KernelSpec};
 use crate::Reducer;
 
 /// What to measure.
@@ -31,7 +31,7 @@ impl Default for DeterminismConfig {
 /// The launch shapes a kernel is swept over: every block size; for a chunked kernel, each with
 /// grid caps from one block to many times the SM count, and no cap.
 fn shapes(kernel: &KernelSpec, sm_count: u32) -> Vec<(u32, Option<u32>)> {
-    let caps: Vec<Option<u32>> = if kernel.shape == Shape::Chunked {
+    let caps: Vec<Option<u32>> = if kernel.shape.is_chunked() {
         vec![Some(1), Some(7), Some(sm_count / 2), Some(sm_count), Some(8 * sm_count), None]
     } else {
         vec![None]

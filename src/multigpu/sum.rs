@@ -21,7 +21,7 @@ use crate::reducer::Reducer;
 use cudarc::driver::CudaSlice;
 use std::ops::Range;
 use std::time::{Duration, Instant};
-use crate::kernels::{names, Shape, CHUNK_VALUES};
+use crate::kernels::{names, CHUNK_VALUES};
 
 
 // ANCHOR: mode
@@ -212,7 +212,7 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
         if T::DTYPE != crate::Dtype::F32 {
             return Err(Error::Config { setting: format!("a gathered sum of {}", T::SUFFIX), reason: "only f32 is gathered: integer sums are the same bits whatever the number of GPUs already".into() });
         }
-        if kernel.shape != Shape::Chunked || fold_packed(kernel.name, &[]).is_none() {
+        if !kernel.shape.is_chunked() || fold_packed(kernel.name, &[]).is_none() {
             return Err(Error::Config { setting: format!("a gathered sum with {}", kernel.name), reason: "the gathered sum needs a kernel that leaves one sum per chunk, and whose fold the host knows: reduce15_reproducible, reduce15_neumaier or reduce15_f64 (or their _b1024 entries)".into() });
         }
     }

@@ -18,6 +18,7 @@ const fn broken(name: &'static str, title: &'static str, file: &'static str, sou
         block_in_entry_name: false, elements_per_thread, grid: GridRule::OneBlockPerTile,
         shape: Shape::MultiPass, shared: Shared::PerThread, dtypes: &Dtype::CLASSIC, needs_cuda_headers: false,
         min_arch: crate::arch::Arch::BOOK_MINIMUM,
+        dependent_launch: false,
     }
 }
 

@@ -34,6 +34,7 @@ const fn dl_file(name: &'static str, chapter: u32, title: &'static str, file: &'
         dtypes: &DTYPES,
         needs_cuda_headers: false,
         min_arch: crate::arch::Arch::BOOK_MINIMUM,
+        dependent_launch: false,
     }
 }
 
