@@ -40,6 +40,17 @@ impl Options {
 }
 
 /// The name shown in messages, and the text.
+/// The source a check hands its child, in a file no other check shares (removed on drop).
+fn scratch_source(number: u32, text: &str) -> Result<tempfile::NamedTempFile> {
+    let file = tempfile::Builder::new()
+        .prefix(&format!("reduction-exercise-{number}-"))
+        .suffix(".cu")
+        .tempfile()
+        .map_err(|e| crate::error::io_error(&std::env::temp_dir(), e))?;
+    std::fs::write(file.path(), text).map_err(|e| crate::error::io_error(file.path(), e))?;
+    Ok(file)
+}
+
 pub fn source(exercise: &Exercise, which: &Which) -> Result<(String, String)> {
     Ok(match which {
         Which::Stub => (exercise.stub_path(), exercise.stub.to_string()),
@@ -75,8 +86,11 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
     }
     // It compiles; running it needs a GPU. Say so plainly rather than as a crashed child.
     crate::gpu::probe()?;
-    let scratch = std::env::temp_dir().join(format!("reduction-exercise-{}-{}.cu", exercise.number, std::process::id()));
-    std::fs::write(&scratch, &text).map_err(|e| crate::error::io_error(&scratch, e))?;
+    // A file of its own for each check: checks of one exercise run side by side (the test
+    // binary runs the stub, the solution and the near misses at once), and a name shared by
+    // them let one check's child compile another's source (the untouched stubs of exercises 4
+    // and 8 "passed" so, with the solution's text, on the H200 on 2026-12-02). Removed on drop.
+    let scratch = scratch_source(exercise.number, &text)?;
     let mut command = match options.sanitize {
         Some(tool) => tool.command(exe),
         None => Command::new(exe),
@@ -84,7 +98,7 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
     command
         .env(CHILD_ENV, exercise.number.to_string())
         .env(FILE_ENV, &file)
-        .env(SOURCE_ENV, &scratch)
+        .env(SOURCE_ENV, scratch.path())
         .env(SEED_ENV, options.seed.to_string())
         .env(QUICK_ENV, if options.sanitize.is_some() { "1" } else { "0" })
         .env(TIME_ENV, if options.time && options.sanitize.is_none() { "1" } else { "0" });
@@ -94,7 +108,7 @@ pub fn check(exe: &Path, exercise: &Exercise, which: &Which, options: &Options) 
         None => options.deadline,
     };
     let run = run_with_deadline(command, deadline);
-    let _ = std::fs::remove_file(&scratch);
+    drop(scratch);
     let run = run.map_err(|e| Error::Config { setting: "running the exercise".into(), reason: format!("could not start {}: {e}", exe.display()) })?;
     let case = run.stdout.lines().rev().find_map(|l| l.strip_prefix(CASE_LINE)).map(|c| c.trim().to_string());
     let everything = format!("{}\n{}", run.stdout, run.stderr);
@@ -182,6 +196,19 @@ mod tests {
         assert_eq!(sanitizer_errors("========= ERROR SUMMARY: 0 errors\n"), 0);
         assert_eq!(sanitizer_errors("nothing"), 0);
         assert_eq!(sanitizer_errors("========= RACECHECK SUMMARY: 3 hazards displayed (0 errors, 10 warnings)\n========= ERROR SUMMARY: 0 errors"), 3);
+    }
+
+    #[test]
+    fn two_checks_of_one_exercise_never_share_a_source_file() {
+        // The stub's check and the solution's, side by side in one process: each child must
+        // read its own text (a shared name once let the stub's child compile the solution).
+        let stub = scratch_source(4, "stub").unwrap();
+        let solution = scratch_source(4, "solution").unwrap();
+        assert_ne!(stub.path(), solution.path());
+        assert_eq!(std::fs::read_to_string(stub.path()).unwrap(), "stub");
+        let path = solution.path().to_path_buf();
+        drop(solution);
+        assert!(!path.exists(), "removed when the check is done");
     }
 
     #[test]

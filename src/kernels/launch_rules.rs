@@ -46,12 +46,11 @@ impl KernelSpec {
             // One block while one tile covers the input: up to 2^15 f32 values that was faster
             // on the H200 than any grid of tiles whose partials must then be added (a second
             // launch, or the last block's fence and ticket:
-            // plots/data/experiments/nvidia-h200-finish.csv). Past it, 256 threads up to 2^22
-            // values (their smaller tiles spread 2^16-2^18 values over more SMs, and tied with
-            // 512 at 2^20-2^22 there), then the read-only kernel's tile: 512 threads, eight
-            // loads each.
-            let one_tile = [64, 128, 256, 512, 1024].into_iter().find(|&b| self.tile(b) >= n as u64);
-            return one_tile.unwrap_or(if n <= 1 << 22 { 256 } else { 512 });
+            // plots/data/experiments/nvidia-h200-finish.csv). Past it, the read-only kernel's
+            // tile: 512 threads, eight loads each. (At 256 threads, the fastest from 2^16 to 2^18
+            // in that experiment's simpler kernel, the book's tile kernels were still behind
+            // kernels 6 and 12 from 2^16 to 2^22 in a benchmark run of 2026-12-02, by up to 34%.)
+            return [64, 128, 256, 512, 1024].into_iter().find(|&b| self.tile(b) >= n as u64).unwrap_or(512);
         }
         let block = if self.elements_per_thread >= 16 && n >= 1 << 25 { 1024 } else { 256 };
         block.clamp(self.min_block, self.max_block)

@@ -278,11 +278,13 @@ pub fn single_pass_sentence(rows: &[Row], experiments: Option<&[Experiment]>) ->
 }
 
 /// The variants of the finishing experiment (`plots/sum_finish.cu`), in the table's order.
-const FINISH_VARIANTS: [(&str, &str); 4] = [
+const FINISH_VARIANTS: [(&str, &str); 6] = [
     ("read_only", "read-only (no sum)"),
     ("fence_sc", "last block, `__threadfence()`"),
     ("acq_rel", "last block, `atom.acq_rel`"),
     ("two_pass", "two launches"),
+    ("two_pass_pdl", "two launches, the second dependent"),
+    ("cluster8", "clusters of 8"),
 ];
 
 /// The fastest tile shape of one finishing variant at `n`: (µs, "512 × 8").
@@ -304,13 +306,17 @@ pub fn finish_cost(experiments: Option<&[Experiment]>) -> String {
     }
     let mut s = String::from("*f32, µs per sum (graph-amortized, inputs rotated), each at its fastest tile shape of threads × 16-byte loads; \
         `plots/sum_finish.cu`, in one run.*\n\n| n |");
-    for (_, title) in FINISH_VARIANTS {
+    // Only the variants this run measured (the last two need sm_90).
+    let variants: Vec<(&str, &str)> = FINISH_VARIANTS.iter().copied().filter(|(v, _)| sizes.iter().any(|&n| fastest_finish(e, v, n).is_some())).collect();
+    for (_, title) in &variants {
         write!(s, " {title} |").unwrap();
     }
-    s.push_str("\n|--:|--:|--:|--:|--:|\n");
+    s.push_str("\n|--:|");
+    s.push_str(&"--:|".repeat(variants.len()));
+    s.push('\n');
     for &n in &sizes {
         write!(s, "| {} |", size_text(n)).unwrap();
-        for (variant, _) in FINISH_VARIANTS {
+        for &(variant, _) in &variants {
             match fastest_finish(e, variant, n) {
                 Some((us, shape)) => write!(s, " {us:.2} ({shape}) |").unwrap(),
                 None => s.push_str(" – |"),
@@ -328,7 +334,7 @@ pub fn finish_cost(experiments: Option<&[Experiment]>) -> String {
     let fences: Vec<f64> = sizes.iter().filter_map(|&n| Some((fastest_finish(e, "acq_rel", n)?.0 / fastest_finish(e, "fence_sc", n)?.0 - 1.0).abs())).collect();
     if let Some(most) = fences.iter().copied().reduce(f64::max) {
         write!(s, "Taking the ticket with a release-acquire atomic instead of after `__threadfence()` changed the last block's time by at most \
-            {:.1}% at any size, so the kind of fence is not what costs. What the last-block form does and the other two do not is wait: \
+            {:.1}% at any size, so the kind of fence is not what costs. What the last-block form does and the two-launch forms do not is wait: \
             every block holds its SM until its ticket comes back, where the read-only kernel's block leaves once it has written (this \
             run does not time that wait apart). ", most * 100.0).unwrap();
     }
@@ -339,6 +345,30 @@ pub fn finish_cost(experiments: Option<&[Experiment]>) -> String {
         Some(n) if n == sizes[0] => s.push_str("Two launches were the faster finish at every size measured here. "),
         Some(n) => write!(s, "From {} on, two launches were the faster finish here; at the size below it, one launch was. ", size_text(n)).unwrap(),
         None => s.push_str("At the largest size measured, one launch was the faster finish. "),
+    }
+    // The dependent second launch (sm_90): what it saves over the plain second launch.
+    let saved: Vec<(usize, f64)> = sizes.iter().filter_map(|&n| Some((n, fastest_finish(e, "two_pass", n)?.0 - fastest_finish(e, "two_pass_pdl", n)?.0))).filter(|&(n, _)| n >= 1 << 16).collect();
+    if let (Some(most), Some(least)) = (saved.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)), saved.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))) {
+        write!(s, "Queued as a programmatic dependent launch (each block of the first launch lets it in as it starts, and it waits in \
+            `griddepcontrol.wait` until the first has ended), the second launch cost from {:.2} µs less (at {}) to {:.2} µs less (at {}) from 2^16 on; ",
+            least.1, size_text(least.0), most.1, size_text(most.0)).unwrap();
+        if let Some(over) = over("two_pass_pdl", largest) {
+            write!(s, "at {} it took {:.1}% longer than the read-only kernel. ", size_text(largest), over * 100.0).unwrap();
+        }
+    }
+    // Clusters of 8 blocks adding through distributed shared memory: where they were the fastest finish.
+    let finishes = ["fence_sc", "acq_rel", "two_pass", "two_pass_pdl", "cluster8"];
+    let cluster_wins: Vec<usize> = sizes.iter().copied().filter(|&n| {
+        let best = finishes.iter().filter_map(|v| fastest_finish(e, v, n).map(|f| (*v, f.0))).min_by(|a, b| a.1.total_cmp(&b.1));
+        best.is_some_and(|(v, _)| v == "cluster8")
+    }).collect();
+    if sizes.iter().any(|&n| fastest_finish(e, "cluster8", n).is_some()) {
+        let names: Vec<String> = cluster_wins.iter().map(|&n| size_text(n)).collect();
+        match names.as_slice() {
+            [] => s.push_str("Clusters of 8 blocks, adding their sums through distributed shared memory, were the fastest finish at no size. "),
+            _ => write!(s, "Clusters of 8 blocks, adding their sums through distributed shared memory (one launch while 8 tiles cover the input), \
+                were the fastest finish only at {}. ", names.join(", ")).unwrap(),
+        }
     }
     // Where the entry point's rule takes the tile kernel: one launch where its band fits one tile.
     let bands = crate::kernels::dispatch::BANDS;
@@ -387,6 +417,16 @@ mod tests {
         smaller.extend([x("read_only_l8", 512, 1.0), x("fence_sc_l8", 512, 1.1), x("two_pass_l8", 512, 1.2)].map(|r| Experiment { n: 1 << 20, ..r }));
         assert!(finish_cost(Some(&smaller)).contains("From 2^30 on, two launches were the faster finish here"), "{}", finish_cost(Some(&smaller)));
         assert!(finish_cost(None).contains("has not been measured"));
+        // Without the sm_90 variants their columns and sentences are left out...
+        assert!(!text.contains("dependent") && !text.contains("clusters"), "{text}");
+        // ...with them, the dependent launch's saving and where clusters won, from the rows.
+        let mut sm90 = e.clone();
+        sm90.extend([x("two_pass_pdl_l8", 512, 904.5), x("cluster8_l8", 512, 950.0)]);
+        sm90.extend([x("read_only_l8", 256, 1.6), x("fence_sc_l8", 256, 2.7), x("two_pass_l8", 256, 3.0), x("two_pass_pdl_l8", 256, 2.6), x("cluster8_l8", 256, 2.4)].map(|r| Experiment { n: 1 << 16, ..r }));
+        let text = finish_cost(Some(&sm90));
+        assert!(text.contains("| 2^30 | 900.00 (512 × 8) | 920.00 (1024 × 8) | 920.50 (1024 × 8) | 905.00 (512 × 8) | 904.50 (512 × 8) | 950.00 (512 × 8) |"), "{text}");
+        assert!(text.contains("from 0.50 µs less (at 2^30) to 0.40 µs less (at 2^16)") || text.contains("from 0.40 µs less (at 2^16) to 0.50 µs less (at 2^30)"), "{text}");
+        assert!(text.contains("were the fastest finish only at 2^16."), "{text}");
     }
 
     #[test]
