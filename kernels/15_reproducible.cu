@@ -193,9 +193,9 @@ __device__ __forceinline__ void chunk_sums(const In* __restrict__ in, u64 n, u64
 // One block folds the partials of `chunks` chunks: virtual lane l adds partials l, l + 1024, ...
 // in index order, then the 1024-lane tree; thread 0 returns the sum. With LOADS > 1 a lane's
 // partials come from L2 LOADS at a time, all in flight before the first is added (the two-launch
-// sums' fold: one at a time, each add would wait for its load, 64 round trips a lane at 2^30).
-// The one-launch sums keep one at a time: the same registers hold their chunks' loads, and the
-// one-lane kernels have 32.
+// sums' fold, one block of 1024 threads: one lane a thread). The one-launch sums keep the plain
+// loop (unrolled by 8, as many loads in flight as the compiler schedules): their last block folds
+// inside a kernel whose registers the chunks' loads already hold, and the one-lane kernels have 32.
 #define FOLD_LOADS 16
 template <typename Acc, unsigned LOADS>
 __device__ __forceinline__ Acc fold_partials(const u64* partials, u64 chunks, Acc* warps) {
@@ -296,7 +296,7 @@ INSTANTIATE_CHUNKED(reduce15_f64)
     ENTRY_CHUNKS(name, Acc, f32, float)                                                          \
     ENTRY_CHUNKS(name, Acc, f16, f16_t)                                                          \
     ENTRY_CHUNKS(name, Acc, bf16, bf16_t)                                                        \
-    extern "C" __global__ void name##_fold(const u64* partials, float* out, u64 chunks) { fold_chunk_sums<Acc>(partials, out, chunks); }
+    extern "C" __global__ void __launch_bounds__(CHUNK_LANES) name##_fold(const u64* partials, float* out, u64 chunks) { fold_chunk_sums<Acc>(partials, out, chunks); }
 INSTANTIATE_TWO_LAUNCHES(reduce15_reproducible_two_pass, PlainF32)
 INSTANTIATE_TWO_LAUNCHES(reduce15_neumaier_two_pass, Neumaier)
 

@@ -177,7 +177,9 @@ impl Mutant {
         // Leaked: a handful of small strings per process, alive as long as the compiled module.
         let file: &'static str = Box::leak(self.file_name().into_boxed_str());
         let source: &'static str = Box::leak(self.source()?.into_boxed_str());
-        let spec: &'static KernelSpec = Box::leak(Box::new(KernelSpec { file, source, ..*original }));
+        // A dependent launch is only safe for a kernel that still waits for the launch before it.
+        let dependent_launch = original.dependent_launch && source.contains("griddepcontrol.wait");
+        let spec: &'static KernelSpec = Box::leak(Box::new(KernelSpec { file, source, dependent_launch, ..*original }));
         made.insert(self.name, spec);
         Ok(spec)
     }

@@ -39,18 +39,19 @@ impl Options {
     }
 }
 
-/// The name shown in messages, and the text.
 /// The source a check hands its child, in a file no other check shares (removed on drop).
 fn scratch_source(number: u32, text: &str) -> Result<tempfile::NamedTempFile> {
-    let file = tempfile::Builder::new()
+    use std::io::Write;
+    let mut file = tempfile::Builder::new()
         .prefix(&format!("reduction-exercise-{number}-"))
         .suffix(".cu")
         .tempfile()
         .map_err(|e| crate::error::io_error(&std::env::temp_dir(), e))?;
-    std::fs::write(file.path(), text).map_err(|e| crate::error::io_error(file.path(), e))?;
+    file.write_all(text.as_bytes()).map_err(|e| crate::error::io_error(file.path(), e))?;
     Ok(file)
 }
 
+/// The name shown in messages, and the text.
 pub fn source(exercise: &Exercise, which: &Which) -> Result<(String, String)> {
     Ok(match which {
         Which::Stub => (exercise.stub_path(), exercise.stub.to_string()),

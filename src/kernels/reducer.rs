@@ -290,10 +290,13 @@ impl<T: Element> Reducer<T> {
             attrs: &mut attribute,
             numAttrs: 1,
         };
-        // SAFETY: the entry takes (const Acc* in, Acc* out, u64 n), which `params` points at:
-        // `source` holds n values, `out` room for `grid` (or is the one-value result). The kernel
-        // waits in griddepcontrol.wait before it reads, so starting early cannot read a partial
-        // before the pass before has written it. The guards keep the buffers' uses ordered.
+        // cudarc's own launches make the context current first; this one goes past them.
+        self.gpu.bind_to_thread()?;
+        // SAFETY: the entry takes (const Acc* in, Acc* out, u64 n), which `params` points at
+        // (locals that outlive the call; the driver copies them at the launch): `source` holds n
+        // values, `out` room for `grid` (or is the one-value result). Every launch is on the one
+        // stream, and the kernel waits in griddepcontrol.wait before it reads, so starting early
+        // cannot read a partial before the pass before has written it.
         unsafe { sys::cuLaunchKernelEx(&config, self.rest.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
             .result()
             .map_err(|source| Error::Cuda {

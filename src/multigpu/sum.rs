@@ -213,7 +213,7 @@ pub fn sum<T: Summable>(ranks: &Ranks, n: usize, input: Input, options: &SumOpti
             return Err(Error::Config { setting: format!("a gathered sum of {}", T::SUFFIX), reason: "only f32 is gathered: integer sums are the same bits whatever the number of GPUs already".into() });
         }
         if !kernel.shape.is_chunked() || fold_packed(kernel.name, &[]).is_none() {
-            return Err(Error::Config { setting: format!("a gathered sum with {}", kernel.name), reason: "the gathered sum needs a kernel that leaves one sum per chunk, and whose fold the host knows: reduce15_reproducible, reduce15_neumaier or reduce15_f64 (or their _b1024 entries)".into() });
+            return Err(Error::Config { setting: format!("a gathered sum with {}", kernel.name), reason: "the gathered sum needs a kernel that leaves one sum per chunk, and whose fold the host knows: reduce15_reproducible, reduce15_neumaier or reduce15_f64 (or the _b1024 and _two_pass forms of the first two)".into() });
         }
     }
     let id = nccl.unique_id()?; // made once, shared by every rank

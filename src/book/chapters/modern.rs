@@ -349,9 +349,11 @@ pub fn finish_cost(experiments: Option<&[Experiment]>) -> String {
     // The dependent second launch (sm_90): what it saves over the plain second launch.
     let saved: Vec<(usize, f64)> = sizes.iter().filter_map(|&n| Some((n, fastest_finish(e, "two_pass", n)?.0 - fastest_finish(e, "two_pass_pdl", n)?.0))).filter(|&(n, _)| n >= 1 << 16).collect();
     if let (Some(most), Some(least)) = (saved.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)), saved.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))) {
+        let than = |us: f64| format!("{:.2} µs {}", us.abs(), if us >= 0.0 { "less" } else { "more" });
         write!(s, "Queued as a programmatic dependent launch (each block of the first launch lets it in as it starts, and it waits in \
-            `griddepcontrol.wait` until the first has ended), the second launch cost from {:.2} µs less (at {}) to {:.2} µs less (at {}) from 2^16 on; ",
-            least.1, size_text(least.0), most.1, size_text(most.0)).unwrap();
+            `griddepcontrol.wait` until the first has ended), the two launches took from {} (at {}) to {} (at {}) than the plain two \
+            launches from 2^16 on, each at its fastest tile shape; ",
+            than(least.1), size_text(least.0), than(most.1), size_text(most.0)).unwrap();
         if let Some(over) = over("two_pass_pdl", largest) {
             write!(s, "at {} it took {:.1}% longer than the read-only kernel. ", size_text(largest), over * 100.0).unwrap();
         }
@@ -425,7 +427,14 @@ mod tests {
         sm90.extend([x("read_only_l8", 256, 1.6), x("fence_sc_l8", 256, 2.7), x("two_pass_l8", 256, 3.0), x("two_pass_pdl_l8", 256, 2.6), x("cluster8_l8", 256, 2.4)].map(|r| Experiment { n: 1 << 16, ..r }));
         let text = finish_cost(Some(&sm90));
         assert!(text.contains("| 2^30 | 900.00 (512 × 8) | 920.00 (1024 × 8) | 920.50 (1024 × 8) | 905.00 (512 × 8) | 904.50 (512 × 8) | 950.00 (512 × 8) |"), "{text}");
-        assert!(text.contains("from 0.50 µs less (at 2^30) to 0.40 µs less (at 2^16)") || text.contains("from 0.40 µs less (at 2^16) to 0.50 µs less (at 2^30)"), "{text}");
+        assert!(text.contains("took from 0.40 µs less (at 2^16) to 0.50 µs less (at 2^30) than the plain two launches"), "{text}");
+        // A dependent launch that was slower is said so, not as a negative saving.
+        let mut slower = sm90.clone();
+        slower.push(Experiment { n: 1 << 18, ..x("two_pass_l8", 256, 3.0) });
+        slower.push(Experiment { n: 1 << 18, ..x("two_pass_pdl_l8", 256, 3.1) });
+        slower.push(Experiment { n: 1 << 18, ..x("read_only_l8", 256, 1.8) });
+        let text = finish_cost(Some(&slower));
+        assert!(text.contains("took from 0.10 µs more (at 2^18) to 0.50 µs less (at 2^30)"), "{text}");
         assert!(text.contains("were the fastest finish only at 2^16."), "{text}");
     }
 
