@@ -205,18 +205,36 @@ impl Packed for WideF64 {
     }
 }
 
+/// The order (and accumulator) a registered chunked kernel sums in, by name: `reduce15_reproducible`,
+/// `reduce15_neumaier` or `reduce15_f64`, and the one-lane `_b1024` and two-launch `_two_pass`
+/// forms of the first two, which run the same order. `None` for any other kernel.
+#[derive(Clone, Copy)]
+enum Order {
+    Plain,
+    Compensated,
+    Wide,
+}
+
+fn order_of(kernel: &str) -> Option<Order> {
+    match kernel {
+        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 | names::REDUCE15_REPRODUCIBLE_TWO_PASS => Some(Order::Plain),
+        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 | names::REDUCE15_NEUMAIER_TWO_PASS => Some(Order::Compensated),
+        names::REDUCE15_F64 => Some(Order::Wide),
+        _ => None,
+    }
+}
+
 /// The fold of packed chunk sums (the `partials` array as the kernel leaves it) for a chunked
 /// kernel by name; `None` for any other kernel.
 pub fn fold_packed(kernel: &str, packed: &[u64]) -> Option<f32> {
     fn fold<A: Packed>(packed: &[u64]) -> f32 {
         fold_partials(&packed.iter().map(|&b| A::unpack(b)).collect::<Vec<A>>()).result()
     }
-    match kernel {
-        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 | names::REDUCE15_REPRODUCIBLE_TWO_PASS => Some(fold::<PlainF32>(packed)),
-        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 | names::REDUCE15_NEUMAIER_TWO_PASS => Some(fold::<Neumaier>(packed)),
-        names::REDUCE15_F64 => Some(fold::<WideF64>(packed)),
-        _ => None,
-    }
+    Some(match order_of(kernel)? {
+        Order::Plain => fold::<PlainF32>(packed),
+        Order::Compensated => fold::<Neumaier>(packed),
+        Order::Wide => fold::<WideF64>(packed),
+    })
 }
 
 /// The packed chunk sums of `xs` (f32 values) for a chunked kernel by name, in chunk order;
@@ -225,26 +243,21 @@ pub fn packed_partials(kernel: &str, xs: &[f32]) -> Option<Vec<u64>> {
     fn packed<A: Packed + Send>(xs: &[f32]) -> Vec<u64> {
         chunk_partials::<A>(xs, 4).into_iter().map(A::pack).collect()
     }
-    match kernel {
-        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 | names::REDUCE15_REPRODUCIBLE_TWO_PASS => Some(packed::<PlainF32>(xs)),
-        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 | names::REDUCE15_NEUMAIER_TWO_PASS => Some(packed::<Neumaier>(xs)),
-        names::REDUCE15_F64 => Some(packed::<WideF64>(xs)),
-        _ => None,
-    }
+    Some(match order_of(kernel)? {
+        Order::Plain => packed::<PlainF32>(xs),
+        Order::Compensated => packed::<Neumaier>(xs),
+        Order::Wide => packed::<WideF64>(xs),
+    })
 }
 
-/// The transcription of a registered chunked kernel by name: `reduce15_reproducible`,
-/// `reduce15_neumaier` or `reduce15_f64` (and the one-lane `_b1024` and two-launch `_two_pass`
-/// forms of the first two);
+/// The transcription of a registered chunked kernel by name ([`order_of`] names them);
 /// `None` for any other kernel.
 pub fn transcribe_kernel(kernel: &str, xs: &[f32], bytes_per_value: usize) -> Option<f32> {
-    match kernel {
-        // The one-lane kernels (blocks of 1024) and the two-launch ones run the same order.
-        names::REDUCE15_REPRODUCIBLE | names::REDUCE15_REPRODUCIBLE_B1024 | names::REDUCE15_REPRODUCIBLE_TWO_PASS => Some(transcribe::<PlainF32>(xs, bytes_per_value)),
-        names::REDUCE15_NEUMAIER | names::REDUCE15_NEUMAIER_B1024 | names::REDUCE15_NEUMAIER_TWO_PASS => Some(transcribe::<Neumaier>(xs, bytes_per_value)),
-        names::REDUCE15_F64 => Some(transcribe::<WideF64>(xs, bytes_per_value)),
-        _ => None,
-    }
+    Some(match order_of(kernel)? {
+        Order::Plain => transcribe::<PlainF32>(xs, bytes_per_value),
+        Order::Compensated => transcribe::<Neumaier>(xs, bytes_per_value),
+        Order::Wide => transcribe::<WideF64>(xs, bytes_per_value),
+    })
 }
 
 #[cfg(test)]
