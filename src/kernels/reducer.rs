@@ -234,25 +234,18 @@ impl<T: Element> Reducer<T> {
                     launch.arg(&pass.n);
                     self.fire(launch, i, passes)?;
                 }
-                (i, Some(b)) if self.dependent => {
+                (i, Some(b)) => {
                     let (source, target) = if i % 2 == 1 { (&*a, b) } else { (&*b, &mut *a) };
-                    self.fire_dependent(&source.slice(..n), result, target, i, passes)?;
-                }
-                (i, Some(b)) if i % 2 == 1 => {
-                    let source = a.slice(..n);
-                    let mut launch = stream.launch_builder(&self.rest);
-                    launch.arg(&source);
-                    output(&mut launch, result, &mut *b);
-                    launch.arg(&pass.n);
-                    self.fire(launch, i, passes)?;
-                }
-                (_, Some(b)) => {
-                    let source = b.slice(..n);
-                    let mut launch = stream.launch_builder(&self.rest);
-                    launch.arg(&source);
-                    output(&mut launch, result, &mut *a);
-                    launch.arg(&pass.n);
-                    self.fire(launch, i, passes)?;
+                    let source = source.slice(..n);
+                    if self.dependent {
+                        self.fire_dependent(&source, result, target, i, passes)?;
+                    } else {
+                        let mut launch = stream.launch_builder(&self.rest);
+                        launch.arg(&source);
+                        output(&mut launch, result, target);
+                        launch.arg(&pass.n);
+                        self.fire(launch, i, passes)?;
+                    }
                 }
                 (_, None) => unreachable!("ensure_scratch allocates b whenever there is a second pass"),
             }
