@@ -250,7 +250,8 @@ pub fn packed_partials(kernel: &str, xs: &[f32]) -> Option<Vec<u64>> {
     })
 }
 
-/// The transcription of a registered chunked kernel by name ([`order_of`] names them);
+/// The transcription of a registered chunked kernel by name (`reduce15_reproducible`,
+/// `reduce15_neumaier`, `reduce15_f64`, and the `_b1024` and `_two_pass` forms of the first two);
 /// `None` for any other kernel.
 pub fn transcribe_kernel(kernel: &str, xs: &[f32], bytes_per_value: usize) -> Option<f32> {
     Some(match order_of(kernel)? {
