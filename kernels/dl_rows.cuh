@@ -6,9 +6,9 @@
 // Who holds a row (the team), chosen by the host for the shape:
 //   lanes    a team of 8, 16 or 32 lanes of one warp per row (short rows): shuffles only.
 //   block    one block per row: shuffles, then one word per warp in shared memory.
-//   cluster  a thread-block cluster of C blocks per row (sm_90 and later): each block's state
-//            goes to its shared memory, and every block reads all C of them through
-//            distributed shared memory after a cluster barrier.
+//   cluster  a thread-block cluster of C blocks per row (sm_90 and later): each block pushes
+//            its state into the shared memory of every block of the cluster, where a
+//            transaction barrier counts the C states in.
 //   split    S co-resident blocks per row (any architecture): each block publishes its state in
 //            global memory, counts itself in, waits until all S have, and reads the S states.
 //            The host keeps the grid within what the GPU holds at once, so every block a block
@@ -154,49 +154,74 @@ __device__ __forceinline__ void store_cg_state(S* p, S s) {
     for (int k = 0; k < (int)(sizeof(S) / 4); ++k) __stcg(reinterpret_cast<unsigned*>(p) + k, u.word[k]);
 }
 
-// ---- Thread-block clusters (sm_90): the block's rank, the barrier, and a peer's shared memory.
+// ---- Thread-block clusters (sm_90): the block's rank, the barrier, and a push into a peer's
+// shared memory that a transaction barrier there counts.
 #if __CUDA_ARCH__ >= 900
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
-__device__ __forceinline__ unsigned load_peer_word(const unsigned* local, unsigned rank) {
-    unsigned long long generic = reinterpret_cast<unsigned long long>(local), shared;
-    asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(generic));
-    unsigned remote, v;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)shared), "r"(rank));
-    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(remote) : "memory");
-    return v;
+__device__ __forceinline__ unsigned shared_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned peer_address(unsigned local, unsigned rank) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    return remote;
 }
 
 // ANCHOR: cluster_allreduce
-// Every thread of the C blocks of the cluster gets the row's state: each block's state goes to
-// its own shared memory; after a cluster barrier, lane i of every warp reads block i's state
-// through distributed shared memory, and the warp combines the C states (the same bits in every
-// warp of every block). Each block then arrives at the cluster barrier again; `cluster_wait`
-// before it exits keeps its shared memory alive until every peer has read it.
-template <int C, typename Op>
-__device__ __forceinline__ typename Op::State cluster_allreduce(const Op& op, typename Op::State s, typename Op::State* warp_states) {
-    typedef typename Op::State S;
-    __shared__ StateWords<S> mine;
-    s = block_allreduce(op, s, warp_states);
-    if (threadIdx.x == 0) mine.state = s;
-    cluster_arrive();
-    cluster_wait();
-    const unsigned lane = threadIdx.x % 32;
-    StateWords<S> v;
-    v.state = op.identity();
-    if (lane < C) {
-#pragma unroll
-        for (int k = 0; k < (int)(sizeof(S) / 4); ++k) v.word[k] = load_peer_word(&mine.word[k], lane);
+// Every thread of the C blocks of the cluster gets the row's state, with no cluster barrier on
+// the way. Each block has C slots and a transaction barrier (an mbarrier that completes when C
+// states' bytes have landed). `open`, as the block starts: the barrier is set up, and the cluster
+// barrier that makes it visible to the peers is arrived at. `allreduce`, after the row's loads:
+// that cluster barrier is waited for (long since complete), thread i of every block pushes the
+// block's state into slot [rank] of block i (st.async, counted by block i's barrier), and each
+// block waits for its own C slots. A block leaves only once all C states have reached it, so no
+// peer writes into its shared memory after it has gone; nothing reads a peer's memory.
+// (The first version read the peers' states through distributed shared memory between two
+// cluster barriers; plots/dl_long_rows.cu measures both against clusters that exchange nothing.)
+template <int C, typename S>
+struct ClusterExchange {
+    StateWords<S> slot[C];
+    unsigned long long landed;  // the transaction barrier: one phase, C · sizeof(S) bytes
+
+    __device__ __forceinline__ void open() {
+        if (threadIdx.x == 0) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(&landed)) : "memory");
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(&landed)),
+                         "r"((unsigned)(C * sizeof(S)))
+                         : "memory");
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        cluster_arrive_relaxed();
     }
-    s = warp_allreduce(op, v.state, 32);
-    cluster_arrive();  // done with the peers' shared memory; waited for before exit
-    return s;
-}
+
+    template <typename Op>
+    __device__ __forceinline__ S allreduce(const Op& op, S s, S* warp_states) {
+        s = block_allreduce(op, s, warp_states);
+        cluster_wait();  // every peer's barrier is set up
+        if (threadIdx.x < C) {
+            StateWords<S> mine;
+            mine.state = s;
+            const unsigned to = threadIdx.x, rank = cluster_rank();
+            const unsigned bar = peer_address(shared_address(&landed), to);
+#pragma unroll
+            for (int k = 0; k < (int)(sizeof(S) / 4); ++k)
+                asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+                                 peer_address(shared_address(&slot[rank].word[k]), to)),
+                             "r"(mine.word[k]), "r"(bar)
+                             : "memory");
+        }
+        asm volatile(
+            "{\n .reg .pred done;\n wait_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n @!done bra wait_%=;\n}\n" ::"r"(
+                shared_address(&landed))
+            : "memory");
+        const unsigned lane = threadIdx.x % 32;
+        return warp_allreduce(op, lane < C ? slot[lane].state : op.identity(), 32);  // the same bits in every warp of every block
+    }
+};
 // ANCHOR_END: cluster_allreduce
 #endif
 
@@ -482,7 +507,8 @@ template <class Op, int C>
 struct ClusterTeam {
     Op op;
     typename Op::State* warp_states;
-    __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return cluster_allreduce<C>(op, s, warp_states); }
+    ClusterExchange<C, typename Op::State>* exchange;
+    __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return exchange->allreduce(op, s, warp_states); }
 };
 #endif
 template <class Op>
@@ -534,10 +560,11 @@ __device__ __forceinline__ void rows_by_cluster(const Task& task) {
     using Op = typename Task::Op;
     const Op op{};
     __shared__ typename Op::State warp_states[32];
+    __shared__ ClusterExchange<C, typename Op::State> exchange;
+    exchange.open();  // before the row's loads: the cluster barrier it arrives at completes behind them
     const u64 row = blockIdx.x / C;
     const Slot s = {cluster_rank() * blockDim.x + threadIdx.x, C * blockDim.x};
-    row_program<Task, VPT>(task, row, row < task.rows, s, ClusterTeam<Op, C>{op, warp_states});
-    cluster_wait();  // no block leaves while a peer may still read its shared memory
+    row_program<Task, VPT>(task, row, row < task.rows, s, ClusterTeam<Op, C>{op, warp_states, &exchange});
 }
 #endif
 

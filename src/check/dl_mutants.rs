@@ -22,6 +22,8 @@ pub struct DlMutant {
     /// The inputs that expose it: `huge` rows (e^x overflows without the shift), `ignore`
     /// targets, exact integer `dy` for the column sums, or plain random values.
     pub inputs: Inputs,
+    /// Only the team whose code it changes runs it (`tests/dl.rs`'s team names); None: every team.
+    pub only_team: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +50,7 @@ pub const ALL: &[DlMutant] = &[
         find: "    ExpSumOf e{m == -infinity() ? 0.0f : m, 0.0f};  // −∞ values then give 0, NaN stays NaN\n    values(e);\n    return MaxSum{m, e.s};",
         replace: "    ExpSumOf e{0.0f, 0.0f};\n    values(e);\n    return MaxSum{0.0f, e.s};",
         inputs: Inputs::HugeRows,
+        only_team: None,
     },
     DlMutant {
         name: "rescale_missing",
@@ -56,6 +59,7 @@ pub const ALL: &[DlMutant] = &[
         find: "        return MaxSum{m, rescaled(a.max, a.sum, m) + rescaled(b.max, b.sum, m)};",
         replace: "        return MaxSum{m, a.sum + b.sum};",
         inputs: Inputs::Spike,
+        only_team: None,
     },
     DlMutant {
         name: "row_tail_dropped",
@@ -64,6 +68,7 @@ pub const ALL: &[DlMutant] = &[
         find: "    r.n = task.cols;",
         replace: "    r.n = task.cols - 1;",
         inputs: Inputs::Random,
+        only_team: None,
     },
     DlMutant {
         name: "gamma_beta_swapped",
@@ -72,6 +77,7 @@ pub const ALL: &[DlMutant] = &[
         find: "(dl::LayerNormTask<T>{x, gamma, beta, y, mean, rstd, rows, cols, ld, eps})",
         replace: "(dl::LayerNormTask<T>{x, beta, gamma, y, mean, rstd, rows, cols, ld, eps})",
         inputs: Inputs::Random,
+        only_team: None,
     },
     DlMutant {
         name: "ignore_index_ignored",
@@ -80,6 +86,7 @@ pub const ALL: &[DlMutant] = &[
         find: "        if (t == ignore_index) {",
         replace: "        if (t == ignore_index && false) {",
         inputs: Inputs::Ignored,
+        only_team: None,
     },
     DlMutant {
         name: "column_last_row_dropped",
@@ -88,6 +95,16 @@ pub const ALL: &[DlMutant] = &[
         find: "r1 = min(rows, r0 + rows_per_chunk);",
         replace: "r1 = min(rows - 1, r0 + rows_per_chunk);",
         inputs: Inputs::ExactDy,
+        only_team: None,
+    },
+    DlMutant {
+        name: "cluster_block_dropped",
+        op: DlOp::Softmax,
+        bug: "the cluster's merge starts at slot 1: block 0's state, pushed like the others, is never combined",
+        find: "lane < C ? slot[lane].state : op.identity()",
+        replace: "lane < C && lane > 0 ? slot[lane].state : op.identity()",
+        inputs: Inputs::Random,
+        only_team: Some("cluster"),
     },
 ];
 // ANCHOR_END: catalogue
@@ -151,7 +168,8 @@ mod tests {
         }
         let names: std::collections::HashSet<_> = ALL.iter().map(|m| m.name).collect();
         assert_eq!(names.len(), ALL.len());
-        // The six: shift, rescale, tail, γ/β, ignore_index, a column's last row.
-        assert_eq!(ALL.len(), 6);
+        // The six (shift, rescale, tail, γ/β, ignore_index, a column's last row) and the
+        // cluster exchange's.
+        assert_eq!(ALL.len(), 7);
     }
 }

@@ -494,7 +494,9 @@ mod tests {
         assert_eq!(pick(wide(DlOp::Softmax, Dtype::F32, 1 << 17, h200)), Some((Team::Cluster(4), 8, 1024)), "the planner: 8 × 512");
         assert_eq!(pick(wide(DlOp::RmsNorm, Dtype::BF16, 1 << 18, h200)), Some((Team::Cluster(4), 8, 1024)));
         assert_eq!(pick(wide(DlOp::Softmax, Dtype::F32, 128_256, h200)), Some((Team::Cluster(4), 8, 1024)));
-        for (cols, dtype) in [(1 << 15, Dtype::F32), (1 << 16, Dtype::F32), (1 << 18, Dtype::F32), (1 << 16, Dtype::BF16)] {
+        assert_eq!(pick(wide(DlOp::Softmax, Dtype::F32, 1 << 16, h200)), Some((Team::Cluster(2), 8, 1024)), "the planner: 4 × 512");
+        assert_eq!(pick(wide(DlOp::Softmax, Dtype::BF16, 1 << 17, h200)), Some((Team::Cluster(2), 8, 1024)));
+        for (cols, dtype) in [(1 << 15, Dtype::F32), (1 << 18, Dtype::F32), (1 << 16, Dtype::BF16)] {
             assert!(wide(DlOp::Softmax, dtype, cols, h200).is_none(), "{dtype} {cols}: the planner's own blocks are 1024 threads");
         }
         assert!(wide(DlOp::Softmax, Dtype::F32, 1 << 17, sm80).is_none(), "no clusters below sm_90");

@@ -52,6 +52,74 @@ fn copy_shapes_table(rows: &[records::CopyShapeTime], peak: f64) -> String {
     out
 }
 
+/// The exchanges of `plots/dl_long_rows.cu`, in the table's order: (variant, column title).
+const EXCHANGES: [(&str, &str); 5] = [
+    ("barrier", "read through DSMEM, two cluster barriers"),
+    ("push", "pushed, one cluster barrier"),
+    ("mbarrier", "pushed, a transaction barrier"),
+    ("none", "no exchange (wrong), clusters"),
+    ("nocluster", "no exchange (wrong), no clusters"),
+];
+
+/// `dl_cluster_exchange.md`: the long-row softmax's cluster exchanges against the same clusters
+/// with no exchange (`<gpu-slug>-long-rows.csv` under `plots/data/dl/experiments/`).
+pub fn cluster_exchange_markdown(c: &Context) -> Result<String> {
+    let gpu = &c.book()?.0.gpu;
+    let path = records::exchange_file(&c.data_dir, &crate::records::slug(gpu));
+    if !path.is_file() {
+        return Ok(format!("*The cluster exchanges are not yet measured on the {gpu} (`plots/dl_long_rows.cu`).*\n"));
+    }
+    let (header, rows) = crate::records::csv::read::<records::ExchangeTime>(&path)?;
+    let peak = crate::records::csv::value(&header, "peak_gbps").and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    Ok(exchange_table(&rows, peak))
+}
+
+fn exchange_table(rows: &[records::ExchangeTime], peak: f64) -> String {
+    let mut out = String::from("*Softmax, M·N = 2^28, each row held in registers by a cluster of C blocks × threads × 16-byte packs; µs (% of peak), \
+        median of 15 CUDA-event runs; one run of `plots/dl_long_rows.cu`. The last two columns skip the exchange, so their outputs are wrong \
+        (the check says so): they are what the launch costs without it. A team of one block (C = 1) needs no exchange and is right.*\n\n| type | N | team |");
+    for (_, title) in EXCHANGES {
+        write!(out, " {title} |").unwrap();
+    }
+    out.push_str("\n|---|--:|---|");
+    out.push_str(&"--:|".repeat(EXCHANGES.len()));
+    out.push('\n');
+    let mut teams: Vec<(&str, usize, u32, u32, u32)> = rows.iter().map(|r| (r.dtype.as_str(), r.n, r.clusters, r.threads, r.vpt)).collect();
+    teams.dedup();
+    let time = |t: (&str, usize, u32, u32, u32), variant: &str| {
+        rows.iter().find(|r| (r.dtype.as_str(), r.n, r.clusters, r.threads, r.vpt) == t && (r.variant == variant || (variant == "nocluster" && r.variant == "block"))).and_then(|r| r.median_us.map(|us| (us, r)))
+    };
+    for &t in &teams {
+        write!(out, "| {} | 2^{} | {} × {} × {} |", t.0, t.1.trailing_zeros(), t.2, t.3, t.4).unwrap();
+        for (variant, _) in EXCHANGES {
+            match time(t, variant) {
+                Some((us, r)) => write!(out, " {us:.1} ({:.1}%) |", r.gbps.unwrap_or(f64::NAN) / peak * 100.0).unwrap(),
+                None => out.push_str(" — |"),
+            }
+        }
+        out.push('\n');
+    }
+    // What the exchanges cost over the same clusters with no exchange, per type.
+    for dtype in ["f32", "bf16"] {
+        let cost = |variant: &str| -> Vec<f64> {
+            teams.iter().filter(|t| t.0 == dtype && t.2 > 1).filter_map(|&t| Some(time(t, variant)?.0 / time(t, "none")?.0 - 1.0)).collect()
+        };
+        let (two, one, tx) = (cost("barrier"), cost("push"), cost("mbarrier"));
+        if tx.is_empty() {
+            continue;
+        }
+        let most = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max) * 100.0;
+        let fastest = teams.iter().filter(|t| t.0 == dtype && t.2 > 1).filter(|&&t| {
+            let right = |v: &str| time(t, v).filter(|(_, r)| r.checked == "right").map(|(us, _)| us);
+            matches!((right("mbarrier"), right("push"), right("barrier")), (Some(m), Some(p), Some(b)) if m <= p && m <= b)
+        }).count();
+        write!(out, "\n{dtype}: over the same clusters with no exchange, the two-barrier exchange took up to {:.1}% longer, the pushed one with one barrier \
+            up to {:.1}%, the transaction barrier up to {:.1}%; it was the fastest of the three (and right) at {fastest} of {} teams.\n",
+            most(&two), most(&one), most(&tx), tx.len()).unwrap();
+    }
+    out
+}
+
 /// `dl_ncu.md`: what Nsight Compute saw of launches below the goal, and of a peer's launch where
 /// the peer is faster (`plots/data/dl/ncu/`, `[<peer>-]<op>_<type>_<M>x<N>.txt`); then, for each
 /// peer's profile, a sentence setting it beside ours at the same shape.
@@ -85,6 +153,27 @@ pub fn ncu_markdown(c: &Context) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exchange_table_sets_each_exchange_beside_no_exchange() {
+        let text = "# gpu: NVIDIA H200\n# peak_gbps: 4814.3\n\
+            dtype,n,rows,clusters,threads,vpt,variant,registers,max_active_clusters,median_us,min_us,max_us,gbps,checked\n\
+            f32,32768,8192,1,1024,8,block,64,0,529.09,528,530,4058.6,right\n\
+            f32,65536,4096,2,1024,8,barrier,64,66,562.11,561,563,3820.3,right\n\
+            f32,65536,4096,2,1024,8,push,64,66,551.78,551,552,3891.8,right\n\
+            f32,65536,4096,2,1024,8,mbarrier,64,66,523.20,523,524,4104.5,right\n\
+            f32,65536,4096,2,1024,8,none,64,66,520.00,520,521,4129.7,wrong\n\
+            f32,65536,4096,2,1024,8,nocluster,64,0,522.91,522,523,4106.9,wrong\n\
+            f32,262144,1024,32,1024,8,barrier,64,0,,,,,does not fit\n";
+        let (_, rows) = crate::records::csv::from_str::<records::ExchangeTime>(text, "test").unwrap();
+        let t = exchange_table(&rows, 4814.3);
+        assert!(t.contains("| f32 | 2^16 | 2 × 1024 × 8 | 562.1 (79.4%) | 551.8 (80.8%) | 523.2 (85.3%) | 520.0 (85.8%) | 522.9 (85.3%) |"), "{t}");
+        assert!(t.contains("| f32 | 2^15 | 1 × 1024 × 8 | — | — | — | — | 529.1 (84.3%) |"), "{t}");
+        assert!(t.contains("| f32 | 2^18 | 32 × 1024 × 8 | — | — | — | — | — |"), "{t}");
+        assert!(t.contains("the two-barrier exchange took up to 8.1% longer, the pushed one with one barrier up to 6.1%, the transaction barrier up to 0.6%; \
+            it was the fastest of the three (and right) at 1 of 1 teams."), "{t}");
+        assert!(!t.contains("bf16:"), "{t}");
+    }
 
     #[test]
     fn the_copy_shapes_table_puts_each_tile_on_one_line() {

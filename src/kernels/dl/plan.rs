@@ -230,13 +230,15 @@ pub const SLICE_PACKS: u64 = 4096;
 pub const MAX_CLUSTER: u32 = 8;
 
 /// The cluster for a row of `p` packs, as (blocks, threads a block), 8 packs a thread; None past
-/// 8 × 1024 × 8 packs. From dl-bench on the H200 (plots/data/dl/experiments/s32-a-long-rows.csv,
-/// and the long-row table): 2 blocks of 1024 beat 4 of 512 (f32 2^16, bf16 2^17), 8 of 1024 beat
-/// 16 co-resident blocks (f32 2^18). From 16384 to 32768 packs the 8 of 512 stay: 4 of 1024 were
-/// measured there once (f32 2^17: softmax 1.4% slower, LayerNorm 2.0% and RMSNorm 3.1% faster).
+/// 8 × 1024 × 8 packs. From dl-bench on the H200 with the exchange through transaction barriers
+/// (the long-row table): up to 16384 packs 4 blocks of 512 beat 2 of 1024 for every op (f32 2^16:
+/// softmax 517.1 against 543.9 µs, LayerNorm 704.5 against 753.0; bf16 2^17: softmax 290.0
+/// against 315.0); up to 32768, 8 of 512 beat 4 of 1024 (f32 2^17: softmax 524.6 against 587.3);
+/// 8 of 1024 beat 16 co-resident blocks (f32 2^18: 607.8 against 917.6). (With the first exchange,
+/// through two cluster barriers, 2 of 1024 had been the faster: s32-a-long-rows.csv.)
 pub fn cluster_for(p: u64) -> Option<(u32, u32)> {
     match p {
-        _ if p <= 2 * BLOCK_MAX_PACKS => Some((2, 1024)),
+        _ if p <= 4 * SLICE_PACKS => Some((4, 512)),
         _ if p <= MAX_CLUSTER as u64 * SLICE_PACKS => Some((MAX_CLUSTER, 512)),
         _ if p <= MAX_CLUSTER as u64 * BLOCK_MAX_PACKS => Some((MAX_CLUSTER, 1024)),
         _ => None,
@@ -266,7 +268,7 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
     }
     if op != DlOp::CrossEntropy && device.has_clusters() {
         if let Some((c, block)) = cluster_for(p) {
-            return (Choice { team: Team::Cluster(c), vpt: 8, block }, "a row for 2 to 8 blocks: a cluster holds it and exchanges the state through distributed shared memory");
+            return (Choice { team: Team::Cluster(c), vpt: 8, block }, "a row for 4 to 8 blocks: a cluster holds it, each block pushing its state into the others' shared memory");
         }
     }
     let slices = p.div_ceil(SLICE_PACKS);
@@ -455,7 +457,7 @@ mod tests {
         let wide = auto(DlOp::LayerNorm, Dtype::F32, 1 << 13, 1 << 15);
         assert_eq!((wide.team, wide.block, wide.chunks), (Team::Block, 1024, 1), "{wide}");
         let c = auto(DlOp::LayerNorm, Dtype::F32, 1 << 12, 1 << 16);
-        assert_eq!((c.team, c.block), (Team::Cluster(2), 1024), "{c}");
+        assert_eq!((c.team, c.block), (Team::Cluster(4), 512), "{c}");
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).team, Team::Cluster(8));
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).block, 512);
         let big = auto(DlOp::Softmax, Dtype::F32, 1024, 1 << 18);
