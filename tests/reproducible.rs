@@ -30,6 +30,25 @@ fn input_for(kernel: &str, n: usize, seed: u64) -> Vec<f32> {
     }
 }
 
+/// Whether another order of adding `xs` gives other bits in `kernel`'s transcription: the two
+/// halves (split off a chunk boundary) added apart, or the input rotated by one.
+fn orders_differ(kernel: &str, xs: &[f32]) -> bool {
+    let whole = transcribe_kernel(kernel, xs, 4).expect("a chunked kernel");
+    let split = xs.len() / 2 / 16384 * 16384 + 4; // not on a chunk boundary
+    let halves = transcribe_kernel(kernel, &xs[..split], 4).unwrap() + transcribe_kernel(kernel, &xs[split..], 4).unwrap();
+    let rotated: Vec<f32> = xs[1..].iter().chain(&xs[..1]).copied().collect();
+    let rotated = transcribe_kernel(kernel, &rotated, 4).unwrap();
+    whole.to_bits() != halves.to_bits() || whole.to_bits() != rotated.to_bits()
+}
+
+/// The chunked kernels' large test input: the first of up to eight candidates (seeds derived from
+/// `seed`) in which another order shows, so that "the same bits at every launch shape" is a claim
+/// another order would break. A rare draw rounds the same in all three orders (one seed in a run
+/// of `.ci/run` did, TEST_SEED=1796201255005998964); `None` if all eight do.
+fn order_sensitive_input(kernel: &str, n: usize, seed: u64) -> Option<Vec<f32>> {
+    (0..8u64).map(|k| input_for(kernel, n, seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15)))).find(|xs| orders_differ(kernel, xs))
+}
+
 /// Grid caps from one block to many times the SM count, and no cap (one block per chunk).
 fn grid_caps(gpu: &Gpu) -> Vec<Option<u32>> {
     let sms = gpu.info().sm_count;
@@ -88,7 +107,7 @@ fn launch_shape_trials(trials: &mut Vec<Trial>) {
         let name = format!("every_launch_shape::{kernel}::f32::n=2^24+12345");
         let seed = trial_seed(&name);
         trials.push(gpu_trial(name, move |gpu| {
-            let xs = input_for(kernel, (1 << 24) + 12345, seed);
+            let xs = order_sensitive_input(kernel, (1 << 24) + 12345, seed).ok_or(format!("{kernel}: no input of eight where another order shows"))?;
             let shapes = every_shape(gpu, kernel, &xs, 0, &grid_caps(gpu))?;
             eprintln!("{kernel}: {shapes} launch shapes, one result, the transcription's");
             Ok(())
@@ -113,14 +132,8 @@ fn launch_shape_trials(trials: &mut Vec<Trial>) {
         let name = format!("another_order_gives_other_bits::{kernel}");
         let seed = trial_seed(&format!("every_launch_shape::{kernel}::f32::n=2^24+12345"));
         trials.push(Trial::test(name, move || {
-            let xs = input_for(kernel, (1 << 24) + 12345, seed);
-            let whole = transcribe_kernel(kernel, &xs, 4).unwrap();
-            let split = xs.len() / 2 / 16384 * 16384 + 4; // not on a chunk boundary
-            let halves = transcribe_kernel(kernel, &xs[..split], 4).unwrap() + transcribe_kernel(kernel, &xs[split..], 4).unwrap();
-            let rotated: Vec<f32> = xs[1..].iter().chain(&xs[..1]).copied().collect();
-            let rotated = transcribe_kernel(kernel, &rotated, 4).unwrap();
-            if whole.to_bits() == halves.to_bits() && whole.to_bits() == rotated.to_bits() {
-                return Err(format!("{kernel}: two other orders gave the same bits ({whole:e}); the input cannot tell orders apart").into());
+            if order_sensitive_input(kernel, (1 << 24) + 12345, seed).is_none() {
+                return Err(format!("{kernel}: in eight inputs, two other orders gave the same bits; the inputs cannot tell orders apart").into());
             }
             Ok(())
         }));
