@@ -375,28 +375,36 @@ fn check_sample<T: FromF32>(gpu: &Gpu, pool: &Pool<T>, op: DlOp, layout: RowLayo
     };
     let depth = launch.depth(n as u64);
     let dl = |e: cudarc::driver::DriverError| e.to_string();
-    let y_host: Vec<T> = gpu.stream().clone_dtoh(y).map_err(dl)?;
+    // Only the sampled rows of y come back: the whole output is up to 4 GiB (2^13 × 128256 f32,
+    // where with it a measurement took 6.9 s on the H200, checked and timed); cross-entropy
+    // writes no y.
+    let mut y_sampled: Vec<T> = Vec::with_capacity(if op.writes_rows() { rows.len() * n } else { 0 });
+    if op.writes_rows() {
+        for &r in &rows {
+            y_sampled.extend(gpu.stream().clone_dtoh(&y.slice(r * n..(r + 1) * n)).map_err(dl)?);
+        }
+    }
     let stats_host: Vec<f32> = gpu.stream().clone_dtoh(stats).map_err(dl)?;
     let loss_host: Vec<f32> = gpu.stream().clone_dtoh(loss).map_err(dl)?;
     gpu.synchronize().map_err(|e| e.to_string())?;
-    let got_rows = |all: &[T]| -> Vec<f64> { rows.iter().flat_map(|&r| all[r * n..(r + 1) * n].iter().map(|v| v.to_f64())).collect() };
+    let got_rows = |sampled: &[T]| -> Vec<f64> { sampled.iter().map(|v| v.to_f64()).collect() };
     let b = |what: &str| check::bound(op, what, T::DTYPE, depth, c);
     match op {
-        DlOp::Softmax | DlOp::LogSoftmax => check::compare("y", &got_rows(&y_host), &check::softmax(&x, sub, op == DlOp::LogSoftmax), b("y")),
+        DlOp::Softmax | DlOp::LogSoftmax => check::compare("y", &got_rows(&y_sampled), &check::softmax(&x, sub, op == DlOp::LogSoftmax), b("y")),
         DlOp::SoftmaxBwd => {
             let dy = gather(&pool.host.host_dy);
-            check::compare("dx", &got_rows(&y_host), &check::softmax_backward(&x, &dy, sub), b("dx"))
+            check::compare("dx", &got_rows(&y_sampled), &check::softmax_backward(&x, &dy, sub), b("dx"))
         }
         DlOp::LayerNorm => {
             let (want, mean, rstd) = check::layer_norm(&x, &pool.host.host_gamma, &pool.host.host_beta, sub, 1e-5);
-            check::compare("y", &got_rows(&y_host), &want, b("y"))?;
+            check::compare("y", &got_rows(&y_sampled), &want, b("y"))?;
             let pick = |base: usize| -> Vec<f64> { rows.iter().map(|&r| stats_host[base + r] as f64).collect() };
             check::compare("mean", &pick(0), &mean, b("mean"))?;
             check::compare("rstd", &pick(m + 1), &rstd, b("rstd"))
         }
         DlOp::RmsNorm => {
             let (want, rrms) = check::rms_norm(&x, &pool.host.host_gamma, sub, 1e-6);
-            check::compare("y", &got_rows(&y_host), &want, b("y"))?;
+            check::compare("y", &got_rows(&y_sampled), &want, b("y"))?;
             check::compare("rrms", &rows.iter().map(|&r| stats_host[r] as f64).collect::<Vec<_>>(), &rrms, b("rrms"))
         }
         DlOp::CrossEntropy => {
