@@ -245,17 +245,17 @@ pub fn peers_file(data_dir: &Path, slug: &str) -> PathBuf {
 pub fn peers_own_run_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}-peers-own-run.csv"))
 }
-/// The (op, rows, cols) where the book's kernels were measured again without their peers
-/// (`reduction dl-bench --no-peers`, 2026-12-02, after the cluster exchange changed): every
-/// peer's row there was moved to [`peers_own_run_file`], since it ran beside the earlier kernels.
-pub const REMEASURED_WITHOUT_PEERS: &[(&str, usize, usize)] = &[
-    ("softmax", 8192, 32768), ("log_softmax", 8192, 32768), ("softmax_bwd", 8192, 32768), ("layer_norm", 8192, 32768), ("rms_norm", 8192, 32768),
-    ("softmax", 4096, 65536), ("softmax", 2048, 131072), ("softmax", 8192, 128256), ("softmax", 1024, 262144),
-    ("log_softmax", 4096, 65536), ("log_softmax", 2048, 131072), ("log_softmax", 8192, 128256), ("log_softmax", 1024, 262144),
-    ("softmax_bwd", 4096, 65536), ("softmax_bwd", 2048, 131072), ("softmax_bwd", 8192, 128256), ("softmax_bwd", 1024, 262144),
-    ("layer_norm", 4096, 65536), ("layer_norm", 2048, 131072), ("layer_norm", 8192, 128256), ("layer_norm", 1024, 262144),
-    ("rms_norm", 4096, 65536), ("rms_norm", 2048, 131072), ("rms_norm", 8192, 128256), ("rms_norm", 1024, 262144),
-];
+/// Where the book's kernels were measured again without their peers (`reduction dl-bench
+/// --no-peers`, 2026-12-02, after the cluster exchange changed): these ops at these shapes, every
+/// op at every shape. Each peer's row there was moved to [`peers_own_run_file`], since it ran
+/// beside the earlier kernels.
+pub const REMEASURED_WITHOUT_PEERS: (&[&str], &[(usize, usize)]) =
+    (&["softmax", "log_softmax", "softmax_bwd", "layer_norm", "rms_norm"], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]);
+
+/// Whether `op` at `rows` × `cols` is one of [`REMEASURED_WITHOUT_PEERS`].
+pub fn remeasured_without_peers(op: &str, rows: usize, cols: usize) -> bool {
+    REMEASURED_WITHOUT_PEERS.0.contains(&op) && REMEASURED_WITHOUT_PEERS.1.contains(&(rows, cols))
+}
 
 /// Appended to the `method` of a peer's row read from [`peers_own_run_file`].
 pub const OWN_RUN: &str = " (the peers' own run)";
@@ -474,15 +474,14 @@ mod tests {
         let (_, own) = read_csv::<DlRow>(&peers_own_run_file(&dir, "nvidia-h200")).unwrap();
         let (_, peers) = read_csv::<DlRow>(&peers_file(&dir, "nvidia-h200")).unwrap();
         let (_, refused) = csv::read::<Refused>(&refused_file(&dir, "nvidia-h200")).unwrap();
-        let remeasured = |op: &str, m: usize, n: usize| REMEASURED_WITHOUT_PEERS.contains(&(op, m, n));
         assert!(!own.is_empty());
         for r in &own {
             let case = |k: &str, d: Dtype, m: usize, n: usize| k == r.kernel && d == r.dtype && m == r.rows && n == r.n;
             let wrong_beside_ours = refused.iter().any(|x| case(&x.kernel, x.dtype, x.rows, x.n) && (x.status == "wrong" || x.status == "refused"));
-            assert!((r.kernel.starts_with("quack_") && wrong_beside_ours) || remeasured(&r.op, r.rows, r.n), "{} {} {}×{}", r.kernel, r.dtype, r.rows, r.n);
+            assert!((r.kernel.starts_with("quack_") && wrong_beside_ours) || remeasured_without_peers(&r.op, r.rows, r.n), "{} {} {}×{}", r.kernel, r.dtype, r.rows, r.n);
             assert!(!peers.iter().any(|x| case(&x.kernel, x.dtype, x.rows, x.n)), "{} {} {}×{} timed beside ours too", r.kernel, r.dtype, r.rows, r.n);
         }
-        assert!(!peers.iter().any(|x| remeasured(&x.op, x.rows, x.n)), "a peer beside the earlier kernels where ours was measured again");
+        assert!(!peers.iter().any(|x| remeasured_without_peers(&x.op, x.rows, x.n)), "a peer beside the earlier kernels where ours was measured again");
     }
 
     #[test]
