@@ -272,28 +272,31 @@ __device__ __forceinline__ u64 pack_index(unsigned c, int k, Slot s) {
     return ((u64)c * VPT + k) * s.threads + s.t;
 }
 
+// FULL: the team's packs are exactly the row's (one chunk, packs == threads × VPT), so no pack
+// is past the end and no pack needs a test: without the tests, the loops over the packs have no
+// branches, and the compiler can interleave one pack's work with the next one's.
 // Chunk c of a row of `packs` whole 16-byte packs into h (zeros past the end).
-template <int VPT>
+template <int VPT, bool FULL = false>
 __device__ __forceinline__ void load_chunk(Held (&h)[VPT], const void* __restrict__ row, u64 packs, unsigned c, Slot s) {
     const uint4* p = reinterpret_cast<const uint4*>(row);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (i < packs) v = __ldcg(p + i);  // L2 only: a second read of a long row may find it there
+        if (FULL || i < packs) v = __ldcg(p + i);  // L2 only: a second read of a long row may find it there
         h[k] = Held{{v.x, v.y, v.z, v.w}};
     }
 }
 
 // f(x0, x1, e) for every value this thread holds in chunk c (x1: the second input, if any).
 // f is a functor that accumulates (lambdas would need NVRTC's -default-device).
-template <typename T, int VPT, class F>
+template <typename T, int VPT, bool FULL = false, class F>
 __device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs, unsigned c, Slot s, F& f) {
     constexpr int PER = Io<T>::PER;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
-        if (i < packs) {
+        if (FULL || i < packs) {
 #pragma unroll
             for (int j = 0; j < PER; ++j) f(Io<T>::get(h0[k], j), Io<T>::get(h1[k], j), i * PER + j);
         }
@@ -301,7 +304,7 @@ __device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)
 }
 
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
-template <typename T, int VPT, class Task>
+template <typename T, int VPT, bool FULL = false, class Task>
 __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT],
                                             u64 packs, unsigned c, Slot s, const typename Task::Stats& st) {
     constexpr int PER = Io<T>::PER;
@@ -309,7 +312,7 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
-        if (i < packs) {
+        if (FULL || i < packs) {
             float x0[PER], x1[PER], y[PER];
 #pragma unroll
             for (int j = 0; j < PER; ++j) {
@@ -334,7 +337,7 @@ __device__ __forceinline__ float load_one(const T* p, u64 e) {
 
 // A thread's values, for a task's chunk_state(values): values(f) calls f(x0, x1, e) for each.
 // The values held in registers (chunk c)...
-template <typename T, int VPT>
+template <typename T, int VPT, bool FULL = false>
 struct HeldValues {
     const Held (&h0)[VPT];
     const Held (&h1)[VPT];
@@ -342,22 +345,22 @@ struct HeldValues {
     unsigned c;
     Slot s;
     template <class F>
-    __device__ __forceinline__ void operator()(F& f) const { for_each<T, VPT>(h0, h1, packs, c, s, f); }
+    __device__ __forceinline__ void operator()(F& f) const { for_each<T, VPT, FULL>(h0, h1, packs, c, s, f); }
     // How many values this thread holds, and its first (a pivot for the shifted sums).
     __device__ __forceinline__ float count() const {
         float k = 0.0f;
 #pragma unroll
-        for (int j = 0; j < VPT; ++j) k += pack_index<VPT>(c, j, s) < packs ? (float)Io<T>::PER : 0.0f;
+        for (int j = 0; j < VPT; ++j) k += FULL || pack_index<VPT>(c, j, s) < packs ? (float)Io<T>::PER : 0.0f;
         return k;
     }
-    __device__ __forceinline__ float first() const { return pack_index<VPT>(c, 0, s) < packs ? Io<T>::get(h0[0], 0) : 0.0f; }
+    __device__ __forceinline__ float first() const { return FULL || pack_index<VPT>(c, 0, s) < packs ? Io<T>::get(h0[0], 0) : 0.0f; }
     // The largest value of the first input, NaN if any is NaN: a pack at a time (operators.cuh's
     // PackExtreme: two f16 or bf16 values per compare from sm_80 on).
     __device__ __forceinline__ float max() const {
         float m = -infinity();
 #pragma unroll
         for (int k = 0; k < VPT; ++k)
-            if (pack_index<VPT>(c, k, s) < packs) m = extreme<true>(m, PackExtreme<true, T>::of(make_uint4(h0[k].w[0], h0[k].w[1], h0[k].w[2], h0[k].w[3])));
+            if (FULL || pack_index<VPT>(c, k, s) < packs) m = extreme<true>(m, PackExtreme<true, T>::of(make_uint4(h0[k].w[0], h0[k].w[1], h0[k].w[2], h0[k].w[3])));
         return m;
     }
 };
@@ -414,16 +417,16 @@ __device__ __forceinline__ RowShape shape_of(const Task& task, u64 row, bool liv
     return r;
 }
 
-template <class Task, int VPT>
+template <class Task, int VPT, bool FULL = false>
 __device__ __forceinline__ void load_row(const Task& task, const RowShape& r, u64 row, unsigned c, Slot s, Held (&h0)[VPT], Held (&h1)[VPT]) {
-    load_chunk<VPT>(h0, task.in0(row), r.packs, c, s);
-    if (Task::INPUTS == 2) load_chunk<VPT>(h1, task.in1(row), r.packs, c, s);
+    load_chunk<VPT, FULL>(h0, task.in0(row), r.packs, c, s);
+    if (Task::INPUTS == 2) load_chunk<VPT, FULL>(h1, task.in1(row), r.packs, c, s);
 }
 
 // This thread's state of the row: from its registers when the row is held (chunk 0 already
 // loaded), chunk by chunk otherwise, value by value for a row that is not a whole number of
 // aligned packs.
-template <class Task, int VPT>
+template <class Task, int VPT, bool FULL = false>
 __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT]) {
     using T = typename Task::T;
     const typename Task::Op op{};
@@ -431,7 +434,7 @@ __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, 
     if (r.vec) {
         for (unsigned c = 0; c < r.chunks; ++c) {
             if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
-            st = op.combine(st, task.chunk_state(HeldValues<T, VPT>{h0, h1, r.packs, c, s}));
+            st = op.combine(st, task.chunk_state(HeldValues<T, VPT, FULL>{h0, h1, r.packs, c, s}));
         }
     } else if (r.live) {
         st = task.chunk_state(LoopValues<T, Task::INPUTS>{task.in0(row), task.in1(row), r.n, s});
@@ -441,7 +444,7 @@ __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, 
 
 // The output row: from the registers when held, the last chunk first (the most recently read,
 // the likeliest still in L2) otherwise.
-template <class Task, int VPT>
+template <class Task, int VPT, bool FULL = false>
 __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT],
                                           const typename Task::Stats& stats) {
     using T = typename Task::T;
@@ -449,7 +452,7 @@ __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u
     if (r.vec) {
         for (unsigned c = r.chunks; c-- > 0;) {
             if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
-            store_chunk<T, VPT>(task, task.out(row), h0, h1, r.packs, c, s, stats);
+            store_chunk<T, VPT, FULL>(task, task.out(row), h0, h1, r.packs, c, s, stats);
         }
     } else {
         const T* a = task.in0(row);
@@ -471,12 +474,21 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
 #pragma unroll
     for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Held{{0, 0, 0, 0}};
     typename Task::Pre pre = task.begin(row, live && s.t == 0);  // before the row's loads (cross-entropy's target)
-    if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
+    // The team and the row the same size: the loops without a test per pack. The combine stays
+    // one call, outside both branches (the lanes of a warp may take different ones).
+    const bool full = r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
+    if (full)
+        load_row<Task, VPT, true>(task, r, row, 0, s, h0, h1);
+    else if (r.vec && r.chunks == 1)
+        load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
     pre = task.after_loads(row, pre);
-    typename Task::Op::State st = row_state<Task, VPT>(task, r, row, s, h0, h1);
+    typename Task::Op::State st = full ? row_state<Task, VPT, true>(task, r, row, s, h0, h1) : row_state<Task, VPT>(task, r, row, s, h0, h1);
     st = combine_team(st);
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
-    row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
+    if (full)
+        row_write<Task, VPT, true>(task, r, row, s, h0, h1, stats);
+    else
+        row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
     return stats;
 }
 // ANCHOR_END: row_program
