@@ -110,6 +110,16 @@ struct RmsNormTask {
 };
 // ANCHOR_END: rms_norm_task
 
+// γ and β fetched for every pack ahead of the write spill the cluster entries (dl_rows.cuh).
+template <typename T>
+struct UntestedPacks<LayerNormTask<T>> {
+    static constexpr bool ok = false;
+};
+template <typename T>
+struct UntestedPacks<RmsNormTask<T>> {
+    static constexpr bool ok = false;
+};
+
 }  // namespace dl
 
 #define LAYER_NORM_PARAMS(T) (const T* x, const T* gamma, const T* beta, T* y, float* mean, float* rstd, float eps, DL_TAIL_PARAMS)

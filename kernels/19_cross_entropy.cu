@@ -144,9 +144,16 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
     if (task.vectorizable(row)) {
         const u64 packs = task.cols / PER, per_chunk = (u64)s.threads * VPT;
         Held h[VPT];
-        for (unsigned c = 0; c < (packs + per_chunk - 1) / per_chunk; ++c) {
-            load_chunk<VPT>(h, in, packs, c, s);
-            st = op.combine(st, max_sum_of(HeldValues<T, VPT>{h, h, packs, c, s}));
+        if (packs % per_chunk == 0) {  // every chunk whole: no test per pack (dl_rows.cuh's FULL)
+            for (unsigned c = 0; c < packs / per_chunk; ++c) {
+                load_chunk<VPT, true>(h, in, packs, c, s);
+                st = op.combine(st, max_sum_of(HeldValues<T, VPT, true>{h, h, packs, c, s}));
+            }
+        } else {
+            for (unsigned c = 0; c < (packs + per_chunk - 1) / per_chunk; ++c) {
+                load_chunk<VPT>(h, in, packs, c, s);
+                st = op.combine(st, max_sum_of(HeldValues<T, VPT>{h, h, packs, c, s}));
+            }
         }
     } else {
         st = max_sum_of(LoopValues<T, 1>{in, in, task.cols, s});

@@ -272,9 +272,9 @@ __device__ __forceinline__ u64 pack_index(unsigned c, int k, Slot s) {
     return ((u64)c * VPT + k) * s.threads + s.t;
 }
 
-// FULL: the team's packs are exactly the row's (one chunk, packs == threads × VPT), so no pack
-// is past the end and no pack needs a test: without the tests, the loops over the packs have no
-// branches, and the compiler can interleave one pack's work with the next one's.
+// FULL: every chunk is whole (the row's packs a multiple of the team's threads × VPT), so no
+// pack is past the end and none needs a test: without the tests, the loops over the packs have
+// no branches, and the compiler can interleave one pack's work with the next one's.
 // Chunk c of a row of `packs` whole 16-byte packs into h (zeros past the end).
 template <int VPT, bool FULL = false>
 __device__ __forceinline__ void load_chunk(Held (&h)[VPT], const void* __restrict__ row, u64 packs, unsigned c, Slot s) {
@@ -395,6 +395,16 @@ struct Exchange {
     unsigned* depart;
 };
 
+// Whether a task takes the path without a test per pack. Not the norms: with γ (and β) read per
+// pack and no branch in the way, the compiler fetches them all ahead and the cluster entries
+// spill (18_norms.cu says no for both).
+template <class Task>
+struct UntestedPacks {
+    static constexpr bool ok = true;
+};
+template <class Task>
+struct UntestedPacks<const Task> : UntestedPacks<Task> {};  // the entries' tasks are const
+
 // ANCHOR: row_program
 // How a row is walked: 16-byte packs when it and its operands are aligned and it is a whole
 // number of packs (`vec`), in `chunks` chunks of the team's registers (1: the row is held).
@@ -475,8 +485,9 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Held{{0, 0, 0, 0}};
     typename Task::Pre pre = task.begin(row, live && s.t == 0);  // before the row's loads (cross-entropy's target)
     // The team and the row the same size: the loops without a test per pack. The combine stays
-    // one call, outside both branches (the lanes of a warp may take different ones).
-    const bool full = r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
+    // one call, outside both branches (the lanes of a warp may take different ones). (Rows of
+    // several whole chunks are left on the tested path: there the cluster entries spilled.)
+    const bool full = UntestedPacks<Task>::ok && r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
     if (full)
         load_row<Task, VPT, true>(task, r, row, 0, s, h0, h1);
     else if (r.vec && r.chunks == 1)
