@@ -144,16 +144,20 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
     if (task.vectorizable(row)) {
         const u64 packs = task.cols / PER, per_chunk = (u64)s.threads * VPT;
         Held h[VPT];
-        if (packs % per_chunk == 0) {  // every chunk whole: no test per pack (dl_rows.cuh's FULL)
-            for (unsigned c = 0; c < packs / per_chunk; ++c) {
-                load_chunk<VPT, true>(h, in, packs, c, s);
-                st = op.combine(st, max_sum_of(HeldValues<T, VPT, true>{h, h, packs, c, s}));
-            }
-        } else {
-            for (unsigned c = 0; c < (packs + per_chunk - 1) / per_chunk; ++c) {
-                load_chunk<VPT>(h, in, packs, c, s);
-                st = op.combine(st, max_sum_of(HeldValues<T, VPT>{h, h, packs, c, s}));
-            }
+        // The whole chunks without a test per pack (dl_rows.cuh's UNTESTED), then the rest: with
+        // a test only on each thread's last pack where the rest lacks at most that.
+        const unsigned whole = (unsigned)(packs / per_chunk);
+        for (unsigned c = 0; c < whole; ++c) {
+            load_chunk<VPT, VPT>(h, in, packs, c, s);
+            st = op.combine(st, max_sum_of(HeldValues<T, VPT, VPT>{h, h, packs, c, s}));
+        }
+        const u64 rest = packs - (u64)whole * per_chunk;
+        if (rest > 0 && rest >= per_chunk - s.threads) {
+            load_chunk<VPT, VPT - 1>(h, in, packs, whole, s);
+            st = op.combine(st, max_sum_of(HeldValues<T, VPT, VPT - 1>{h, h, packs, whole, s}));
+        } else if (rest > 0) {
+            load_chunk<VPT>(h, in, packs, whole, s);
+            st = op.combine(st, max_sum_of(HeldValues<T, VPT>{h, h, packs, whole, s}));
         }
     } else {
         st = max_sum_of(LoopValues<T, 1>{in, in, task.cols, s});

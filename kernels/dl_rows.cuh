@@ -272,31 +272,32 @@ __device__ __forceinline__ u64 pack_index(unsigned c, int k, Slot s) {
     return ((u64)c * VPT + k) * s.threads + s.t;
 }
 
-// FULL: every chunk is whole (the row's packs a multiple of the team's threads × VPT), so no
-// pack is past the end and none needs a test: without the tests, the loops over the packs have
-// no branches, and the compiler can interleave one pack's work with the next one's.
+// UNTESTED: how many of a thread's VPT packs of the chunk are known to be inside the row, so need
+// no test (VPT: the chunk is whole; VPT - 1: only its last pack may be past the end; 0: test
+// each). Without the tests, the loops over the packs have no branches, and the compiler can
+// interleave one pack's work with the next one's.
 // Chunk c of a row of `packs` whole 16-byte packs into h (zeros past the end).
-template <int VPT, bool FULL = false>
+template <int VPT, int UNTESTED = 0>
 __device__ __forceinline__ void load_chunk(Held (&h)[VPT], const void* __restrict__ row, u64 packs, unsigned c, Slot s) {
     const uint4* p = reinterpret_cast<const uint4*>(row);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (FULL || i < packs) v = __ldcg(p + i);  // L2 only: a second read of a long row may find it there
+        if (k < UNTESTED || i < packs) v = __ldcg(p + i);  // L2 only: a second read of a long row may find it there
         h[k] = Held{{v.x, v.y, v.z, v.w}};
     }
 }
 
 // f(x0, x1, e) for every value this thread holds in chunk c (x1: the second input, if any).
 // f is a functor that accumulates (lambdas would need NVRTC's -default-device).
-template <typename T, int VPT, bool FULL = false, class F>
+template <typename T, int VPT, int UNTESTED = 0, class F>
 __device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs, unsigned c, Slot s, F& f) {
     constexpr int PER = Io<T>::PER;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
-        if (FULL || i < packs) {
+        if (k < UNTESTED || i < packs) {
 #pragma unroll
             for (int j = 0; j < PER; ++j) f(Io<T>::get(h0[k], j), Io<T>::get(h1[k], j), i * PER + j);
         }
@@ -304,7 +305,7 @@ __device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)
 }
 
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
-template <typename T, int VPT, bool FULL = false, class Task>
+template <typename T, int VPT, int UNTESTED = 0, class Task>
 __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT],
                                             u64 packs, unsigned c, Slot s, const typename Task::Stats& st) {
     constexpr int PER = Io<T>::PER;
@@ -312,7 +313,7 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
-        if (FULL || i < packs) {
+        if (k < UNTESTED || i < packs) {
             float x0[PER], x1[PER], y[PER];
 #pragma unroll
             for (int j = 0; j < PER; ++j) {
@@ -337,7 +338,7 @@ __device__ __forceinline__ float load_one(const T* p, u64 e) {
 
 // A thread's values, for a task's chunk_state(values): values(f) calls f(x0, x1, e) for each.
 // The values held in registers (chunk c)...
-template <typename T, int VPT, bool FULL = false>
+template <typename T, int VPT, int UNTESTED = 0>
 struct HeldValues {
     const Held (&h0)[VPT];
     const Held (&h1)[VPT];
@@ -345,22 +346,22 @@ struct HeldValues {
     unsigned c;
     Slot s;
     template <class F>
-    __device__ __forceinline__ void operator()(F& f) const { for_each<T, VPT, FULL>(h0, h1, packs, c, s, f); }
+    __device__ __forceinline__ void operator()(F& f) const { for_each<T, VPT, UNTESTED>(h0, h1, packs, c, s, f); }
     // How many values this thread holds, and its first (a pivot for the shifted sums).
     __device__ __forceinline__ float count() const {
         float k = 0.0f;
 #pragma unroll
-        for (int j = 0; j < VPT; ++j) k += FULL || pack_index<VPT>(c, j, s) < packs ? (float)Io<T>::PER : 0.0f;
+        for (int j = 0; j < VPT; ++j) k += j < UNTESTED || pack_index<VPT>(c, j, s) < packs ? (float)Io<T>::PER : 0.0f;
         return k;
     }
-    __device__ __forceinline__ float first() const { return FULL || pack_index<VPT>(c, 0, s) < packs ? Io<T>::get(h0[0], 0) : 0.0f; }
+    __device__ __forceinline__ float first() const { return 0 < UNTESTED || pack_index<VPT>(c, 0, s) < packs ? Io<T>::get(h0[0], 0) : 0.0f; }
     // The largest value of the first input, NaN if any is NaN: a pack at a time (operators.cuh's
     // PackExtreme: two f16 or bf16 values per compare from sm_80 on).
     __device__ __forceinline__ float max() const {
         float m = -infinity();
 #pragma unroll
         for (int k = 0; k < VPT; ++k)
-            if (FULL || pack_index<VPT>(c, k, s) < packs) m = extreme<true>(m, PackExtreme<true, T>::of(make_uint4(h0[k].w[0], h0[k].w[1], h0[k].w[2], h0[k].w[3])));
+            if (k < UNTESTED || pack_index<VPT>(c, k, s) < packs) m = extreme<true>(m, PackExtreme<true, T>::of(make_uint4(h0[k].w[0], h0[k].w[1], h0[k].w[2], h0[k].w[3])));
         return m;
     }
 };
@@ -427,16 +428,16 @@ __device__ __forceinline__ RowShape shape_of(const Task& task, u64 row, bool liv
     return r;
 }
 
-template <class Task, int VPT, bool FULL = false>
+template <class Task, int VPT, int UNTESTED = 0>
 __device__ __forceinline__ void load_row(const Task& task, const RowShape& r, u64 row, unsigned c, Slot s, Held (&h0)[VPT], Held (&h1)[VPT]) {
-    load_chunk<VPT, FULL>(h0, task.in0(row), r.packs, c, s);
-    if (Task::INPUTS == 2) load_chunk<VPT, FULL>(h1, task.in1(row), r.packs, c, s);
+    load_chunk<VPT, UNTESTED>(h0, task.in0(row), r.packs, c, s);
+    if (Task::INPUTS == 2) load_chunk<VPT, UNTESTED>(h1, task.in1(row), r.packs, c, s);
 }
 
 // This thread's state of the row: from its registers when the row is held (chunk 0 already
 // loaded), chunk by chunk otherwise, value by value for a row that is not a whole number of
 // aligned packs.
-template <class Task, int VPT, bool FULL = false>
+template <class Task, int VPT, int UNTESTED = 0>
 __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT]) {
     using T = typename Task::T;
     const typename Task::Op op{};
@@ -444,7 +445,7 @@ __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, 
     if (r.vec) {
         for (unsigned c = 0; c < r.chunks; ++c) {
             if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
-            st = op.combine(st, task.chunk_state(HeldValues<T, VPT, FULL>{h0, h1, r.packs, c, s}));
+            st = op.combine(st, task.chunk_state(HeldValues<T, VPT, UNTESTED>{h0, h1, r.packs, c, s}));
         }
     } else if (r.live) {
         st = task.chunk_state(LoopValues<T, Task::INPUTS>{task.in0(row), task.in1(row), r.n, s});
@@ -454,7 +455,7 @@ __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, 
 
 // The output row: from the registers when held, the last chunk first (the most recently read,
 // the likeliest still in L2) otherwise.
-template <class Task, int VPT, bool FULL = false>
+template <class Task, int VPT, int UNTESTED = 0>
 __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT],
                                           const typename Task::Stats& stats) {
     using T = typename Task::T;
@@ -462,7 +463,7 @@ __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u
     if (r.vec) {
         for (unsigned c = r.chunks; c-- > 0;) {
             if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
-            store_chunk<T, VPT, FULL>(task, task.out(row), h0, h1, r.packs, c, s, stats);
+            store_chunk<T, VPT, UNTESTED>(task, task.out(row), h0, h1, r.packs, c, s, stats);
         }
     } else {
         const T* a = task.in0(row);
@@ -472,6 +473,16 @@ __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u
         for (u64 e = s.t; e < r.n; e += s.threads)
             Io<T>::store_one(y + e, task.map_one(load_one(a, e), Task::INPUTS == 2 ? load_one(b, e) : 0.0f, e, stats));
     }
+}
+
+// The loads of a row held in one chunk (a longer row's chunks are loaded by row_state), then
+// this thread's state of it.
+template <class Task, int VPT, int UNTESTED>
+__device__ __forceinline__ typename Task::Op::State row_loads_and_state(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT],
+                                                                     Held (&h1)[VPT], typename Task::Pre& pre) {
+    if (r.vec && r.chunks == 1) load_row<Task, VPT, UNTESTED>(task, r, row, 0, s, h0, h1);
+    pre = task.after_loads(row, pre);
+    return row_state<Task, VPT, UNTESTED>(task, r, row, s, h0, h1);
 }
 
 // One row, by the threads of `s`: the state of each chunk, the team's state (`combine_team`),
@@ -484,20 +495,19 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
 #pragma unroll
     for (int k = 0; k < VPT; ++k) h0[k] = h1[k] = Held{{0, 0, 0, 0}};
     typename Task::Pre pre = task.begin(row, live && s.t == 0);  // before the row's loads (cross-entropy's target)
-    // The team and the row the same size: the loops without a test per pack. The combine stays
-    // one call, outside both branches (the lanes of a warp may take different ones). (Rows of
-    // several whole chunks are left on the tested path: there the cluster entries spilled.)
+    // A row the team holds exactly (its packs the team's threads × VPT) takes the loops without a
+    // test per pack. The combine stays one call, outside both branches (the lanes of a warp may
+    // take different ones). Measured and not taken: the same for rows one pack per thread short
+    // (an LLM's 128256 columns) was slower, and a third copy of the row's code beside the other two
+    // cost the exact rows part of their gain. Rows of several chunks keep the tests (there the
+    // cluster entries spilled).
     const bool full = UntestedPacks<Task>::ok && r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
-    if (full)
-        load_row<Task, VPT, true>(task, r, row, 0, s, h0, h1);
-    else if (r.vec && r.chunks == 1)
-        load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
-    pre = task.after_loads(row, pre);
-    typename Task::Op::State st = full ? row_state<Task, VPT, true>(task, r, row, s, h0, h1) : row_state<Task, VPT>(task, r, row, s, h0, h1);
+    typename Task::Op::State st = full ? row_loads_and_state<Task, VPT, VPT>(task, r, row, s, h0, h1, pre)
+                                       : row_loads_and_state<Task, VPT, 0>(task, r, row, s, h0, h1, pre);
     st = combine_team(st);
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
     if (full)
-        row_write<Task, VPT, true>(task, r, row, s, h0, h1, stats);
+        row_write<Task, VPT, VPT>(task, r, row, s, h0, h1, stats);
     else
         row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
     return stats;

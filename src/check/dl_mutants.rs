@@ -39,6 +39,10 @@ pub enum Inputs {
     Spike,
     /// dy small integers, so that dβ is exact and one row more or less shows.
     ExactDy,
+    /// Random values in rows whose last chunk, for the tests' split team (3 blocks × 128 threads
+    /// × 8 packs), lacks at most one pack per thread: the rest that cross-entropy's split walks
+    /// with a test on each thread's last pack only.
+    RaggedTail,
 }
 
 // ANCHOR: catalogue
@@ -106,6 +110,15 @@ pub const ALL: &[DlMutant] = &[
         inputs: Inputs::Random,
         only_team: Some("cluster"),
     },
+    DlMutant {
+        name: "split_tail_untested",
+        op: DlOp::CrossEntropy,
+        bug: "the split row's last chunk taken as whole: each thread's last pack, past the row's end, is summed as logits of 0",
+        find: "HeldValues<T, VPT, VPT - 1>{h, h, packs, whole, s}",
+        replace: "HeldValues<T, VPT, VPT>{h, h, packs, whole, s}",
+        inputs: Inputs::RaggedTail,
+        only_team: Some("split"),
+    },
 ];
 // ANCHOR_END: catalogue
 
@@ -168,8 +181,8 @@ mod tests {
         }
         let names: std::collections::HashSet<_> = ALL.iter().map(|m| m.name).collect();
         assert_eq!(names.len(), ALL.len());
-        // The six (shift, rescale, tail, γ/β, ignore_index, a column's last row) and the
-        // cluster exchange's.
-        assert_eq!(ALL.len(), 7);
+        // The six (shift, rescale, tail, γ/β, ignore_index, a column's last row), the
+        // cluster exchange's and the split's tested last pack.
+        assert_eq!(ALL.len(), 8);
     }
 }
