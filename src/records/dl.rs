@@ -233,6 +233,13 @@ pub fn exchange_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join("experiments").join(format!("{slug}-long-rows.csv"))
 }
 
+/// The A/B of the untested-pack paths (`kernels/dl_rows.cuh`, `UNTESTED`): two
+/// `reduction dl-bench --planner-only` files from one call on the GPU host, the binary before the
+/// paths (`tested`) and the one with them (`untested`), under `plots/data/dl/experiments/`.
+pub fn untested_packs_files(data_dir: &Path, slug: &str) -> [PathBuf; 2] {
+    ["tested", "untested"].map(|which| results_dir(data_dir).join("experiments").join(format!("{slug}-packs-{which}.csv")))
+}
+
 pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}.csv"))
 }
@@ -245,16 +252,21 @@ pub fn peers_file(data_dir: &Path, slug: &str) -> PathBuf {
 pub fn peers_own_run_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}-peers-own-run.csv"))
 }
+/// Some ops, each at each of some shapes (rows, cols).
+pub type OpsAtShapes = (&'static [&'static str], &'static [(usize, usize)]);
+
 /// Where the book's kernels were measured again without their peers (`reduction dl-bench
-/// --no-peers`, 2026-12-02, after the cluster exchange changed): these ops at these shapes, every
-/// op at every shape. Each peer's row there was moved to [`peers_own_run_file`], since it ran
-/// beside the earlier kernels.
-pub const REMEASURED_WITHOUT_PEERS: (&[&str], &[(usize, usize)]) =
-    (&["softmax", "log_softmax", "softmax_bwd", "layer_norm", "rms_norm"], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]);
+/// --no-peers`, 2026-12-02): each entry's ops at each of its shapes. First after the cluster
+/// exchange changed, then cross-entropy's long rows after its split lost the test per pack. Each
+/// peer's row there was moved to [`peers_own_run_file`], since it ran beside the earlier kernels.
+pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 2] = [
+    (&["softmax", "log_softmax", "softmax_bwd", "layer_norm", "rms_norm"], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
+    (&["cross_entropy"], &[(4096, 65536), (2048, 131072), (1024, 262144)]),
+];
 
 /// Whether `op` at `rows` × `cols` is one of [`REMEASURED_WITHOUT_PEERS`].
 pub fn remeasured_without_peers(op: &str, rows: usize, cols: usize) -> bool {
-    REMEASURED_WITHOUT_PEERS.0.contains(&op) && REMEASURED_WITHOUT_PEERS.1.contains(&(rows, cols))
+    REMEASURED_WITHOUT_PEERS.iter().any(|(ops, shapes)| ops.contains(&op) && shapes.contains(&(rows, cols)))
 }
 
 /// Appended to the `method` of a peer's row read from [`peers_own_run_file`].

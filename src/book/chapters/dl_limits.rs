@@ -120,6 +120,48 @@ fn exchange_table(rows: &[records::ExchangeTime], peak: f64) -> String {
     out
 }
 
+/// `dl_untested_packs.md`: the planner's teams before and after the paths without a test per
+/// pack, from one call on the GPU host ([`records::untested_packs_files`]).
+pub fn untested_packs_markdown(c: &Context) -> Result<String> {
+    let gpu = &c.book()?.0.gpu;
+    let [tested, untested] = records::untested_packs_files(&c.data_dir, &crate::records::slug(gpu));
+    if !tested.is_file() || !untested.is_file() {
+        return Ok(format!("*The paths without a test per pack are not yet measured against the tested ones on the {gpu}.*\n"));
+    }
+    let (machine, before) = records::read_csv::<records::DlRow>(&tested)?;
+    let (_, after) = records::read_csv::<records::DlRow>(&untested)?;
+    Ok(untested_packs_table(&before, &after, peak(&machine)))
+}
+
+fn untested_packs_table(before: &[records::DlRow], after: &[records::DlRow], peak: f64) -> String {
+    let mut out = String::from(
+        "*The planner's team of each op, µs (% of peak), median of 15 CUDA-event runs; the two builds run one after the other \
+        in one call on the GPU host (`reduction dl-bench --planner-only`, files `plots/data/dl/experiments/*-packs-*.csv`).*\n\n\
+        | op | type | M × N | team | with a test per pack | without | faster by |\n|---|---|---|---|--:|--:|--:|\n",
+    );
+    let team = |r: &records::DlRow| r.title.rsplit_once('[').map_or(String::new(), |(_, t)| t.trim_end_matches(']').to_string());
+    let mut gains: Vec<(&str, f64)> = Vec::new();
+    for b in before {
+        let Some(a) = after.iter().find(|a| (&a.op, a.dtype, a.rows, a.n) == (&b.op, b.dtype, b.rows, b.n)) else { continue };
+        let gain = b.median_us / a.median_us - 1.0;
+        gains.push((b.op.as_str(), gain));
+        writeln!(out, "| {} | {} | {} × {} | `{}` | {:.1} ({:.1}%) | {:.1} ({:.1}%) | {:+.1}% |", b.op, b.dtype, b.rows, b.n, team(a),
+            b.median_us, b.percent_of(peak), a.median_us, a.percent_of(peak), gain * 100.0).unwrap();
+    }
+    let mut ops: Vec<&str> = Vec::new();
+    for (op, _) in &gains {
+        if !ops.contains(op) {
+            ops.push(op);
+        }
+    }
+    for op in ops {
+        let of: Vec<f64> = gains.iter().filter(|g| g.0 == op).map(|g| g.1 * 100.0).collect();
+        let (lo, hi) = (of.iter().copied().fold(f64::INFINITY, f64::min), of.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        write!(out, "\n{op}: from {lo:+.1}% to {hi:+.1}% over the {} case{}.\n", of.len(), if of.len() == 1 { "" } else { "s" }).unwrap();
+    }
+    out
+}
+
 /// `dl_ncu.md`: what Nsight Compute saw of launches below the goal, and of a peer's launch where
 /// the peer is faster (`plots/data/dl/ncu/`, `[<peer>-]<op>_<type>_<M>x<N>.txt`); then, for each
 /// peer's profile, a sentence setting it beside ours at the same shape.
@@ -173,6 +215,23 @@ mod tests {
         assert!(t.contains("the two-barrier exchange took up to 8.1% longer, the pushed one with one barrier up to 6.1%, the transaction barrier up to 0.6%; \
             it was the fastest of the three (and right) at 1 of 1 teams."), "{t}");
         assert!(!t.contains("bf16:"), "{t}");
+    }
+
+    #[test]
+    fn the_untested_packs_table_sets_each_case_before_and_after() {
+        let head = "# gpu: NVIDIA H200\n# peak_gbps: 4814.3\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows\n";
+        let row = |us: &str, team: &str| format!("dl_softmax,17,softmax: the planner's team [{team}],correct,bf16,131072,512,rotated,{us},1,2,3,536870912,536870912,15,m,softmax,2048\n");
+        let read = |text: String| crate::records::csv::from_str::<records::DlRow>(&text, "test").unwrap().1;
+        let ce = "dl_cross_entropy,19,cross-entropy: the planner's team [cross_entropy_split8_bf16],correct,bf16,131072,512,rotated,180.0,1,2,3,268435456,536870912,15,m,cross_entropy,2048\n";
+        let before = read(format!("{head}{}{ce}{}", row("290.0", "softmax_cluster4x8_bf16"), row("290.0", "softmax_cluster4x8_bf16").replace(",2048\n", ",1024\n")));
+        let after = read(format!("{head}{}{}{}", row("270.0", "softmax_cluster4x8_bf16"), ce.replace("180.0", "150.0"), row("300.0", "softmax_cluster4x8_bf16").replace(",2048\n", ",1024\n")));
+        let t = untested_packs_table(&before, &after, 4814.3);
+        assert!(t.contains("| softmax | bf16 | 2048 × 131072 | `softmax_cluster4x8_bf16` | 290.0 (38.5%) | 270.0 (41.3%) | +7.4% |"), "{t}");
+        assert!(t.contains("\nsoftmax: from -3.3% to +7.4% over the 2 cases.\n"), "{t}");
+        assert!(t.contains("\ncross_entropy: from +20.0% to +20.0% over the 1 case.\n"), "{t}");
+        assert_eq!(t.matches("over the").count(), 2, "one sentence an op: {t}");
+        // A case only one build measured is left out, not set beside nothing.
+        assert_eq!(untested_packs_table(&before, &[], 4814.3).lines().filter(|l| l.starts_with("| softmax")).count(), 0);
     }
 
     #[test]
