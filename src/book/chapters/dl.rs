@@ -144,7 +144,7 @@ pub fn three_ways(l: &Loaded) -> String {
 
 /// The team of a row of ours, from the entry in its title and its block: `cluster 2 × 1024`,
 /// `block × 512`, `split × 512`.
-fn team_of(r: &DlRow) -> String {
+pub(super) fn team_of(r: &DlRow) -> String {
     let entry = r.title.rsplit_once('[').map_or("", |(_, e)| e.trim_end_matches(']'));
     let middle = entry.split('_').find(|part| ["lanes", "block", "cluster", "split"].iter().any(|k| part.starts_with(k))).unwrap_or("");
     match middle.strip_prefix("cluster") {

@@ -2,7 +2,7 @@
 //! the same run (`dl_ceilings.md`), the copy at every tile shape (`dl_copy_shapes.md`) and what
 //! Nsight Compute saw of the launches below the goal (`dl_ncu.md`).
 
-use super::dl::peak;
+use super::dl::{peak, shape, team_of};
 use crate::book::context::Context;
 use crate::error::Result;
 use crate::records::dl::{self as records, Loaded};
@@ -139,13 +139,12 @@ fn untested_packs_table(before: &[records::DlRow], after: &[records::DlRow], pea
         in one call on the GPU host (`reduction dl-bench --planner-only`, files `plots/data/dl/experiments/*-packs-*.csv`).*\n\n\
         | op | type | M × N | team | with a test per pack | without | faster by |\n|---|---|---|---|--:|--:|--:|\n",
     );
-    let team = |r: &records::DlRow| r.title.rsplit_once('[').map_or(String::new(), |(_, t)| t.trim_end_matches(']').to_string());
     let mut gains: Vec<(&str, f64)> = Vec::new();
     for b in before {
         let Some(a) = after.iter().find(|a| (&a.op, a.dtype, a.rows, a.n) == (&b.op, b.dtype, b.rows, b.n)) else { continue };
         let gain = b.median_us / a.median_us - 1.0;
         gains.push((b.op.as_str(), gain));
-        writeln!(out, "| {} | {} | {} × {} | `{}` | {:.1} ({:.1}%) | {:.1} ({:.1}%) | {:+.1}% |", b.op, b.dtype, b.rows, b.n, team(a),
+        writeln!(out, "| {} | {} | {} | {} | {:.1} ({:.1}%) | {:.1} ({:.1}%) | {:+.1}% |", b.op, b.dtype, shape(b.rows, b.n), team_of(a),
             b.median_us, b.percent_of(peak), a.median_us, a.percent_of(peak), gain * 100.0).unwrap();
     }
     let mut ops: Vec<&str> = Vec::new();
@@ -226,7 +225,7 @@ mod tests {
         let before = read(format!("{head}{}{ce}{}", row("290.0", "softmax_cluster4x8_bf16"), row("290.0", "softmax_cluster4x8_bf16").replace(",2048\n", ",1024\n")));
         let after = read(format!("{head}{}{}{}", row("270.0", "softmax_cluster4x8_bf16"), ce.replace("180.0", "150.0"), row("300.0", "softmax_cluster4x8_bf16").replace(",2048\n", ",1024\n")));
         let t = untested_packs_table(&before, &after, 4814.3);
-        assert!(t.contains("| softmax | bf16 | 2048 × 131072 | `softmax_cluster4x8_bf16` | 290.0 (38.5%) | 270.0 (41.3%) | +7.4% |"), "{t}");
+        assert!(t.contains("| softmax | bf16 | 2^11 × 2^17 | cluster 4 × 512 | 290.0 (38.5%) | 270.0 (41.3%) | +7.4% |"), "{t}");
         assert!(t.contains("\nsoftmax: from -3.3% to +7.4% over the 2 cases.\n"), "{t}");
         assert!(t.contains("\ncross_entropy: from +20.0% to +20.0% over the 1 case.\n"), "{t}");
         assert_eq!(t.matches("over the").count(), 2, "one sentence an op: {t}");
