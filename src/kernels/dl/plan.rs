@@ -446,6 +446,23 @@ mod tests {
     }
 
     #[test]
+    fn at_the_benchmarks_lengths_the_planned_team_holds_the_row_exactly() {
+        // What chapter 17 says of the paths without a test per pack (dl_rows.cuh's UNTESTED): at
+        // N = 2^8 … 2^18 (M·N = 2^28) the planner's team has exactly the row's packs, but for
+        // softmax backward's rows of 256 packs (its smallest block: 64 threads × 8 packs).
+        for op in [DlOp::Softmax, DlOp::LogSoftmax, DlOp::SoftmaxBwd, DlOp::CrossEntropy] {
+            for dtype in [Dtype::F32, Dtype::BF16] {
+                for log_n in 8..=18 {
+                    let l = auto(op, dtype, 1 << (28 - log_n), 1 << log_n);
+                    let exact = l.chunks == 1 && l.threads_per_row() * l.vpt as u64 == packs(dtype, 1 << log_n);
+                    let the_exception = op == DlOp::SoftmaxBwd && packs(dtype, 1 << log_n) == 256;
+                    assert_eq!(exact, !the_exception, "{op:?} {dtype} 2^{log_n}: {l}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn short_rows_go_to_lanes_long_rows_to_blocks_clusters_and_splits() {
         let l = auto(DlOp::Softmax, Dtype::F32, 1 << 20, 256);
         assert!(matches!(l.team, Team::Lanes(_)), "{l}");
