@@ -261,6 +261,14 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         let block = if lanes == 32 { 128 } else { 256 };
         return (Choice { team: Team::Lanes(lanes as u32), vpt: vpt as u32, block }, "a short row: a team of lanes holds it, shuffles only");
     }
+    if op == DlOp::Softmax && dtype.size_bytes() == 2 && p > BLOCK_MAX_PACKS / 2 && p <= BLOCK_MAX_PACKS && device.has_clusters() {
+        // Eight values a pack, each an exponential on the way out: one block of 1024 threads a
+        // row leaves the SM nothing else to do meanwhile, two blocks of 512 from other rows do.
+        // dl-bench on the H200, one run: bf16 2^12 × 2^16, block × 1024 272.9 µs, cluster 2 × 512
+        // 260.1 µs (log_softmax, without the exponentials, 262.0 and 260.4; f32 softmax at 8192
+        // packs, 515.0 and 517.5).
+        return (Choice { team: Team::Cluster(2), vpt: 8, block: 512 }, "a row of 8192 packs of 16-bit values, each an exponential on the way out: a cluster of two blocks of 512, so that blocks of other rows share the SM");
+    }
     if p <= BLOCK_MAX_PACKS {
         let vpt = 8;
         let block = p.div_ceil(vpt).next_power_of_two().clamp(64, 1024) as u32;
@@ -475,6 +483,11 @@ mod tests {
         assert_eq!((wide.team, wide.block, wide.chunks), (Team::Block, 1024, 1), "{wide}");
         let c = auto(DlOp::LayerNorm, Dtype::F32, 1 << 12, 1 << 16);
         assert_eq!((c.team, c.block), (Team::Cluster(4), 512), "{c}");
+        // Softmax's 16-bit rows of 8192 packs: two blocks of 512 in a cluster, not one of 1024.
+        let s = auto(DlOp::Softmax, Dtype::BF16, 1 << 12, 1 << 16);
+        assert_eq!((s.team, s.block, s.chunks), (Team::Cluster(2), 512, 1), "{s}");
+        assert_eq!(auto(DlOp::LogSoftmax, Dtype::BF16, 1 << 12, 1 << 16).team, Team::Block);
+        assert_eq!(auto(DlOp::Softmax, Dtype::F32, 1 << 13, 1 << 15).team, Team::Block);
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).team, Team::Cluster(8));
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).block, 512);
         let big = auto(DlOp::Softmax, Dtype::F32, 1024, 1 << 18);
