@@ -161,6 +161,121 @@ fn untested_packs_table(before: &[records::DlRow], after: &[records::DlRow], pea
     out
 }
 
+/// `dl_norms_experiments.md`: two changes to the norms' long rows, measured on the GPU host and
+/// not taken (`plots/data/dl/experiments/`: `<slug>-staged.csv`, `<slug>-staged-ncu.txt`,
+/// `<slug>-prefetch.log`, and the patches `staged.diff`, `prefetch.diff`).
+pub fn norms_experiments_markdown(c: &Context) -> Result<String> {
+    let gpu = &c.book()?.0.gpu;
+    let slug = crate::records::slug(gpu);
+    let dir = records::results_dir(&c.data_dir).join("experiments");
+    let staged = dir.join(format!("{slug}-staged.csv"));
+    if !staged.is_file() {
+        return Ok(format!("*The norms' staged clusters are not measured on the {gpu}.*\n"));
+    }
+    let (machine, rows) = records::read_csv::<records::DlRow>(&staged)?;
+    let read = |name: String| std::fs::read_to_string(dir.join(&name)).map_err(|e| crate::error::io_error(&dir.join(&name), e));
+    let ncu = read(format!("{slug}-staged-ncu.txt")).unwrap_or_default();
+    let prefetch = read(format!("{slug}-prefetch.log")).unwrap_or_default();
+    Ok(format!("{}\n{}\n{}", staged_table(&rows, peak(&machine)), ncu_sentence(&ncu), prefetch_table(&prefetch)))
+}
+
+/// The staged cluster (the planner's row of that build, `[<op>_staged<C>x8_<type>]`) beside the
+/// teams main's planner takes, measured in the same run.
+fn staged_table(rows: &[records::DlRow], peak: f64) -> String {
+    let mut out = String::from(
+        "*µs (% of peak), median of 15 CUDA-event runs, one run of `reduction dl-bench --no-peers` with the staged build \
+        (`plots/data/dl/experiments/*-staged.csv`).*\n\n\
+        | op | type | M × N | staged team | staged | a cluster per row, 512-thread blocks | 1024-thread blocks |\n|---|---|---|---|--:|--:|--:|\n",
+    );
+    let (mut slower, mut cases, mut worst) = (0, 0, 0.0f64);
+    let cell = |r: Option<&records::DlRow>| r.map_or("—".to_string(), |r| format!("{:.1} ({:.1}%)", r.median_us, r.percent_of(peak)));
+    for r in rows.iter().filter(|r| r.kernel == records::kernel_name(&r.op) && r.title.contains("_staged")) {
+        let find = |k: String| rows.iter().find(|o| o.kernel == k && (&o.op, o.dtype, o.rows, o.n) == (&r.op, r.dtype, r.rows, r.n));
+        let (cluster, wide) = (find(records::cluster_name(&r.op)), find(records::wide_block_name(&r.op)));
+        let best = [cluster, wide].into_iter().flatten().map(|o| o.median_us).fold(f64::INFINITY, f64::min);
+        if best.is_finite() {
+            cases += 1;
+            if r.median_us > best {
+                slower += 1;
+                worst = worst.max(r.median_us / best - 1.0);
+            }
+        }
+        let blocks = r.title.split("_staged").nth(1).and_then(|t| t.split('x').next()).unwrap_or("?");
+        writeln!(out, "| {} | {} | {} | cluster {blocks} × {} | {} | {} | {} |", r.op, r.dtype, shape(r.rows, r.n), r.block, cell(Some(r)), cell(cluster), cell(wide)).unwrap();
+    }
+    write!(out, "\nThe staged cluster was slower than the faster of the other two at {slower} of {cases} cases, by up to {:.0}%.\n", worst * 100.0).unwrap();
+    out
+}
+
+/// What the Nsight Compute excerpt says of the two LayerNorm launches (`=== ncu layer_norm_<team> ...`
+/// sections of metric lines).
+fn ncu_sentence(text: &str) -> String {
+    let metric = |team: &str, name: &str| -> Option<f64> {
+        let section = text.split("=== ncu ").find(|s| s.starts_with(&format!("layer_norm_{team} ")))?;
+        let line = section.lines().find(|l| l.trim_start().starts_with(name))?;
+        line.split_whitespace().last()?.replace(',', "").parse().ok()
+    };
+    // "f32 4096x65536" → "f32 2^12 × 2^16"
+    let case = text.split("=== ncu layer_norm_cluster ").nth(1).and_then(|s| s.lines().next()).unwrap_or("");
+    let shape = match case.split_once(' ').and_then(|(t, mn)| mn.split_once('x').map(|(m, n)| (t, m.parse::<usize>(), n.parse::<usize>()))) {
+        Some((t, Ok(m), Ok(n))) => format!("{t} {}", shape(m, n)),
+        _ => case.to_string(),
+    };
+    let of = |team: &str| -> Option<String> {
+        Some(format!(
+            "DRAM {:.1}% busy, L2 {:.1}%, achieved occupancy {:.1}% ({} registers a thread, a grid of {} blocks)",
+            metric(team, "DRAM Throughput")?,
+            metric(team, "L2 Cache Throughput")?,
+            metric(team, "Achieved Occupancy")?,
+            metric(team, "Registers Per Thread")?,
+            metric(team, "Grid Size")?
+        ))
+    };
+    match (of("cluster"), of("staged")) {
+        (Some(cluster), Some(staged)) => format!(
+            "Nsight Compute on one launch of each, LayerNorm {shape} (`plots/data/dl/experiments/*-staged-ncu.txt`): the clusters of \
+            main, one a row: {cluster}; the staged ones: {staged}.\n"
+        ),
+        _ => String::new(),
+    }
+}
+
+/// main's kernels beside the build that prefetches γ (and β) into L1 (`p8` in the log), per case.
+fn prefetch_table(log: &str) -> String {
+    // build op dtype M x N median_us percent
+    let parse = |build: &str| -> Vec<(String, String, String, f64, String)> {
+        let mut cases = Vec::new();
+        for l in log.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() != 8 || f[0] != build {
+                continue;
+            }
+            if let (Ok(m), Ok(n), Ok(us)) = (f[3].parse::<usize>(), f[5].parse::<usize>(), f[6].parse::<f64>()) {
+                cases.push((f[1].to_string(), f[2].to_string(), shape(m, n), us, f[7].to_string()));
+            }
+        }
+        cases
+    };
+    let (base, pre) = (parse("base"), parse("p8"));
+    if base.is_empty() || pre.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "*µs (% of peak), the planner's team, main's kernels and the build that prefetches, one after the other in one call \
+        (`plots/data/dl/experiments/*-prefetch.log`).*\n\n| op | type | M × N | main | γ, β prefetched into L1 | change |\n|---|---|---|--:|--:|--:|\n",
+    );
+    let (mut slower, mut cases) = (0, 0);
+    for (op, dtype, shape, us, pct) in &base {
+        let Some(p) = pre.iter().find(|p| (&p.0, &p.1, &p.2) == (op, dtype, shape)) else { continue };
+        cases += 1;
+        slower += usize::from(p.3 > *us);
+        let change = format!("{:+.1}%", (p.3 / us - 1.0) * 100.0).replace("-0.0%", "+0.0%");
+        writeln!(out, "| {op} | {dtype} | {shape} | {us:.1} ({pct}) | {:.1} ({}) | {change} |", p.3, p.4).unwrap();
+    }
+    write!(out, "\nPrefetched, the write was slower at {slower} of {cases} cases.\n").unwrap();
+    out
+}
+
 /// `dl_ncu.md`: what Nsight Compute saw of launches below the goal, and of a peer's launch where
 /// the peer is faster (`plots/data/dl/ncu/`, `[<peer>-]<op>_<type>_<M>x<N>.txt`); then, for each
 /// peer's profile, a sentence setting it beside ours at the same shape.
@@ -231,6 +346,37 @@ mod tests {
         assert_eq!(t.matches("over the").count(), 2, "one sentence an op: {t}");
         // A case only one build measured is left out, not set beside nothing.
         assert_eq!(untested_packs_table(&before, &[], 4814.3).lines().filter(|l| l.starts_with("| softmax")).count(), 0);
+    }
+
+    #[test]
+    fn the_norms_experiments_read_their_three_files() {
+        let head = "# gpu: NVIDIA H200\n# peak_gbps: 4814.3\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows\n";
+        let row = |kernel: &str, entry: &str, us: &str| format!("{kernel},18,t [{entry}],correct,f32,65536,512,rotated,{us},1,2,3,1,1,15,m,layer_norm,4096\n");
+        let text = format!("{head}{}{}{}", row("dl_layer_norm", "layer_norm_staged4x8_f32", "1046.6"), row("dl_layer_norm_cluster", "layer_norm_cluster4x8_f32", "701.7"),
+            row("dl_layer_norm_wide_block", "layer_norm_cluster2x8_f32", "745.9"));
+        let rows = crate::records::csv::from_str::<records::DlRow>(&text, "test").unwrap().1;
+        let t = staged_table(&rows, 4814.3);
+        assert!(t.contains("| layer_norm | f32 | 2^12 × 2^16 | cluster 4 × 512 | 1046.6 ("), "{t}");
+        assert!(t.contains("at 1 of 1 cases, by up to 49%."), "{t}");
+        // A run where the staged team is faster counts as such.
+        let faster = text.replace(",1046.6,", ",600.0,");
+        let t = staged_table(&crate::records::csv::from_str::<records::DlRow>(&faster, "test").unwrap().1, 4814.3);
+        assert!(t.contains("at 0 of 1 cases"), "{t}");
+
+        let ncu = "=== ncu layer_norm_staged f32 4096x65536\n    DRAM Throughput   %   42.07\n    L2 Cache Throughput  %  48.61\n    Grid Size    120\n    Registers Per Thread  register/thread  128\n    Achieved Occupancy  %  24.68\n\
+            === ncu layer_norm_cluster f32 4096x65536\n    DRAM Throughput   %   58.83\n    L2 Cache Throughput  %  67.20\n    Grid Size    8,192\n    Registers Per Thread  register/thread  62\n    Achieved Occupancy  %  49.20\n";
+        let s = ncu_sentence(ncu);
+        assert!(s.contains("LayerNorm f32 2^12 × 2^16"), "{s}");
+        assert!(s.contains("one a row: DRAM 58.8% busy, L2 67.2%, achieved occupancy 49.2% (62 registers a thread, a grid of 8192 blocks); the staged ones: DRAM 42.1%"), "{s}");
+        assert_eq!(ncu_sentence("=== ncu layer_norm_staged f32 4096x65536\n"), "", "half a profile says nothing");
+
+        let log = "# comment\nbase  layer_norm  f32       8192 x 32768       607.76  73.4%\nbase  rms_norm  f32  8192 x 32768  514.39  86.7%\n\
+            p8    layer_norm  f32       8192 x 32768       607.59  73.4%\np8  rms_norm  f32  8192 x 32768  533.70  83.6%\np2  rms_norm  f32  8192 x 32768  1.0  99.0%\n";
+        let t = prefetch_table(log);
+        assert!(t.contains("| layer_norm | f32 | 2^13 × 2^15 | 607.8 (73.4%) | 607.6 (73.4%) | +0.0% |"), "{t}");
+        assert!(t.contains("| rms_norm | f32 | 2^13 × 2^15 | 514.4 (86.7%) | 533.7 (83.6%) | +3.8% |"), "{t}");
+        assert!(t.contains("slower at 1 of 2 cases."), "{t}");
+        assert_eq!(prefetch_table("base  rms_norm  f32  8192 x 32768  514.39  86.7%\n"), "", "no build beside it");
     }
 
     #[test]
