@@ -164,6 +164,48 @@ fn tuning_supports_the_block_and_unroll_choice() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(format!("book/09_vectorized.md says otherwise: {}", problems.join("; ")).into()) }
 }
 
+/// Chapter 18 says that from rows of 2^15 f32 values LayerNorm falls behind softmax, and RMSNorm
+/// from 2^16, and that in the profiled LayerNorm neither DRAM nor L2 is near busy; chapter 17,
+/// that softmax's planner takes a cluster of two 512s for bf16 rows of 2^16 because it was faster
+/// than one block of 1024 in the same run. All of it stands only while the data says so.
+fn norms_long_rows_and_the_softmax_cluster_as_the_chapters_say() -> Result<(), Failed> {
+    let data = root().join("plots/data");
+    let gpu = std::fs::read_to_string(data.join("book-gpu.txt"))?.trim().to_string();
+    let (_, rows) = reduction::records::dl::read_csv::<reduction::records::dl::DlRow>(&data.join("dl").join(format!("{gpu}.csv")))?;
+    let speed = |kernel: &str, dtype: &str, cols: usize| -> Result<f64, Failed> {
+        let m = (1usize << 28) / cols;
+        let r = rows.iter().find(|r| r.kernel == kernel && r.dtype.name() == dtype && r.n == cols && r.rows == m)
+            .ok_or(format!("no {kernel} {dtype} {m} x {cols} in the dl data"))?;
+        Ok(r.gbps())
+    };
+    let mut problems = Vec::new();
+    for k in 14..=18 {
+        let softmax = speed("dl_softmax", "f32", 1 << k)?;
+        for (op, from) in [("dl_layer_norm", 15), ("dl_rms_norm", 16)] {
+            let ratio = speed(op, "f32", 1 << k)? / softmax;
+            if k >= from && ratio > 0.97 {
+                problems.push(format!("{op} f32 2^{k} at {ratio:.3} of softmax's speed: not behind"));
+            }
+            if k < from && ratio < 0.99 {
+                problems.push(format!("{op} f32 2^{k} at {ratio:.3} of softmax's speed: behind already"));
+            }
+        }
+    }
+    if speed("dl_softmax", "bf16", 1 << 16)? <= speed("dl_softmax_wide_block", "bf16", 1 << 16)? {
+        problems.push("softmax bf16 2^16: the planner's cluster is not faster than one block of 1024".into());
+    }
+    let ncu = std::fs::read_to_string(data.join("dl/experiments").join(format!("{gpu}-staged-ncu.txt")))?;
+    let cluster = ncu.split("=== ncu layer_norm_cluster").nth(1).ok_or("no profile of today's LayerNorm cluster")?;
+    for metric in ["DRAM Throughput", "L2 Cache Throughput"] {
+        let line = cluster.lines().find(|l| l.trim_start().starts_with(metric)).ok_or(format!("no {metric} in the profile"))?;
+        let busy: f64 = line.split_whitespace().last().unwrap_or("").parse()?;
+        if busy > 75.0 {
+            problems.push(format!("today's LayerNorm cluster: {metric} {busy}%, near busy"));
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(format!("book/dl_norms.md or dl_softmax.md says otherwise: {}", problems.join("; ")).into()) }
+}
+
 fn main() {
     let mut trials: Vec<Trial> = chapters()
         .into_iter()
@@ -214,6 +256,7 @@ fn main() {
 
     trials.push(Trial::test("claims::mistake_1_gave_right_sums_and_synccheck_no_errors", mistake_1_gave_right_sums_and_synccheck_no_errors));
     trials.push(Trial::test("claims::tuning_supports_the_block_and_unroll_choice", tuning_supports_the_block_and_unroll_choice));
+    trials.push(Trial::test("claims::norms_long_rows_and_the_softmax_cluster_as_the_chapters_say", norms_long_rows_and_the_softmax_cluster_as_the_chapters_say));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }
