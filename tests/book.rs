@@ -196,12 +196,20 @@ fn norms_long_rows_and_the_softmax_cluster_as_the_chapters_say() -> Result<(), F
     }
     let ncu = std::fs::read_to_string(data.join("dl/experiments").join(format!("{gpu}-staged-ncu.txt")))?;
     let cluster = ncu.split("=== ncu layer_norm_cluster").nth(1).ok_or("no profile of today's LayerNorm cluster")?;
-    for metric in ["DRAM Throughput", "L2 Cache Throughput"] {
-        let line = cluster.lines().find(|l| l.trim_start().starts_with(metric)).ok_or(format!("no {metric} in the profile"))?;
-        let busy: f64 = line.split_whitespace().last().unwrap_or("").parse()?;
+    let metric = |section: &str, name: &str| -> Result<f64, Failed> {
+        let line = section.lines().find(|l| l.trim_start().starts_with(name)).ok_or(format!("no {name} in the profile"))?;
+        Ok(line.split_whitespace().last().unwrap_or("").parse()?)
+    };
+    for name in ["DRAM Throughput", "L2 Cache Throughput"] {
+        let busy = metric(cluster, name)?;
         if busy > 75.0 {
-            problems.push(format!("today's LayerNorm cluster: {metric} {busy}%, near busy"));
+            problems.push(format!("today's LayerNorm cluster: {name} {busy}%, near busy"));
         }
+    }
+    // ... and that the staged kernel kept fewer warps than today's.
+    let staged = ncu.split("=== ncu layer_norm_staged").nth(1).and_then(|s| s.split("=== ncu").next()).ok_or("no profile of the staged LayerNorm")?;
+    if metric(staged, "Achieved Occupancy")? >= metric(cluster, "Achieved Occupancy")? {
+        problems.push("the staged LayerNorm kept as many warps as today's".into());
     }
     if problems.is_empty() { Ok(()) } else { Err(format!("book/dl_norms.md or dl_softmax.md says otherwise: {}", problems.join("; ")).into()) }
 }

@@ -316,22 +316,8 @@ fn teams(op: DlOp) -> Vec<(&'static str, Option<Choice>)> {
 // (3, 23200): for the split team (3 × 128 threads × 8 packs) a last chunk one pack per thread
 // short, in f32 and in bf16 (cross-entropy's tested-last-pack path).
 // (2, 65536): 8192 packs of bf16 or f16, the planner's cluster of two 512-thread blocks for softmax.
-const SHAPES: [(usize, usize); 14] = [
-    (1, 1),
-    (3, 7),
-    (2, 32),
-    (37, 1001),
-    (64, 256),
-    (5, 4104),
-    (3, 70_001),
-    (200, 33),
-    (2, 262_144),
-    (1000, 1025),
-    (16, 8192),
-    (4, 32_768),
-    (3, 23_200),
-    (2, 65_536),
-];
+const SHAPES: [(usize, usize); 14] = [(1, 1), (3, 7), (2, 32), (37, 1001), (64, 256), (5, 4104), (3, 70_001), (200, 33), (2, 262_144), (1000, 1025),
+    (16, 8192), (4, 32_768), (3, 23_200), (2, 65_536)];
 
 fn needs_clusters(g: &Gpu, choice: Option<Choice>) -> Option<String> {
     match choice {

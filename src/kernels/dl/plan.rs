@@ -262,12 +262,10 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         return (Choice { team: Team::Lanes(lanes as u32), vpt: vpt as u32, block }, "a short row: a team of lanes holds it, shuffles only");
     }
     if op == DlOp::Softmax && dtype.size_bytes() == 2 && p > BLOCK_MAX_PACKS / 2 && p <= BLOCK_MAX_PACKS && device.has_clusters() {
-        // Eight values a pack, each an exponential on the way out: one block of 1024 threads a
-        // row leaves the SM nothing else to do meanwhile, two blocks of 512 from other rows do.
-        // dl-bench on the H200, one run: bf16 2^12 × 2^16, block × 1024 272.9 µs, cluster 2 × 512
-        // 260.1 µs (log_softmax, without the exponentials, 262.0 and 260.4; f32 softmax at 8192
-        // packs, 515.0 and 517.5).
-        return (Choice { team: Team::Cluster(2), vpt: 8, block: 512 }, "a row of 8192 packs of 16-bit values, each an exponential on the way out: a cluster of two blocks of 512, so that blocks of other rows share the SM");
+        // Measured, not derived: dl-bench on the H200, one run, bf16 2^12 × 2^16: block × 1024
+        // 272.9 µs, cluster 2 × 512 260.1 µs; log_softmax (no exponential per value on the way
+        // out) 262.0 and 260.4, f32 softmax at 8192 packs 515.0 and 517.5, so those keep the block.
+        return (Choice { team: Team::Cluster(2), vpt: 8, block: 512 }, "softmax's row of 8192 packs of 16-bit values: a cluster of two blocks of 512 (faster than one block of 1024 on the H200)");
     }
     if p <= BLOCK_MAX_PACKS {
         let vpt = 8;
