@@ -35,10 +35,12 @@
 // is aligned: kernel 9's walk with the team (a few lanes, a block) in place of the grid. Every
 // round, the last one too, makes its LOADS loads before it adds any of them: the loads of a
 // round are in flight together.
-template <int LOADS, typename In>
+// WHOLE_PACKS: the caller knows that p is on a 16-byte boundary and n a whole number of packs,
+// so there is no head or tail to walk and nothing to work out before the first load.
+template <int LOADS, bool WHOLE_PACKS = false, typename In>
 __device__ __forceinline__ float span_sum(const In* __restrict__ p, u64 n, unsigned t, unsigned threads) {
     constexpr u64 PER = 16 / sizeof(In);  // values per 16-byte pack: 4 f32, 8 f16 or bf16
-    u64 head = ((16 - ((u64)p & 15)) & 15) / sizeof(In);  // values before the first boundary
+    u64 head = WHOLE_PACKS ? 0 : ((16 - ((u64)p & 15)) & 15) / sizeof(In);  // values before the first boundary
     if (head > n) head = n;
     const u64 packs = (n - head) / PER;
     const u64 tail = head + packs * PER;
@@ -46,8 +48,10 @@ __device__ __forceinline__ float span_sum(const In* __restrict__ p, u64 n, unsig
     float acc[LOADS];
 #pragma unroll
     for (int u = 0; u < LOADS; ++u) acc[u] = 0.0f;
-    for (u64 i = t; i < head; i += threads) acc[0] += to_acc<float>(p[i]);
-    for (u64 i = t; i < n - tail; i += threads) acc[0] += to_acc<float>(p[tail + i]);
+    if (!WHOLE_PACKS) {
+        for (u64 i = t; i < head; i += threads) acc[0] += to_acc<float>(p[i]);
+        for (u64 i = t; i < n - tail; i += threads) acc[0] += to_acc<float>(p[tail + i]);
+    }
 
     const uint4* body = reinterpret_cast<const uint4*>(p + head);
     u64 i = t;
@@ -73,20 +77,43 @@ __device__ __forceinline__ float span_sum(const In* __restrict__ p, u64 n, unsig
 // ANCHOR_END: span_sum
 
 // ANCHOR: warp
-// A team of `lanes` lanes per row, 32 / lanes rows per warp. A warp's rows are consecutive and
+// A team of LANES lanes per row, 32 / LANES rows per warp. A warp's rows are consecutive and
 // the loop's test is on the warp's first row, so every lane of a warp runs the same iterations
-// and the full-mask shuffles are safe; the xor steps below `lanes` stay inside a team. No two
-// warps share anything, so there is no barrier.
-template <typename In>
-__device__ void rows_warp(const In* __restrict__ in, float* __restrict__ out, u64 rows, u64 cols, u64 stride, unsigned lanes) {
-    const unsigned lane = threadIdx.x % lanes, rows_per_warp = 32 / lanes;
-    const u64 rows_per_block = blockDim.x / lanes, stride_rows = (u64)gridDim.x * rows_per_block;
+// and the full-mask shuffles are safe; the xor steps below LANES stay inside a team. No two
+// warps share anything, so there is no barrier. LANES is a template parameter, so that a lane's
+// place in its team is a mask and a shift, not a division: for short rows, the arithmetic before
+// the first load is a large part of the row's time.
+template <unsigned LANES, typename In>
+__device__ __forceinline__ void rows_warp_team(const In* __restrict__ in, float* __restrict__ out, u64 rows, u64 cols, u64 stride) {
+    constexpr u64 PER = 16 / sizeof(In);
+    // Every row starts on a 16-byte boundary and is whole packs: the same for every thread.
+    const bool whole_packs = (((u64)in | stride * sizeof(In)) & 15) == 0 && cols % PER == 0;
+    const unsigned lane = threadIdx.x % LANES, rows_per_warp = 32 / LANES;
+    const u64 rows_per_block = blockDim.x / LANES, stride_rows = (u64)gridDim.x * rows_per_block;
     for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < rows; first += stride_rows) {
-        const u64 row = first + threadIdx.x % 32 / lanes;
-        float v = row < rows ? span_sum<WARP_LOADS>(in + row * stride, cols, lane, lanes) : 0.0f;
-        for (unsigned offset = lanes / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+        const u64 row = first + threadIdx.x % 32 / LANES;
+        float v = 0.0f;
+        if (row < rows) {
+            const In* p = in + row * stride;
+            v = whole_packs ? span_sum<WARP_LOADS, true>(p, cols, lane, LANES) : span_sum<WARP_LOADS>(p, cols, lane, LANES);
+        }
+#pragma unroll
+        for (unsigned offset = LANES / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
         if (row >= rows) break;  // the warp's last rows: its next first row is past the end too
         if (lane == 0) out[row] = v;
+    }
+}
+
+// The host picks `lanes`, a power of two up to 32 (rows::warp_lanes): one team size a branch.
+template <typename In>
+__device__ void rows_warp(const In* __restrict__ in, float* __restrict__ out, u64 rows, u64 cols, u64 stride, unsigned lanes) {
+    switch (lanes) {
+        case 1: rows_warp_team<1>(in, out, rows, cols, stride); break;
+        case 2: rows_warp_team<2>(in, out, rows, cols, stride); break;
+        case 4: rows_warp_team<4>(in, out, rows, cols, stride); break;
+        case 8: rows_warp_team<8>(in, out, rows, cols, stride); break;
+        case 16: rows_warp_team<16>(in, out, rows, cols, stride); break;
+        default: rows_warp_team<32>(in, out, rows, cols, stride); break;
     }
 }
 // ANCHOR_END: warp

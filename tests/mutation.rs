@@ -71,21 +71,31 @@ fn rows_trial(mutant: &'static Mutant) -> Trial {
         let mut unchanged = RowReducer::with_strategy(gpu, Some(strategy))?;
         let mut planted = RowReducer::with_spec(gpu, mutant.spec()?, Some(strategy))?;
         for cols in sizes(24) {
-            let layout = RowLayout::dense(3, cols);
+            // Three rows of `cols` values, two ways: back to back (a row of 2^k ± 1 values starts
+            // wherever the one before it ends), and each row on a 16-byte boundary, the stride a
+            // whole number of packs (where the kernels may skip their per-row alignment walk).
+            // The unchanged kernel must pass both; the bug must be caught in one of them.
+            let layouts = [RowLayout::dense(3, cols), RowLayout::strided(3, cols, cols.next_multiple_of(8))];
             plant(&GPU_SCORE, &what, cols, |draw| {
-                let xs: Vec<f32> = exact_parallel(layout.rows * cols, trial_seed(&format!("{what}/{cols}/{draw}")));
-                let references = reduction::check::rows::exact_row_references(&xs, layout)?;
-                let input = gpu.upload(&xs)?;
-                let sum = |reducer: &mut RowReducer| -> Result<Result<(), String>, Failed> {
-                    let launch = reducer.plan(layout)?.expect("rows of values are launched");
-                    let mut out = gpu.alloc::<f32>(layout.rows)?;
-                    gpu.fill(&mut out, f32::POISON)?;
-                    reducer.enqueue(&input.as_view(), layout, &mut out.as_view_mut())?;
-                    let got = gpu.download(&out)?;
-                    gpu.synchronize()?;
-                    Ok(reduction::check::rows::check_rows(&got, &references, launch.addition_depth(cols)))
-                };
-                Ok((sum(&mut unchanged)?, sum(&mut planted)?))
+                let (mut control, mut caught) = (Ok(()), Ok(()));
+                for (l, layout) in layouts.into_iter().enumerate() {
+                    let len = layout.required_len()?;
+                    let xs: Vec<f32> = exact_parallel(len, trial_seed(&format!("{what}/{cols}/{l}/{draw}")));
+                    let references = reduction::check::rows::exact_row_references(&xs, layout)?;
+                    let input = gpu.upload(&xs)?;
+                    let sum = |reducer: &mut RowReducer| -> Result<Result<(), String>, Failed> {
+                        let launch = reducer.plan(layout)?.expect("rows of values are launched");
+                        let mut out = gpu.alloc::<f32>(layout.rows)?;
+                        gpu.fill(&mut out, f32::POISON)?;
+                        reducer.enqueue(&input.as_view(), layout, &mut out.as_view_mut())?;
+                        let got = gpu.download(&out)?;
+                        gpu.synchronize()?;
+                        Ok(reduction::check::rows::check_rows(&got, &references, launch.addition_depth(cols)).map_err(|why| format!("{layout}: {why}")))
+                    };
+                    control = control.and(sum(&mut unchanged)?);
+                    caught = caught.and(sum(&mut planted)?);
+                }
+                Ok((control, caught))
             })?;
         }
         Ok(())

@@ -609,9 +609,9 @@ fn cpu_trials(trials: &mut Vec<Trial>) {
     // every thread holds values never meets an empty state (one of 512 threads pads its last warp
     // with the identity: caught there); one thread that holds all five values never merges.
     trials.push(Trial::test("cpu::where_a_planted_change_cannot_act", || {
-        use reduction::rows::{plan_typed, Limits};
+        use reduction::rows::{plan_for, Limits, RowKernels};
         let mutant = |name: &str| ops_mutants::ALL.iter().find(|m| m.name == name).unwrap();
-        let rows = |cols: usize, strategy| plan_typed(RowLayout::dense(3, cols), Dtype::F32, Some(strategy), Limits::h200()).unwrap().unwrap();
+        let rows = |cols: usize, strategy| plan_for(RowKernels::Operators, RowLayout::dense(3, cols), Dtype::F32, Some(strategy), Limits::h200()).unwrap().unwrap();
         let ties = mutant("ties_to_highest_index");
         let (three, five) = (rows(3, Strategy::Warp), rows(5, Strategy::Warp));
         assert_eq!(three.lanes, 1);

@@ -146,8 +146,10 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
             }
         }
         // Views of wider matrices: odd strides put the rows at every alignment, and a shift of 1
-        // to 3 values moves the first row off the 16-byte boundary of the buffer.
-        for (m, n, stride) in [(37, 1000, 1003), (300, 33, 64), (5, 50_000, 50_001), (11, 20_000, 40_000)] {
+        // to 3 values moves the first row off the 16-byte boundary of the buffer. Rows of whole
+        // packs (64 values) at a stride that is not (66), or at a shift, must not be read as if
+        // every row started on a boundary.
+        for (m, n, stride) in [(37, 1000, 1003), (300, 33, 64), (5, 50_000, 50_001), (11, 20_000, 40_000), (50, 64, 66), (50, 64, 68)] {
             for shift in [0, 1, 2, 3] {
                 if fits_cap(shift + m * stride) {
                     let name = format!("strided::{s}::{m}x{n}::stride={stride}::shift={shift}");
@@ -418,6 +420,26 @@ fn host_trials(trials: &mut Vec<Trial>) {
         assert_eq!(rows::warp_lanes(4096, 1000, 132), 32);
         let warp = plan_typed(RowLayout::dense(1 << 20, 256), Dtype::F16, None, Limits::h200())?.unwrap();
         assert_eq!((warp.strategy, warp.lanes, warp.grid.0), (Strategy::Warp, 4, (1 << 20) / 32));
+        Ok(())
+    }));
+    trials.push(Trial::test("plan::few_rows_of_a_sum_give_each_lane_sixteen_values", || {
+        // Rows enough for every SM: eight loads a lane, blocks of 128, as the operators have it.
+        assert_eq!(rows::sum_team(1 << 20, 256, 64, 132), (8, rows::WARP_BLOCK));
+        assert_eq!(rows::sum_team(1 << 18, 1024, 256, 132), (32, rows::WARP_BLOCK));
+        // 4096 rows of 64 f32 values (16 packs): 4 lanes of 16 values, blocks of 64 (the
+        // operators' rule gives one lane a pack: 16).
+        assert_eq!(rows::sum_team(4096, 64, 16, 132), (4, rows::FEW_ROWS_BLOCK));
+        assert_eq!(rows::warp_lanes(4096, 16, 132), 16);
+        // bf16: 64 values are 8 packs, 4 lanes of 2 packs; 256 values, 16 lanes.
+        assert_eq!(rows::sum_team(4096, 64, 8, 132), (4, rows::FEW_ROWS_BLOCK));
+        assert_eq!(rows::sum_team(4096, 256, 32, 132), (16, rows::FEW_ROWS_BLOCK));
+        // Never fewer lanes than eight loads a lane need, never more than a warp, at least one.
+        assert_eq!(rows::sum_team(4096, 1024, 256, 132), (32, rows::FEW_ROWS_BLOCK));
+        assert_eq!(rows::sum_team(10, 1, 1, 132), (1, rows::FEW_ROWS_BLOCK));
+        let sums = plan_typed(RowLayout::dense(4096, 64), Dtype::F32, None, Limits::h200())?.unwrap();
+        assert_eq!((sums.lanes, sums.block, sums.grid.0), (4, 64, 4096 / 16));
+        let ops = rows::plan_for(rows::RowKernels::Operators, RowLayout::dense(4096, 64), Dtype::F32, None, Limits::h200())?.unwrap();
+        assert_eq!((ops.lanes, ops.block, ops.grid.0), (16, 128, 4096 / 8));
         Ok(())
     }));
     trials.push(Trial::test("plan::a_forced_strategy_says_so", || {

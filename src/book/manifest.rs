@@ -5,7 +5,7 @@
 //! entry it can draw, in this order; the tests below check that every `{{#include}}` of a
 //! generated file has exactly one entry and that every entry is included by its chapter.
 
-use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, sanitizers, tile};
+use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, rows_short, sanitizers, tile};
 use super::context::Context;
 use super::draw::{charts, diagrams, figures};
 use crate::error::Result;
@@ -147,6 +147,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         drawn("plots/rows.svg", "rows.md", "book::chapters::rows::chart", rows::chart),
         md("rows_half.md", "rows.md", "book::chapters::rows::half_markdown", rows::half_markdown),
         md("rows_few.md", "rows.md", "book::chapters::rows::few_markdown", rows::few_markdown),
+        md("rows_short.md", "rows.md", "book::chapters::rows_short::markdown", rows_short::markdown),
         md("operators_source.md", "operators.md", "book::chapters::operators::source_markdown", operators::source_markdown),
         md("operators_broken.md", "operators.md", "book::chapters::operators::broken_markdown", operators::broken_markdown),
         md("operators_accuracy.md", "operators.md", "book::chapters::operators::accuracy_markdown", operators::accuracy_markdown),

@@ -136,6 +136,14 @@ pub const ROWS: &[Mutant] = &[
         find: "if (lane == 0) out[row] = v;",
         replace: "if (lane == 0 && row + 1 < rows) out[row] = v;",
     },
+    Mutant {
+        name: "row_taken_as_whole_packs",
+        kernel: "rows",
+        strategy: Some(crate::rows::Strategy::Warp),
+        bug: "a team skips the alignment walk for rows on 16-byte boundaries without asking whether their length is whole packs: the values after a row's last pack are left out",
+        find: "const bool whole_packs = (((u64)in | stride * sizeof(In)) & 15) == 0 && cols % PER == 0;",
+        replace: "const bool whole_packs = (((u64)in | stride * sizeof(In)) & 15) == 0;",
+    },
 ];
 // ANCHOR_END: catalogue
 

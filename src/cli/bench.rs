@@ -39,6 +39,9 @@ pub struct BenchArgs {
     /// Do not run the peers (plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py) after each element type's kernels
     #[arg(long)]
     no_peers: bool,
+    /// Time the entry point after the kernels instead of before them (the same launches elsewhere in the run)
+    #[arg(long)]
+    entry_point_last: bool,
 }
 
 pub fn run(args: BenchArgs) -> Outcome {
@@ -62,6 +65,7 @@ pub fn run(args: BenchArgs) -> Outcome {
     }
     config.block = super::block(args.block)?;
     config.seed = args.seed;
+    config.entry_point_last = args.entry_point_last;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
     // Sizes asked for must fit, on the host (the pool's copy for the references) and on the
     // GPU. The default sweep is the program's own choice: what does not fit there is skipped.

@@ -20,7 +20,7 @@ use std::fmt;
 /// [`Strategy::name`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Strategy {
-    /// One warp per row, 8 rows per block (`rows_warp_f32`).
+    /// A team of lanes of a warp per row, several rows per warp (`rows_warp_f32`).
     Warp,
     /// One block per row (`rows_block_f32`).
     Block,
@@ -184,13 +184,49 @@ pub fn block_threads(packs: usize) -> u32 {
 
 /// Lanes per row of the warp strategy for `rows` rows of `packs` 16-byte packs: enough that each
 /// lane makes up to eight loads, and more (up to one lane per pack, 32 at most) while the rows
-/// are too few to give every SM 2048 threads.
+/// are too few to give every SM 2048 threads. The operators' row kernels (`rows_warp_op`) take
+/// this; the row sums' own kernel takes [`sum_team`] where the rows are few.
 pub fn warp_lanes(rows: usize, packs: usize, sm_count: u32) -> u32 {
-    let mut lanes = packs.div_ceil(WARP_LOADS).max(1).next_power_of_two().min(32);
+    let mut lanes = eight_loads_a_lane(packs);
     while lanes < 32 && lanes < packs && rows.saturating_mul(lanes) < sm_count as usize * 2048 {
         lanes *= 2;
     }
     lanes as u32
+}
+
+/// The fewest lanes that leave each at most eight loads of a row of `packs` packs.
+fn eight_loads_a_lane(packs: usize) -> usize {
+    packs.div_ceil(WARP_LOADS).max(1).next_power_of_two().min(32)
+}
+
+// ANCHOR: sum_team
+/// Values per lane of a row sum's team where the rows are few: 4 f32 packs, 2 of f16 or bf16.
+pub const FEW_ROWS_VALUES_PER_LANE: usize = 16;
+/// Threads per block of those teams.
+pub const FEW_ROWS_BLOCK: u32 = 64;
+
+/// The row sums' team for `rows` rows of `cols` values in `packs` packs: `(lanes, block)`. Where
+/// eight loads a lane would not give every SM 2048 threads (4096 rows of 64 f32 values), a lane
+/// takes 16 values and a block 64 threads, the fastest rule of those measured by
+/// `plots/rows_short.cu` (its table is in the row-sums chapter: more lanes, one load each, were
+/// up to a fifth slower there); otherwise eight loads a lane in blocks of 128.
+pub fn sum_team(rows: usize, cols: usize, packs: usize, sm_count: u32) -> (u32, u32) {
+    let lanes = eight_loads_a_lane(packs);
+    if rows.saturating_mul(lanes) < sm_count as usize * 2048 {
+        let lanes = cols.div_ceil(FEW_ROWS_VALUES_PER_LANE).max(1).next_power_of_two().clamp(lanes, 32);
+        (lanes as u32, FEW_ROWS_BLOCK)
+    } else {
+        (lanes as u32, WARP_BLOCK)
+    }
+}
+// ANCHOR_END: sum_team
+
+/// Which kernel a plan is for: the row sums' (`kernels/13_rows.cu`) or an operator's
+/// (`kernels/operators.cuh`, which sizes its teams by [`warp_lanes`] in blocks of 128).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowKernels {
+    Sums,
+    Operators,
 }
 
 /// What the planner needs to know of the GPU.
@@ -270,6 +306,11 @@ pub fn plan(layout: RowLayout, strategy: Option<Strategy>, limits: Limits) -> Re
 
 /// [`plan`] for values of `dtype` (f32, f16 or bf16): the thresholds are in 16-byte packs.
 pub fn plan_typed(layout: RowLayout, dtype: Dtype, strategy: Option<Strategy>, limits: Limits) -> Result<Option<Launch>> {
+    plan_for(RowKernels::Sums, layout, dtype, strategy, limits)
+}
+
+/// [`plan_typed`] for the row sums' kernels or the operators'.
+pub fn plan_for(kernels: RowKernels, layout: RowLayout, dtype: Dtype, strategy: Option<Strategy>, limits: Limits) -> Result<Option<Launch>> {
     layout.required_len()?;
     if layout.is_empty() {
         return Ok(None);
@@ -283,9 +324,12 @@ pub fn plan_typed(layout: RowLayout, dtype: Dtype, strategy: Option<Strategy>, l
     let capped = |blocks: usize, cap: u32| blocks.min(cap.max(1) as usize) as u32;
     let launch = match strategy {
         Strategy::Warp => {
-            let lanes = warp_lanes(m, packs, limits.sm_count);
-            let rows_per_block = (WARP_BLOCK / lanes) as usize;
-            Launch { strategy, reason, grid: (capped(m.div_ceil(rows_per_block), limits.max_grid_x), 1), block: WARP_BLOCK, lanes, slices: 1 }
+            let (lanes, block) = match kernels {
+                RowKernels::Sums => sum_team(m, n, packs, limits.sm_count),
+                RowKernels::Operators => (warp_lanes(m, packs, limits.sm_count), WARP_BLOCK),
+            };
+            let rows_per_block = (block / lanes) as usize;
+            Launch { strategy, reason, grid: (capped(m.div_ceil(rows_per_block), limits.max_grid_x), 1), block, lanes, slices: 1 }
         }
         Strategy::Block => {
             let block = block_threads(packs);

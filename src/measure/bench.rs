@@ -34,6 +34,9 @@ pub struct BenchConfig {
     /// Also measure the entry point ([`crate::Reducer::auto`]) at every size, graph-amortized
     /// and host-visible ([`ENTRY_POINT`], [`ENTRY_POINT_HOST`]).
     pub entry_point: bool,
+    /// Time the entry point after the kernels instead of before them: the same launches in
+    /// another place in the run, to see whether what ran before moves their times.
+    pub entry_point_last: bool,
 }
 
 impl BenchConfig {
@@ -55,6 +58,7 @@ impl BenchConfig {
             target_ms: 3.0,
             seed: 2007,
             entry_point: true,
+            entry_point_last: false,
         }
     }
 }
@@ -217,7 +221,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
     let (best, shapes) = super::read_only::ceiling(gpu, config, &pool, bar, &mut reference)?;
     rows.extend(best);
     shape_rows.extend(shapes);
-    if config.entry_point {
+    if config.entry_point && !config.entry_point_last {
         rows.extend(entry_point(gpu, config, &pool, bar, &mut reference)?);
     }
 
@@ -275,6 +279,9 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             rows.push(row(what, input, &timing));
         }
         note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
+    }
+    if config.entry_point && config.entry_point_last {
+        rows.extend(entry_point(gpu, config, &pool, bar, &mut reference)?);
     }
     Ok((rows, shape_rows))
 }

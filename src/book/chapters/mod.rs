@@ -18,6 +18,7 @@ pub mod modern;
 pub mod multigpu;
 pub mod operators;
 pub mod rows;
+pub mod rows_short;
 pub mod sanitizers;
 pub mod tile;
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! the sum, as one more instance), each one operator of `kernels/operators.cuh`'s generic warp /
 //! block / grid / row machinery. Whole arrays in one launch (the last block combines, as kernel
 //! 10), rows with kernel 13's three strategies, chosen by the same planner
-//! ([`crate::rows::plan_typed`]).
+//! ([`crate::rows::plan_for`] with [`crate::rows::RowKernels::Operators`]).
 //!
 //! The host owns every grid: [`plan_whole`] and the row planner are pure arithmetic, tested
 //! without a GPU; [`OpReducer`] checks, plans and launches; [`decode`] turns the bytes a kernel
@@ -318,7 +318,7 @@ impl OpReducer {
 
     /// The row launch for `layout` (`None`: nothing to launch).
     pub fn plan_rows(&self, layout: RowLayout) -> Result<Option<RowLaunch>> {
-        crate::rows::plan_typed(layout, self.dtype, self.strategy, self.limits)
+        crate::rows::plan_for(crate::rows::RowKernels::Operators, layout, self.dtype, self.strategy, self.limits)
     }
 
     fn check_input<T: Element>(&self) -> Result<()> {

@@ -1,7 +1,7 @@
 //! The operators' launches as pure arithmetic, tested without a GPU: the whole-array grid
 //! ([`plan_whole`], kernel 10's rule), which block or slice reads a value (white-box models of
 //! `span_reduce` that the planted-bug tests use), and how deep each result's arithmetic goes (the
-//! error bounds of [`crate::check::ops`]). The row launches come from [`crate::rows::plan_typed`].
+//! error bounds of [`crate::check::ops`]). The row launches come from [`crate::rows::plan_for`] (the operators' teams).
 
 use crate::element::Dtype;
 use crate::rows::{Launch as RowLaunch, Strategy};
