@@ -34,18 +34,24 @@ struct SoftmaxTask {
     T* y;
     u64 rows, cols, ld;
     struct Stats {
-        float max, scale;  // scale: 1 / sum for softmax, log(sum) for log_softmax
+        float max, log_sum;  // log_softmax: y = (x − max) − log(sum)
+        ExpShift e;          // softmax: y = 2^(x·a + b) · (e.scale / sum), one FMA and one ex2 a value
     };
+    // The row's Stats from its max and its sum of e^(x − max).
+    __device__ static Stats stats_of(float max, float sum) {
+        if (LOG) return Stats{max, logf(sum), ExpShift{}};
+        ExpShift e = exp_shift(max == -infinity() ? 0.0f : max);
+        e.scale /= sum;
+        return Stats{max, 0.0f, e};
+    }
     __device__ const T* in0(u64 r) const { return x + r * ld; }
     __device__ const T* in1(u64 r) const { return x + r * ld; }
     __device__ T* out(u64 r) const { return y + r * cols; }
     __device__ bool vectorizable(u64 r) const { return cols % Io<T>::PER == 0 && dl_aligned(in0(r)) && dl_aligned(out(r)); }
     template <class Values>
     __device__ MaxSum chunk_state(const Values& values) const { return max_sum_of(values); }
-    __device__ Stats finish(u64, bool, bool, MaxSum s, Pre) const { return LOG ? Stats{s.max, logf(s.sum)} : Stats{s.max, 1.0f / s.sum}; }
-    __device__ float map_one(float v, float, u64, const Stats& st) const {
-        return LOG ? (v - st.max) - st.scale : ex2((v - st.max) * LOG2E) * st.scale;
-    }
+    __device__ Stats finish(u64, bool, bool, MaxSum s, Pre) const { return stats_of(s.max, s.sum); }
+    __device__ float map_one(float v, float, u64, const Stats& st) const { return LOG ? (v - st.max) - st.log_sum : st.e(v) * st.e.scale; }
     template <int PER>
     __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64, const Stats& st, float (&out)[PER]) const {
 #pragma unroll
@@ -123,7 +129,7 @@ __device__ void softmax_three_pass(const T* __restrict__ x, T* __restrict__ y, u
         }
         if (!vec) LoopValues<T, 1>{in, in, cols, s}(e);
         const float sum = block_allreduce(sum_op, e.s, warp_states);
-        const typename SoftmaxTask<T, LOG>::Stats st = {max, LOG ? logf(sum) : 1.0f / sum};
+        const auto st = SoftmaxTask<T, LOG>::stats_of(max, sum);
         for (unsigned c = 0; c < chunks; ++c) {  // pass 3: the output
             load_chunk<VPT>(h, in, packs, c, s);
             store_chunk<T, VPT>(task, task.out(row), h, h, packs, c, s, st);

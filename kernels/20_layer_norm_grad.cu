@@ -26,7 +26,10 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
                                         const float* __restrict__ rstd, T* dgamma, T* dbeta, float* partials, unsigned* tickets,
                                         u64 rows, u64 cols, u64 ld, u64 rows_per_chunk) {
     constexpr int PER = Io<T>::PER;
-    __shared__ float sums[8][32][2 * PER];
+    // The warps' column sums, lane-minor: a warp's 32 lanes store 32 consecutive words, a bank
+    // each. (Lane-major, 2·PER words apart, the lanes shared 32/(2·PER) banks: 8-way conflicts for
+    // f32, 16-way for f16 and bf16.)
+    __shared__ float sums[8][2 * PER][32];
     __shared__ bool last;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     const u64 pack = (u64)blockIdx.x * 32 + lane, c0 = pack * PER;  // this thread's PER columns
@@ -76,16 +79,16 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
     // The warps' sums, added in warp order by warp 0.
 #pragma unroll
     for (int j = 0; j < PER; ++j) {
-        sums[warp][lane][j] = g[j];
-        sums[warp][lane][PER + j] = b[j];
+        sums[warp][j][lane] = g[j];
+        sums[warp][PER + j][lane] = b[j];
     }
     __syncthreads();
     if (warp == 0) {
         for (unsigned w = 1; w < warps; ++w) {
 #pragma unroll
             for (int j = 0; j < PER; ++j) {
-                g[j] += sums[w][lane][j];
-                b[j] += sums[w][lane][PER + j];
+                g[j] += sums[w][j][lane];
+                b[j] += sums[w][PER + j][lane];
             }
         }
         if (gridDim.y == 1) {  // one chunk of rows: these are the sums
@@ -129,16 +132,16 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
     }
 #pragma unroll
     for (int j = 0; j < PER; ++j) {
-        sums[warp][lane][j] = g[j];
-        sums[warp][lane][PER + j] = b[j];
+        sums[warp][j][lane] = g[j];
+        sums[warp][PER + j][lane] = b[j];
     }
     __syncthreads();
     if (warp != 0) return;
     for (unsigned w = 1; w < warps; ++w) {
 #pragma unroll
         for (int j = 0; j < PER; ++j) {
-            g[j] += sums[w][lane][j];
-            b[j] += sums[w][lane][PER + j];
+            g[j] += sums[w][j][lane];
+            b[j] += sums[w][PER + j][lane];
         }
     }
     if (lane == 0) tickets[blockIdx.x] = 0;  // ready for the next launch

@@ -336,6 +336,33 @@ __device__ __forceinline__ float load_one(const T* p, u64 e) {
     return Io<T>::get(q, 0);
 }
 
+// Two f16 or bf16 values a word, maxed two at a time (max.NaN: NaN wins) from sm_80 on; the pair
+// is widened to one f32 only at the end. PACKED is false for f32 and before sm_80 (and where
+// operators.cuh is built portable).
+template <typename T>
+struct PairMax {
+    static constexpr bool PACKED = false;
+    static constexpr unsigned LOWEST = 0;
+    __device__ static unsigned of(unsigned a, unsigned) { return a; }
+    __device__ static float widen(unsigned) { return 0.0f; }
+};
+#if __CUDA_ARCH__ >= 800 && !defined(OP_PORTABLE_EXTREME)
+#define DL_PAIR_MAX(In, INSTRUCTION, NEG_INF_PAIR, TO_F32_LO, TO_F32_HI)                              \
+    template <>                                                                                       \
+    struct PairMax<In> {                                                                              \
+        static constexpr bool PACKED = true;                                                          \
+        static constexpr unsigned LOWEST = NEG_INF_PAIR;                                              \
+        __device__ static unsigned of(unsigned a, unsigned b) {                                       \
+            unsigned r;                                                                               \
+            asm(INSTRUCTION " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));                               \
+            return r;                                                                                 \
+        }                                                                                             \
+        __device__ static float widen(unsigned w) { return extreme<true>(TO_F32_LO(w), TO_F32_HI(w)); } \
+    };
+DL_PAIR_MAX(f16_t, "max.NaN.f16x2", 0xfc00fc00u, OP_F16_LO, OP_F16_HI)
+DL_PAIR_MAX(bf16_t, "max.NaN.bf16x2", 0xff80ff80u, OP_BF16_LO, OP_BF16_HI)
+#endif
+
 // A thread's values, for a task's chunk_state(values): values(f) calls f(x0, x1, e) for each.
 // The values held in registers (chunk c)...
 template <typename T, int VPT, int UNTESTED = 0>
@@ -356,8 +383,17 @@ struct HeldValues {
     }
     __device__ __forceinline__ float first() const { return 0 < UNTESTED || pack_index<VPT>(c, 0, s) < packs ? Io<T>::get(h0[0], 0) : 0.0f; }
     // The largest value of the first input, NaN if any is NaN: a pack at a time (operators.cuh's
-    // PackExtreme: two f16 or bf16 values per compare from sm_80 on).
+    // PackExtreme: two f16 or bf16 values per compare from sm_80 on), or, for f16 and bf16 from
+    // sm_80 on, as a pair kept packed across the packs and widened once at the end.
     __device__ __forceinline__ float max() const {
+        if (PairMax<T>::PACKED) {
+            unsigned pair = PairMax<T>::LOWEST;
+#pragma unroll
+            for (int k = 0; k < VPT; ++k)
+                if (k < UNTESTED || pack_index<VPT>(c, k, s) < packs)
+                    pair = PairMax<T>::of(PairMax<T>::of(pair, PairMax<T>::of(h0[k].w[0], h0[k].w[1])), PairMax<T>::of(h0[k].w[2], h0[k].w[3]));
+            return PairMax<T>::widen(pair);
+        }
         float m = -infinity();
 #pragma unroll
         for (int k = 0; k < VPT; ++k)
@@ -671,13 +707,38 @@ struct ExpSumOf {
     __device__ __forceinline__ void operator()(float x, float, u64) { s += ex2((x - shift) * LOG2E); }
 };
 
+// e^(x − m) in one FMA and one ex2 a value, where (x − m)·log2e takes an add and a multiply:
+// m·log2e is split exactly into hi + lo (hi rounded, lo = m·log2e − hi by an FMA), so that
+//   e^(x − m) = 2^(x·log2e − hi) · 2^(−lo),
+// and the FMA x·log2e − hi rounds once, relative to (x − m)·log2e + lo, as the add and the
+// multiply did. The factor 2^(−lo) is applied once, to the sum or the row's scale. For bf16 the
+// add was one of five instructions a value (convert, add, multiply, ex2, sum).
+// hi overflows only for |m| > FLT_MAX/log2e (≥ 2^127): there every other value is at least 2^103
+// below m, so 2^((x − m)·2^-90) is exactly 1 at m and 0 elsewhere, as e^(x − m) is in f32.
+// m = ±∞ or NaN: x − m as it is (NaN where x − m is). The caller passes 0 for m = −∞.
+struct ExpShift {
+    float a, b, scale;  // e^(x − m) = 2^(x·a + b) · scale
+    __device__ __forceinline__ float operator()(float x) const { return ex2(fmaf(x, a, b)); }
+};
+__device__ __forceinline__ ExpShift exp_shift(float m) {
+    const float hi = m * LOG2E;
+    if (fabsf(hi) <= 3.40282347e38f) return ExpShift{LOG2E, -hi, ex2(-fmaf(m, LOG2E, -hi))};
+    if (fabsf(m) <= 3.40282347e38f) return ExpShift{0x1p-90f, -m * 0x1p-90f, 1.0f};
+    return ExpShift{1.0f, -m, 1.0f};
+}
+struct ShiftedExpSumOf {
+    ExpShift k;
+    float s;
+    __device__ __forceinline__ void operator()(float x, float, u64) { s += k(x); }
+};
+
 // The state of a thread's own values: their maximum, then the sum of e^(x − max).
 template <class Values>
 __device__ __forceinline__ MaxSum max_sum_of(const Values& values) {
     const float m = values.max();
-    ExpSumOf e{m == -infinity() ? 0.0f : m, 0.0f};  // −∞ values then give 0, NaN stays NaN
+    ShiftedExpSumOf e{exp_shift(m == -infinity() ? 0.0f : m), 0.0f};  // −∞ values then give 0, NaN stays NaN
     values(e);
-    return MaxSum{m, e.s};
+    return MaxSum{m, e.s * e.k.scale};
 }
 // ANCHOR_END: online_merge
 

@@ -431,7 +431,7 @@ fn measure_columns<T: FromF32>(gpu: &Gpu, runner: &mut DlRunner, config: &DlBenc
     gpu.synchronize()?;
     let [wg, wb, sg, sb] = check::layer_norm_grad(&pool.host.host_x, &pool.host.host_dy, &mean_h, &rstd_h, layout);
     let (dg, db) = (&mut outputs.dgamma, &mut outputs.dbeta);
-    let plan = runner.plan_columns(T::DTYPE, layout);
+    let plan = runner.plan_columns(T::DTYPE, layout)?;
     let mut rows = Vec::new();
     // The row layouts are slow by orders of magnitude where rows are many: measured only where
     // a call takes well under a second (the chapter's point needs no more).

@@ -240,6 +240,12 @@ pub fn untested_packs_files(data_dir: &Path, slug: &str) -> [PathBuf; 2] {
     ["tested", "untested"].map(|which| results_dir(data_dir).join("experiments").join(format!("{slug}-packs-{which}.csv")))
 }
 
+/// The planner's teams before and after the exponent in one FMA (`<slug>-exp-sub.csv`,
+/// `<slug>-exp-fma.csv`).
+pub fn exp_fma_files(data_dir: &Path, slug: &str) -> [PathBuf; 2] {
+    ["sub", "fma"].map(|which| results_dir(data_dir).join("experiments").join(format!("{slug}-exp-{which}.csv")))
+}
+
 pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}.csv"))
 }

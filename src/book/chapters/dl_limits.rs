@@ -134,17 +134,54 @@ pub fn untested_packs_markdown(c: &Context) -> Result<String> {
 }
 
 fn untested_packs_table(before: &[records::DlRow], after: &[records::DlRow], peak: f64) -> String {
-    let mut out = String::from(
+    before_after_table(before, after, peak, "*-packs-*.csv", ["with a test per pack", "without"])
+}
+
+/// `dl_exp_fma.md`: the planner's teams before and after e^(x − m) in one FMA (and f16/bf16
+/// maxima kept packed), from one call on the GPU host ([`records::exp_fma_files`]).
+pub fn exp_fma_markdown(c: &Context) -> Result<String> {
+    let gpu = &c.book()?.0.gpu;
+    let [sub, fma] = records::exp_fma_files(&c.data_dir, &crate::records::slug(gpu));
+    if !sub.is_file() || !fma.is_file() {
+        return Ok(format!("*The exponent in one FMA is not yet measured against the add and multiply on the {gpu}.*\n"));
+    }
+    let (machine, before) = records::read_csv::<records::DlRow>(&sub)?;
+    let (_, after) = records::read_csv::<records::DlRow>(&fma)?;
+    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op != COLUMNS).cloned().collect::<Vec<_>>();
+    Ok(before_after_table(&rows(&before), &rows(&after), peak(&machine), "*-exp-*.csv", ["(x − m)·log2e", "one FMA"]))
+}
+
+/// `dl_columns_shared.md`: LayerNorm's dγ/dβ before and after its conflict-free shared memory,
+/// from the same call as [`exp_fma_markdown`] (the two changes were measured together).
+pub fn columns_shared_markdown(c: &Context) -> Result<String> {
+    let gpu = &c.book()?.0.gpu;
+    let [sub, fma] = records::exp_fma_files(&c.data_dir, &crate::records::slug(gpu));
+    if !sub.is_file() || !fma.is_file() {
+        return Ok(format!("*The column kernel's shared-memory layouts are not yet measured against each other on the {gpu}.*\n"));
+    }
+    let (machine, before) = records::read_csv::<records::DlRow>(&sub)?;
+    let (_, after) = records::read_csv::<records::DlRow>(&fma)?;
+    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op == COLUMNS).cloned().collect::<Vec<_>>();
+    Ok(before_after_table(&rows(&before), &rows(&after), peak(&machine), "*-exp-*.csv", ["lane-major", "lane-minor"]))
+}
+
+const COLUMNS: &str = "layer_norm_bwd_gamma_beta";
+
+/// The same cases from two builds run one after the other, each case's time before and after and
+/// the gain, then one sentence an op with its range.
+fn before_after_table(before: &[records::DlRow], after: &[records::DlRow], peak: f64, files: &str, [was, is]: [&str; 2]) -> String {
+    let mut out = format!(
         "*The planner's team of each op, µs (% of peak), median of 15 CUDA-event runs; the two builds run one after the other \
-        in one call on the GPU host (`reduction dl-bench --planner-only`, files `plots/data/dl/experiments/*-packs-*.csv`).*\n\n\
-        | op | type | M × N | team | with a test per pack | without | faster by |\n|---|---|---|---|--:|--:|--:|\n",
+        in one call on the GPU host (`reduction dl-bench --planner-only`, files `plots/data/dl/experiments/{files}`).*\n\n\
+        | op | type | M × N | team | {was} | {is} | faster by |\n|---|---|---|---|--:|--:|--:|\n",
     );
     let mut gains: Vec<(&str, f64)> = Vec::new();
     for b in before {
         let Some(a) = after.iter().find(|a| (&a.op, a.dtype, a.rows, a.n) == (&b.op, b.dtype, b.rows, b.n)) else { continue };
         let gain = b.median_us / a.median_us - 1.0;
         gains.push((b.op.as_str(), gain));
-        writeln!(out, "| {} | {} | {} | {} | {:.1} ({:.1}%) | {:.1} ({:.1}%) | {:+.1}% |", b.op, b.dtype, shape(b.rows, b.n), team_of(a),
+        writeln!(out, "| {} | {} | {} | {} | {:.1} ({:.1}%) | {:.1} ({:.1}%) | {:+.1}% |", b.op, b.dtype, shape(b.rows, b.n),
+            if a.op == COLUMNS { format!("strips × chunks of rows, {} threads", a.block) } else { team_of(a) },
             b.median_us, b.percent_of(peak), a.median_us, a.percent_of(peak), gain * 100.0).unwrap();
     }
     let mut ops: Vec<&str> = Vec::new();
@@ -346,6 +383,18 @@ mod tests {
         assert_eq!(t.matches("over the").count(), 2, "one sentence an op: {t}");
         // A case only one build measured is left out, not set beside nothing.
         assert_eq!(untested_packs_table(&before, &[], 4814.3).lines().filter(|l| l.starts_with("| softmax")).count(), 0);
+    }
+
+    #[test]
+    fn the_before_and_after_table_names_the_column_kernel_and_its_labels() {
+        let head = "# gpu: NVIDIA H200\n# peak_gbps: 4814.3\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows\n";
+        let row = |us: &str| format!("dl_layer_norm_bwd_gamma_beta,20,\"LayerNorm dγ, dβ: strips of columns × chunks of rows\",correct,bf16,4096,256,rotated,{us},1,2,3,67158016,536870912,15,m,layer_norm_bwd_gamma_beta,4096\n");
+        let read = |text: String| crate::records::csv::from_str::<records::DlRow>(&text, "test").unwrap().1;
+        let t = before_after_table(&read(format!("{head}{}", row("42.0"))), &read(format!("{head}{}", row("28.0"))), 4814.3, "*-exp-*.csv", ["lane-major", "lane-minor"]);
+        assert!(t.contains("| lane-major | lane-minor | faster by |"), "{t}");
+        assert!(t.contains("| layer_norm_bwd_gamma_beta | bf16 | 2^12 × 2^12 | strips × chunks of rows, 256 threads | 42.0 ("), "{t}");
+        assert!(t.contains("+50.0% |"), "{t}");
+        assert!(t.contains("files `plots/data/dl/experiments/*-exp-*.csv`"), "{t}");
     }
 
     #[test]

@@ -320,9 +320,15 @@ impl DlRunner {
         Ok(())
     }
 
-    /// The plan of LayerNorm's γ/β gradients for `layout`.
-    pub fn plan_columns(&self, dtype: Dtype, layout: RowLayout) -> Option<Columns> {
-        plan::plan_columns(dtype, layout.rows as u64, layout.cols as u64, self.device.sm_count)
+    /// The plan of LayerNorm's γ/β gradients for `layout`: one wave of the column kernel, as
+    /// many blocks as the occupancy calculator says the GPU holds at once.
+    pub fn plan_columns(&mut self, dtype: Dtype, layout: RowLayout) -> Result<Option<Columns>> {
+        if layout.is_empty() {
+            return Ok(None);
+        }
+        let entry = format!("layer_norm_grad_columns_{}", dtype.name());
+        let resident = self.co_resident(DlOp::LayerNormBwdGammaBeta, &entry, plan::COLUMN_WARPS * 32)?;
+        Ok(plan::plan_columns(dtype, layout.rows as u64, layout.cols as u64, resident as u64))
     }
 
     /// LayerNorm's dγ and dβ: Σ over rows of dy · (x − mean) · rstd, and of dy.
@@ -337,7 +343,7 @@ impl DlRunner {
         if mean.len() < layout.rows || rstd.len() < layout.rows || dgamma.len() < layout.cols || dbeta.len() < layout.cols {
             return Err(refuse(op, layout, "mean and rstd need one value per row, dγ and dβ one per column".into()));
         }
-        let Some(c) = self.plan_columns(T::DTYPE, layout) else {
+        let Some(c) = self.plan_columns(T::DTYPE, layout)? else {
             if layout.cols > 0 {
                 // No rows: the sums are zero.
                 self.gpu.stream().memset_zeros(&mut dgamma.slice_mut(..layout.cols)).during("zeroing dγ of no rows")?;
