@@ -246,6 +246,12 @@ pub fn exp_fma_files(data_dir: &Path, slug: &str) -> [PathBuf; 2] {
     ["sub", "fma"].map(|which| results_dir(data_dir).join("experiments").join(format!("{slug}-exp-{which}.csv")))
 }
 
+/// LayerNorm's dγ/dβ under the plan of 8 blocks an SM and under one wave, one after the other in
+/// one call (`<slug>-columns-eight.csv`, `<slug>-columns-wave.csv`).
+pub fn columns_wave_files(data_dir: &Path, slug: &str) -> [PathBuf; 2] {
+    ["eight", "wave"].map(|which| results_dir(data_dir).join("experiments").join(format!("{slug}-columns-{which}.csv")))
+}
+
 pub fn results_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}.csv"))
 }
@@ -265,9 +271,12 @@ pub type OpsAtShapes = (&'static [&'static str], &'static [(usize, usize)]);
 /// --no-peers`, 2026-12-02): each entry's ops at each of its shapes. First after the cluster
 /// exchange changed, then cross-entropy's long rows after its split lost the test per pack. Each
 /// peer's row there was moved to [`peers_own_run_file`], since it ran beside the earlier kernels.
-pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 2] = [
-    (&["softmax", "log_softmax", "softmax_bwd", "layer_norm", "rms_norm"], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
-    (&["cross_entropy"], &[(4096, 65536), (2048, 131072), (1024, 262144)]),
+/// Softmax, log_softmax and cross-entropy at 2^13 × 2^15 and 2^12 × 2^16 were measured again with
+/// every peer beside them after the exponent became one FMA (2026-12-03), and left the list.
+pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 3] = [
+    (&["softmax_bwd", "layer_norm", "rms_norm"], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
+    (&["softmax", "log_softmax"], &[(2048, 131072), (1024, 262144), (8192, 128256)]),
+    (&["cross_entropy"], &[(2048, 131072), (1024, 262144)]),
 ];
 
 /// Whether `op` at `rows` × `cols` is one of [`REMEASURED_WITHOUT_PEERS`].

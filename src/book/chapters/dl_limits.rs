@@ -161,8 +161,23 @@ pub fn columns_shared_markdown(c: &Context) -> Result<String> {
     }
     let (machine, before) = records::read_csv::<records::DlRow>(&sub)?;
     let (_, after) = records::read_csv::<records::DlRow>(&fma)?;
-    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op == COLUMNS).cloned().collect::<Vec<_>>();
+    // The book's kernel only, not the two wrong layouts measured beside it.
+    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op == COLUMNS && r.kernel == records::kernel_name(COLUMNS)).cloned().collect::<Vec<_>>();
     Ok(before_after_table(&rows(&before), &rows(&after), peak(&machine), "*-exp-*.csv", ["lane-major", "lane-minor"]))
+}
+
+/// `dl_columns_wave.md`: LayerNorm's dγ/dβ under the plan of 8 blocks an SM and under one wave,
+/// from one call ([`records::columns_wave_files`]).
+pub fn columns_wave_markdown(c: &Context) -> Result<String> {
+    let gpu = &c.book()?.0.gpu;
+    let [eight, wave] = records::columns_wave_files(&c.data_dir, &crate::records::slug(gpu));
+    if !eight.is_file() || !wave.is_file() {
+        return Ok(format!("*The column kernel's one-wave plan is not yet measured against the plan of 8 blocks an SM on the {gpu}.*\n"));
+    }
+    let (machine, before) = records::read_csv::<records::DlRow>(&eight)?;
+    let (_, after) = records::read_csv::<records::DlRow>(&wave)?;
+    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op == COLUMNS && r.kernel == records::kernel_name(COLUMNS)).cloned().collect::<Vec<_>>();
+    Ok(before_after_table(&rows(&before), &rows(&after), peak(&machine), "*-columns-*.csv", ["8 blocks an SM", "one wave"]))
 }
 
 const COLUMNS: &str = "layer_norm_bwd_gamma_beta";

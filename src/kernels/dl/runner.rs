@@ -320,15 +320,15 @@ impl DlRunner {
         Ok(())
     }
 
-    /// The plan of LayerNorm's γ/β gradients for `layout`: one wave of the column kernel, as
-    /// many blocks as the occupancy calculator says the GPU holds at once.
+    /// The plan of LayerNorm's γ/β gradients for `layout`, from the blocks of the column kernel the
+    /// occupancy calculator says the GPU holds at once.
     pub fn plan_columns(&mut self, dtype: Dtype, layout: RowLayout) -> Result<Option<Columns>> {
         if layout.is_empty() {
             return Ok(None);
         }
         let entry = format!("layer_norm_grad_columns_{}", dtype.name());
         let resident = self.co_resident(DlOp::LayerNormBwdGammaBeta, &entry, plan::COLUMN_WARPS * 32)?;
-        Ok(plan::plan_columns(dtype, layout.rows as u64, layout.cols as u64, resident as u64))
+        Ok(plan::plan_columns(dtype, layout.rows as u64, layout.cols as u64, resident as u64, self.device.sm_count))
     }
 
     /// LayerNorm's dγ and dβ: Σ over rows of dy · (x − mean) · rstd, and of dy.
