@@ -123,61 +123,51 @@ fn exchange_table(rows: &[records::ExchangeTime], peak: f64) -> String {
 /// `dl_untested_packs.md`: the planner's teams before and after the paths without a test per
 /// pack, from one call on the GPU host ([`records::untested_packs_files`]).
 pub fn untested_packs_markdown(c: &Context) -> Result<String> {
-    let gpu = &c.book()?.0.gpu;
-    let [tested, untested] = records::untested_packs_files(&c.data_dir, &crate::records::slug(gpu));
-    if !tested.is_file() || !untested.is_file() {
-        return Ok(format!("*The paths without a test per pack are not yet measured against the tested ones on the {gpu}.*\n"));
-    }
-    let (machine, before) = records::read_csv::<records::DlRow>(&tested)?;
-    let (_, after) = records::read_csv::<records::DlRow>(&untested)?;
-    Ok(untested_packs_table(&before, &after, peak(&machine)))
-}
-
-fn untested_packs_table(before: &[records::DlRow], after: &[records::DlRow], peak: f64) -> String {
-    before_after_table(before, after, peak, "*-packs-*.csv", ["with a test per pack", "without"])
+    let files = records::untested_packs_files(&c.data_dir, &crate::records::slug(&c.book()?.0.gpu));
+    before_after_markdown(c, files, "The paths without a test per pack are not yet measured against the tested ones", |_| true, "*-packs-*.csv",
+        ["with a test per pack", "without"])
 }
 
 /// `dl_exp_fma.md`: the planner's teams before and after e^(x − m) in one FMA (and f16/bf16
 /// maxima kept packed), from one call on the GPU host ([`records::exp_fma_files`]).
 pub fn exp_fma_markdown(c: &Context) -> Result<String> {
-    let gpu = &c.book()?.0.gpu;
-    let [sub, fma] = records::exp_fma_files(&c.data_dir, &crate::records::slug(gpu));
-    if !sub.is_file() || !fma.is_file() {
-        return Ok(format!("*The exponent in one FMA is not yet measured against the add and multiply on the {gpu}.*\n"));
-    }
-    let (machine, before) = records::read_csv::<records::DlRow>(&sub)?;
-    let (_, after) = records::read_csv::<records::DlRow>(&fma)?;
-    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op != COLUMNS).cloned().collect::<Vec<_>>();
-    Ok(before_after_table(&rows(&before), &rows(&after), peak(&machine), "*-exp-*.csv", ["(x − m)·log2e", "one FMA"]))
+    let files = records::exp_fma_files(&c.data_dir, &crate::records::slug(&c.book()?.0.gpu));
+    before_after_markdown(c, files, "The exponent in one FMA is not yet measured against the add and multiply", |r| r.op != COLUMNS, "*-exp-*.csv",
+        ["(x − m)·log2e", "one FMA"])
 }
 
 /// `dl_columns_shared.md`: LayerNorm's dγ/dβ before and after its conflict-free shared memory,
 /// from the same call as [`exp_fma_markdown`] (the two changes were measured together).
 pub fn columns_shared_markdown(c: &Context) -> Result<String> {
-    let gpu = &c.book()?.0.gpu;
-    let [sub, fma] = records::exp_fma_files(&c.data_dir, &crate::records::slug(gpu));
-    if !sub.is_file() || !fma.is_file() {
-        return Ok(format!("*The column kernel's shared-memory layouts are not yet measured against each other on the {gpu}.*\n"));
-    }
-    let (machine, before) = records::read_csv::<records::DlRow>(&sub)?;
-    let (_, after) = records::read_csv::<records::DlRow>(&fma)?;
-    // The book's kernel only, not the two wrong layouts measured beside it.
-    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op == COLUMNS && r.kernel == records::kernel_name(COLUMNS)).cloned().collect::<Vec<_>>();
-    Ok(before_after_table(&rows(&before), &rows(&after), peak(&machine), "*-exp-*.csv", ["lane-major", "lane-minor"]))
+    let files = records::exp_fma_files(&c.data_dir, &crate::records::slug(&c.book()?.0.gpu));
+    before_after_markdown(c, files, "The column kernel's shared-memory layouts are not yet measured against each other", the_column_kernel, "*-exp-*.csv",
+        ["lane-major", "lane-minor"])
 }
 
 /// `dl_columns_wave.md`: LayerNorm's dγ/dβ under the plan of 8 blocks an SM and under one wave,
 /// from one call ([`records::columns_wave_files`]).
 pub fn columns_wave_markdown(c: &Context) -> Result<String> {
-    let gpu = &c.book()?.0.gpu;
-    let [eight, wave] = records::columns_wave_files(&c.data_dir, &crate::records::slug(gpu));
-    if !eight.is_file() || !wave.is_file() {
-        return Ok(format!("*The column kernel's one-wave plan is not yet measured against the plan of 8 blocks an SM on the {gpu}.*\n"));
+    let files = records::columns_wave_files(&c.data_dir, &crate::records::slug(&c.book()?.0.gpu));
+    before_after_markdown(c, files, "The column kernel's one-wave plan is not yet measured against the plan of 8 blocks an SM", the_column_kernel,
+        "*-columns-*.csv", ["8 blocks an SM", "one wave"])
+}
+
+/// The book's column kernel, not the two wrong layouts measured beside it.
+fn the_column_kernel(r: &records::DlRow) -> bool {
+    r.op == COLUMNS && r.kernel == records::kernel_name(COLUMNS)
+}
+
+/// A before/after table from the two files of one call, the rows that `keep` keeps; a sentence
+/// that says what is missing where a file is.
+fn before_after_markdown(c: &Context, [before, after]: [std::path::PathBuf; 2], missing: &str, keep: fn(&records::DlRow) -> bool, files: &str,
+                         labels: [&str; 2]) -> Result<String> {
+    if !before.is_file() || !after.is_file() {
+        return Ok(format!("*{missing} on the {}.*\n", c.book()?.0.gpu));
     }
-    let (machine, before) = records::read_csv::<records::DlRow>(&eight)?;
-    let (_, after) = records::read_csv::<records::DlRow>(&wave)?;
-    let rows = |r: &[records::DlRow]| r.iter().filter(|r| r.op == COLUMNS && r.kernel == records::kernel_name(COLUMNS)).cloned().collect::<Vec<_>>();
-    Ok(before_after_table(&rows(&before), &rows(&after), peak(&machine), "*-columns-*.csv", ["8 blocks an SM", "one wave"]))
+    let (machine, before) = records::read_csv::<records::DlRow>(&before)?;
+    let (_, after) = records::read_csv::<records::DlRow>(&after)?;
+    let kept = |rows: Vec<records::DlRow>| rows.into_iter().filter(keep).collect::<Vec<_>>();
+    Ok(before_after_table(&kept(before), &kept(after), peak(&machine), files, labels))
 }
 
 const COLUMNS: &str = "layer_norm_bwd_gamma_beta";
@@ -391,13 +381,13 @@ mod tests {
         let ce = "dl_cross_entropy,19,cross-entropy: the planner's team [cross_entropy_split8_bf16],correct,bf16,131072,512,rotated,180.0,1,2,3,268435456,536870912,15,m,cross_entropy,2048\n";
         let before = read(format!("{head}{}{ce}{}", row("290.0", "softmax_cluster4x8_bf16"), row("290.0", "softmax_cluster4x8_bf16").replace(",2048\n", ",1024\n")));
         let after = read(format!("{head}{}{}{}", row("270.0", "softmax_cluster4x8_bf16"), ce.replace("180.0", "150.0"), row("300.0", "softmax_cluster4x8_bf16").replace(",2048\n", ",1024\n")));
-        let t = untested_packs_table(&before, &after, 4814.3);
+        let t = before_after_table(&before, &after, 4814.3, "*-packs-*.csv", ["with a test per pack", "without"]);
         assert!(t.contains("| softmax | bf16 | 2^11 × 2^17 | cluster 4 × 512 | 290.0 (38.5%) | 270.0 (41.3%) | +7.4% |"), "{t}");
         assert!(t.contains("\nsoftmax: from -3.3% to +7.4% over the 2 cases.\n"), "{t}");
         assert!(t.contains("\ncross_entropy: from +20.0% to +20.0% over the 1 case.\n"), "{t}");
         assert_eq!(t.matches("over the").count(), 2, "one sentence an op: {t}");
         // A case only one build measured is left out, not set beside nothing.
-        assert_eq!(untested_packs_table(&before, &[], 4814.3).lines().filter(|l| l.starts_with("| softmax")).count(), 0);
+        assert_eq!(before_after_table(&before, &[], 4814.3, "*-packs-*.csv", ["with a test per pack", "without"]).lines().filter(|l| l.starts_with("| softmax")).count(), 0);
     }
 
     #[test]
