@@ -710,20 +710,26 @@ struct ExpSumOf {
 // e^(x − m) in one FMA and one ex2 a value, where (x − m)·log2e takes an add and a multiply:
 // m·log2e is split exactly into hi + lo (hi rounded, lo = m·log2e − hi by an FMA), so that
 //   e^(x − m) = 2^(x·log2e − hi) · 2^(−lo),
-// and the FMA x·log2e − hi rounds once, relative to (x − m)·log2e + lo, as the add and the
-// multiply did. The factor 2^(−lo) is applied once, to the sum or the row's scale. For bf16 the
-// add was one of five instructions a value (convert, add, multiply, ex2, sum).
-// hi overflows only for |m| > FLT_MAX/log2e (≥ 2^127): there every other value is at least 2^103
-// below m, so 2^((x − m)·2^-90) is exactly 1 at m and 0 elsewhere, as e^(x − m) is in f32.
-// m = ±∞ or NaN: x − m as it is (NaN where x − m is). The caller passes 0 for m = −∞.
+// and the FMA x·log2e − hi rounds once, relative to (x − m)·log2e + lo, where the add and the
+// multiply rounded twice. The factor 2^(−lo) is applied once, to the sum or the row's scale. For
+// bf16 the add was one of five instructions a value (convert, add, multiply, ex2, sum).
+// |lo| is at most half an ulp of hi: taken for |m| < 2^30 only, where |lo| ≤ 64, so that no term
+// 2^(x·log2e − hi) overflows; a term under 2^(−126 + |lo|) of the largest then flushes to 0 (a
+// sum keeps nothing that small anyway). For larger |m| every other value is at least 64 below m:
+// 2^(4·(x − m)) (exact scalings of x and m) gives 1 at m and 0 elsewhere, where e^(x − m) is at
+// most e^−64. m = ±∞ or NaN: x − m as it is (NaN where x − m is). The caller passes 0 for m = −∞.
 struct ExpShift {
     float a, b, scale;  // e^(x − m) = 2^(x·a + b) · scale
     __device__ __forceinline__ float operator()(float x) const { return ex2(fmaf(x, a, b)); }
 };
 __device__ __forceinline__ ExpShift exp_shift(float m) {
-    const float hi = m * LOG2E;
-    if (fabsf(hi) <= 3.40282347e38f) return ExpShift{LOG2E, -hi, ex2(-fmaf(m, LOG2E, -hi))};
-    if (fabsf(m) <= 3.40282347e38f) return ExpShift{0x1p-90f, -m * 0x1p-90f, 1.0f};
+    const float size = fabsf(m);
+    if (size < 0x1p30f) {
+        const float hi = m * LOG2E;
+        return ExpShift{LOG2E, -hi, ex2(-fmaf(m, LOG2E, -hi))};
+    }
+    if (size < 0x1p125f) return ExpShift{4.0f, -4.0f * m, 1.0f};
+    if (size <= 3.40282347e38f) return ExpShift{0x1p-90f, -m * 0x1p-90f, 1.0f};  // every other value ≥ 2^101 below m: (x − m)·2^-90 ≤ −2048
     return ExpShift{1.0f, -m, 1.0f};
 }
 struct ShiftedExpSumOf {

@@ -52,6 +52,9 @@ enum Kind {
     Random,
     /// Every third row shifted by 10^4 (f16: 200): e^x overflows f32 without the shift.
     HugeRows,
+    /// Rows shifted by 5·10^8, 3.3·10^9, ±10^20 and 3·10^38 in turn (f32, bf16): each branch of
+    /// the exponent's split (`exp_shift`), where half an ulp of m·log2e would overflow 2^lo.
+    VastRows,
     /// Row 1 holds a NaN: softmax's row is NaN, as torch's.
     NanRow,
     /// One row in four ignored (row 1 in a batch of fewer than four), row 2's target out of range (its loss NaN, and so the mean).
@@ -146,6 +149,16 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
                 for c in 0..n {
                     let i = shift + r * layout.stride + c;
                     x[i] = T::from_f32(x[i].to_f64() as f32 + big);
+                }
+            }
+        }
+        Kind::VastRows => {
+            let shifts = [5e8f32, 3.3e9, 1e20, -1e20, 3e38];
+            for r in (1..m).step_by(2) {
+                let big = shifts[(r / 2) % shifts.len()];
+                for c in 0..n {
+                    let i = shift + r * layout.stride + c;
+                    x[i] = T::from_f32(x[i].to_f64() as f32 * (big.abs() * 1e-7) + big);
                 }
             }
         }
@@ -367,7 +380,9 @@ fn row_trials(trials: &mut Vec<Trial>) {
             }
             // The traps, with the automatic team and two forced ones.
             let kinds: &[Kind] = match op {
+                DlOp::Softmax | DlOp::LogSoftmax if dtype != Dtype::F16 => &[Kind::HugeRows, Kind::NanRow, Kind::VastRows],
                 DlOp::Softmax | DlOp::LogSoftmax => &[Kind::HugeRows, Kind::NanRow],
+                DlOp::CrossEntropy if dtype != Dtype::F16 => &[Kind::HugeRows, Kind::Ignored, Kind::VastRows],
                 DlOp::CrossEntropy => &[Kind::HugeRows, Kind::Ignored],
                 DlOp::LayerNorm if dtype == Dtype::F32 => &[Kind::BigMean],
                 _ => &[],
