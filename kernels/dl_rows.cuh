@@ -336,33 +336,6 @@ __device__ __forceinline__ float load_one(const T* p, u64 e) {
     return Io<T>::get(q, 0);
 }
 
-// Two f16 or bf16 values a word, maxed two at a time (max.NaN: NaN wins) from sm_80 on; the pair
-// is widened to one f32 only at the end. PACKED is false for f32 and before sm_80 (and where
-// operators.cuh is built portable).
-template <typename T>
-struct PairMax {
-    static constexpr bool PACKED = false;
-    static constexpr unsigned LOWEST = 0;
-    __device__ static unsigned of(unsigned a, unsigned) { return a; }
-    __device__ static float widen(unsigned) { return 0.0f; }
-};
-#if __CUDA_ARCH__ >= 800 && !defined(OP_PORTABLE_EXTREME)
-#define DL_PAIR_MAX(In, INSTRUCTION, NEG_INF_PAIR, TO_F32_LO, TO_F32_HI)                              \
-    template <>                                                                                       \
-    struct PairMax<In> {                                                                              \
-        static constexpr bool PACKED = true;                                                          \
-        static constexpr unsigned LOWEST = NEG_INF_PAIR;                                              \
-        __device__ static unsigned of(unsigned a, unsigned b) {                                       \
-            unsigned r;                                                                               \
-            asm(INSTRUCTION " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));                               \
-            return r;                                                                                 \
-        }                                                                                             \
-        __device__ static float widen(unsigned w) { return extreme<true>(TO_F32_LO(w), TO_F32_HI(w)); } \
-    };
-DL_PAIR_MAX(f16_t, "max.NaN.f16x2", 0xfc00fc00u, OP_F16_LO, OP_F16_HI)
-DL_PAIR_MAX(bf16_t, "max.NaN.bf16x2", 0xff80ff80u, OP_BF16_LO, OP_BF16_HI)
-#endif
-
 // A thread's values, for a task's chunk_state(values): values(f) calls f(x0, x1, e) for each.
 // The values held in registers (chunk c)...
 template <typename T, int VPT, int UNTESTED = 0>
@@ -382,17 +355,17 @@ struct HeldValues {
         return k;
     }
     __device__ __forceinline__ float first() const { return 0 < UNTESTED || pack_index<VPT>(c, 0, s) < packs ? Io<T>::get(h0[0], 0) : 0.0f; }
-    // The largest value of the first input, NaN if any is NaN: a pack at a time (operators.cuh's
-    // PackExtreme: two f16 or bf16 values per compare from sm_80 on), or, for f16 and bf16 from
-    // sm_80 on, as a pair kept packed across the packs and widened once at the end.
+    // The largest value of the first input, NaN if any is NaN, with operators.cuh's PackExtreme:
+    // f16 and bf16 from sm_80 on as a pair kept packed across the packs (two values per compare)
+    // and widened once at the end; otherwise a pack at a time.
     __device__ __forceinline__ float max() const {
-        if (PairMax<T>::PACKED) {
-            unsigned pair = PairMax<T>::LOWEST;
+        using Packed = PackExtreme<true, T>;
+        if (Packed::PAIRS) {
+            unsigned pair = Packed::IDENTITY;
 #pragma unroll
             for (int k = 0; k < VPT; ++k)
-                if (k < UNTESTED || pack_index<VPT>(c, k, s) < packs)
-                    pair = PairMax<T>::of(PairMax<T>::of(pair, PairMax<T>::of(h0[k].w[0], h0[k].w[1])), PairMax<T>::of(h0[k].w[2], h0[k].w[3]));
-            return PairMax<T>::widen(pair);
+                if (k < UNTESTED || pack_index<VPT>(c, k, s) < packs) pair = Packed::fold(pair, make_uint4(h0[k].w[0], h0[k].w[1], h0[k].w[2], h0[k].w[3]));
+            return Packed::widen_pair(pair);
         }
         float m = -infinity();
 #pragma unroll

@@ -225,8 +225,14 @@ __device__ __forceinline__ int extreme(int a, int b) { return MAX ? max(a, b) : 
 // The extreme of one 16-byte pack, NaN-propagating, widened once at the end. Half-precision
 // packs are compared as they are, two values per instruction (max.NaN.f16x2 / .bf16x2, sm_80 on):
 // 8 values in 3 packed compares and 2 conversions, instead of 8 conversions and 8 compares.
+// Where PAIRS, the packed compares also serve a walk that keeps its extreme as a pair across many
+// packs (fold, from IDENTITY) and widens it once at its end (widen_pair).
 template <bool MAX, typename In>
 struct PackExtreme {
+    static constexpr bool PAIRS = false;
+    static constexpr unsigned IDENTITY = 0;
+    static __device__ __forceinline__ unsigned fold(unsigned pair, uint4) { return pair; }
+    static __device__ __forceinline__ float widen_pair(unsigned) { return 0.0f; }
     static __device__ __forceinline__ typename Wide<In>::type of(uint4 raw) {
         const Pack<In> p = unpack<In>(raw);
         typename Wide<In>::type r = widen(p.v[0]);
@@ -241,25 +247,32 @@ __device__ __forceinline__ float f16_bits_to_f32(unsigned bits) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)bits));
     return f;
 }
-#define OP_PACKED_HALF_EXTREME(In, INSTRUCTION, IS_MAX, to_f32_lo, to_f32_hi)                                \
+#define OP_PACKED_HALF_EXTREME(In, INSTRUCTION, IS_MAX, IDENTITY_PAIR, to_f32_lo, to_f32_hi)                \
     template <>                                                                                        \
     struct PackExtreme<IS_MAX, In> {                                                                   \
+        static constexpr bool PAIRS = true;                                                            \
+        static constexpr unsigned IDENTITY = IDENTITY_PAIR;                                            \
+        static __device__ __forceinline__ unsigned pair(unsigned a, unsigned b) {                      \
+            unsigned r;                                                                                \
+            asm(INSTRUCTION " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));                                \
+            return r;                                                                                  \
+        }                                                                                              \
+        static __device__ __forceinline__ unsigned fold(unsigned acc, uint4 raw) {                     \
+            return pair(pair(acc, pair(raw.x, raw.y)), pair(raw.z, raw.w));                            \
+        }                                                                                              \
+        static __device__ __forceinline__ float widen_pair(unsigned w) { return extreme<IS_MAX>(to_f32_lo(w), to_f32_hi(w)); } \
         static __device__ __forceinline__ float of(uint4 raw) {                                        \
-            unsigned a, b;                                                                             \
-            asm(INSTRUCTION " %0, %1, %2;" : "=r"(a) : "r"(raw.x), "r"(raw.y));                        \
-            asm(INSTRUCTION " %0, %1, %2;" : "=r"(b) : "r"(raw.z), "r"(raw.w));                        \
-            asm(INSTRUCTION " %0, %1, %2;" : "=r"(a) : "r"(a), "r"(b));                                \
-            return extreme<IS_MAX>(to_f32_lo(a), to_f32_hi(a));                                        \
+            return widen_pair(pair(pair(raw.x, raw.y), pair(raw.z, raw.w)));                                \
         }                                                                                              \
     };
 #define OP_F16_LO(w) f16_bits_to_f32((w) & 0xffffu)
 #define OP_F16_HI(w) f16_bits_to_f32((w) >> 16)
 #define OP_BF16_LO(w) __uint_as_float((w) << 16)
 #define OP_BF16_HI(w) __uint_as_float((w) & 0xffff0000u)
-OP_PACKED_HALF_EXTREME(f16_t, "max.NaN.f16x2", true, OP_F16_LO, OP_F16_HI)
-OP_PACKED_HALF_EXTREME(f16_t, "min.NaN.f16x2", false, OP_F16_LO, OP_F16_HI)
-OP_PACKED_HALF_EXTREME(bf16_t, "max.NaN.bf16x2", true, OP_BF16_LO, OP_BF16_HI)
-OP_PACKED_HALF_EXTREME(bf16_t, "min.NaN.bf16x2", false, OP_BF16_LO, OP_BF16_HI)
+OP_PACKED_HALF_EXTREME(f16_t, "max.NaN.f16x2", true, 0xfc00fc00u, OP_F16_LO, OP_F16_HI)     // −∞, −∞
+OP_PACKED_HALF_EXTREME(f16_t, "min.NaN.f16x2", false, 0x7c007c00u, OP_F16_LO, OP_F16_HI)    // +∞, +∞
+OP_PACKED_HALF_EXTREME(bf16_t, "max.NaN.bf16x2", true, 0xff80ff80u, OP_BF16_LO, OP_BF16_HI)
+OP_PACKED_HALF_EXTREME(bf16_t, "min.NaN.bf16x2", false, 0x7f807f80u, OP_BF16_LO, OP_BF16_HI)
 #endif
 // ANCHOR_END: pack_extreme
 

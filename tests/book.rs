@@ -214,6 +214,35 @@ fn norms_long_rows_and_the_softmax_cluster_as_the_chapters_say() -> Result<(), F
     if problems.is_empty() { Ok(()) } else { Err(format!("book/dl_norms.md or dl_softmax.md says otherwise: {}", problems.join("; ")).into()) }
 }
 
+/// Chapter 18: where the strips outnumber one wave (rows of 2^17 and 2^18 values), one chunk a
+/// strip was faster at some cases and slower at others than 8 blocks an SM (so the plan keeps the
+/// rule before there); below, one wave was not slower by more than the noise at any case.
+fn the_column_plans_as_chapter_18_says() -> Result<(), Failed> {
+    use reduction::records::dl::{self as records, DlRow};
+    let data = root().join("plots/data");
+    let gpu = std::fs::read_to_string(data.join("book-gpu.txt"))?.trim().to_string();
+    let [eight, wave] = records::columns_wave_files(&data, &gpu);
+    let read = |path| -> Result<Vec<DlRow>, Failed> {
+        Ok(records::read_csv::<DlRow>(path)?.1.into_iter().filter(|r| r.kernel == records::kernel_name("layer_norm_bwd_gamma_beta")).collect())
+    };
+    let (eight, wave) = (read(&eight)?, read(&wave)?);
+    let (mut faster, mut slower, mut problems) = (0, 0, Vec::new());
+    // The table compares the cases both plans ran (the one-wave call also ran the LLM shapes).
+    for a in &wave {
+        let Some(b) = eight.iter().find(|b| (b.dtype, b.rows, b.n) == (a.dtype, a.rows, a.n)) else { continue };
+        let gain = b.median_us / a.median_us - 1.0;
+        if a.n >= 1 << 17 {
+            if gain > 0.0 { faster += 1 } else { slower += 1 }
+        } else if gain < -0.01 {
+            problems.push(format!("one wave {:.1}% slower at {} {}×{}", -gain * 100.0, a.dtype, a.rows, a.n));
+        }
+    }
+    if faster == 0 || slower == 0 {
+        problems.push(format!("rows of 2^17 and 2^18: one chunk a strip faster at {faster}, slower at {slower} cases"));
+    }
+    if problems.is_empty() { Ok(()) } else { Err(format!("book/dl_norms.md says otherwise: {}", problems.join("; ")).into()) }
+}
+
 fn main() {
     let mut trials: Vec<Trial> = chapters()
         .into_iter()
@@ -265,6 +294,7 @@ fn main() {
     trials.push(Trial::test("claims::mistake_1_gave_right_sums_and_synccheck_no_errors", mistake_1_gave_right_sums_and_synccheck_no_errors));
     trials.push(Trial::test("claims::tuning_supports_the_block_and_unroll_choice", tuning_supports_the_block_and_unroll_choice));
     trials.push(Trial::test("claims::norms_long_rows_and_the_softmax_cluster_as_the_chapters_say", norms_long_rows_and_the_softmax_cluster_as_the_chapters_say));
+    trials.push(Trial::test("claims::the_column_plans_as_chapter_18_says", the_column_plans_as_chapter_18_says));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }
