@@ -74,6 +74,7 @@ struct CrossEntropyTask {
 };
 // ANCHOR_END: cross_entropy_task
 
+// ANCHOR: mean_of_block_partials
 // The last block of the grid (a ticket) adds the blocks' (loss, count) partials in block order.
 __device__ __forceinline__ void mean_of_block_partials(TwoFloats mine, TwoFloats* partials, unsigned* ticket, float* mean) {
     const TwoSums<float> op{};
@@ -87,14 +88,29 @@ __device__ __forceinline__ void mean_of_block_partials(TwoFloats mine, TwoFloats
     }
     __syncthreads();
     if (!last) return;
+    // Each thread adds its partials in block order as one at a time would, but with IN_FLIGHT of
+    // them loaded first: one at a time waited a round trip to L2 for each, and the grid holds
+    // up to 4 blocks for each the GPU holds at once, many partials for each of the 64 threads.
+    constexpr unsigned IN_FLIGHT = 8;
     TwoFloats s = op.identity();
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));
+    for (unsigned base = threadIdx.x; base < gridDim.x; base += IN_FLIGHT * blockDim.x) {
+        TwoFloats v[IN_FLIGHT];
+#pragma unroll
+        for (unsigned k = 0; k < IN_FLIGHT; ++k) {
+            const unsigned b = base + k * blockDim.x;
+            v[k] = b < gridDim.x ? load_cg_state(partials + b) : op.identity();
+        }
+#pragma unroll
+        for (unsigned k = 0; k < IN_FLIGHT; ++k)
+            if (base + k * blockDim.x < gridDim.x) s = op.combine(s, v[k]);
+    }
     s = block_allreduce(op, s, warp_states);
     if (threadIdx.x == 0) {
         mean[0] = s.a / s.b;
         *ticket = 0;
     }
 }
+// ANCHOR_END: mean_of_block_partials
 
 template <typename T, int VPT>
 __device__ void cross_entropy_lanes(const CrossEntropyTask<T>& task, unsigned lanes, TwoFloats* partials, unsigned* ticket, float* mean) {
@@ -179,9 +195,22 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
     __syncthreads();
     if (!last_row) return;
     // The block that finished the last row: the mean over every row, in row order.
+    // In row order a thread, IN_FLIGHT rows' targets and losses loaded before any is added.
+    constexpr unsigned IN_FLIGHT = 8;
     TwoFloats sum = sums.identity();
-    for (u64 r = threadIdx.x; r < task.rows; r += blockDim.x)
-        if (task.target[r] != task.ignore_index) sum = sums.combine(sum, TwoFloats{__ldcg(task.loss + r), 1.0f});
+    for (u64 base = threadIdx.x; base < task.rows; base += IN_FLIGHT * blockDim.x) {
+        long long t[IN_FLIGHT];
+        float l[IN_FLIGHT];
+#pragma unroll
+        for (unsigned k = 0; k < IN_FLIGHT; ++k) {
+            const u64 r = base + k * blockDim.x;
+            t[k] = r < task.rows ? task.target[r] : task.ignore_index;
+            l[k] = r < task.rows ? __ldcg(task.loss + r) : 0.0f;
+        }
+#pragma unroll
+        for (unsigned k = 0; k < IN_FLIGHT; ++k)
+            if (t[k] != task.ignore_index) sum = sums.combine(sum, TwoFloats{l[k], 1.0f});
+    }
     sum = block_allreduce(sums, sum, warp_sums);
     if (threadIdx.x == 0) {
         mean[0] = sum.a / sum.b;
@@ -198,8 +227,16 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
 #define CE_PARAMS(T) (const T* x, const long long* target, float* loss, float* mean, long long ignore_index, u64 rows, u64 cols, u64 ld, \
                       unsigned team, float* partials, unsigned* arrive, unsigned* ticket)
 #define CE_TASK(T) (dl::CrossEntropyTask<T>{x, target, loss, rows, cols, ld, ignore_index})
-#define CE_LANES(T, sfx, VPT) \
-    extern "C" __global__ void __launch_bounds__(256) cross_entropy_lanes##VPT##_##sfx CE_PARAMS(T) { \
+// MIN_BLOCKS keeps the registers the compiler chose before the mean's loads were batched (64 for
+// 8 packs a thread, 48 for 2 and 4): without it, 74 and 56, a block fewer an SM. Five blocks of
+// 256 only where an SM holds them (not sm_75's 1024 threads: ptxas would ignore it with a warning).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define CE_SHORT_MIN_BLOCKS 1
+#else
+#define CE_SHORT_MIN_BLOCKS 5
+#endif
+#define CE_LANES(T, sfx, VPT, MIN_BLOCKS) \
+    extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) cross_entropy_lanes##VPT##_##sfx CE_PARAMS(T) { \
         dl::cross_entropy_lanes<T, VPT>(CE_TASK(T), team, reinterpret_cast<dl::TwoFloats*>(partials), ticket, mean); }
 #define CE_BLOCK(T, sfx, VPT, BOUND) \
     extern "C" __global__ void __launch_bounds__(BOUND) cross_entropy_block##VPT##_##sfx CE_PARAMS(T) { \
@@ -210,9 +247,9 @@ __device__ void cross_entropy_split(const CrossEntropyTask<T>& task, unsigned sl
 // The planner's menu (src/kernels/dl/plan.rs); the prototype harness builds -DDL_FULL_MENU.
 #ifdef DL_FULL_MENU
 #define CE_ENTRIES(T, sfx) \
-    CE_LANES(T, sfx, 2) CE_LANES(T, sfx, 4) CE_LANES(T, sfx, 8) CE_BLOCK(T, sfx, 4, 1024) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 4, 1024) CE_SPLIT(T, sfx, 8, 512)
+    CE_LANES(T, sfx, 2, CE_SHORT_MIN_BLOCKS) CE_LANES(T, sfx, 4, CE_SHORT_MIN_BLOCKS) CE_LANES(T, sfx, 8, 4) CE_BLOCK(T, sfx, 4, 1024) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 4, 1024) CE_SPLIT(T, sfx, 8, 512)
 #else
-#define CE_ENTRIES(T, sfx) CE_LANES(T, sfx, 2) CE_LANES(T, sfx, 4) CE_LANES(T, sfx, 8) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 8, 512)
+#define CE_ENTRIES(T, sfx) CE_LANES(T, sfx, 2, CE_SHORT_MIN_BLOCKS) CE_LANES(T, sfx, 4, CE_SHORT_MIN_BLOCKS) CE_LANES(T, sfx, 8, 4) CE_BLOCK(T, sfx, 8, 1024) CE_SPLIT(T, sfx, 8, 512)
 #endif
 CE_ENTRIES(float, f32)
 CE_ENTRIES(f16_t, f16)

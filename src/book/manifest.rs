@@ -171,6 +171,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("dl_cluster_exchange.md", "dl_softmax.md", "book::chapters::dl_limits::cluster_exchange_markdown", dl_limits::cluster_exchange_markdown),
         md("dl_untested_packs.md", "dl_softmax.md", "book::chapters::dl_limits::untested_packs_markdown", dl_limits::untested_packs_markdown),
         md("dl_exp_fma.md", "dl_softmax.md", "book::chapters::dl_limits::exp_fma_markdown", dl_limits::exp_fma_markdown),
+        md("dl_ce_mean.md", "dl_norms.md", "book::chapters::dl_limits::ce_mean_markdown", dl_limits::ce_mean_markdown),
         md("dl_columns_wave.md", "dl_norms.md", "book::chapters::dl_limits::columns_wave_markdown", dl_limits::columns_wave_markdown),
         md("dl_columns_shared.md", "dl_norms.md", "book::chapters::dl_limits::columns_shared_markdown", dl_limits::columns_shared_markdown),
         md("dl_norms_experiments.md", "dl_norms.md", "book::chapters::dl_limits::norms_experiments_markdown", dl_limits::norms_experiments_markdown),

@@ -22,8 +22,8 @@ pub struct DlMutant {
     /// The inputs that expose it: `huge` rows (e^x overflows without the shift), `ignore`
     /// targets, exact integer `dy` for the column sums, or plain random values.
     pub inputs: Inputs,
-    /// Only the team whose code it changes runs it (`tests/dl.rs`'s team names); None: every team.
-    pub only_team: Option<&'static str>,
+    /// Only the teams whose code it changes run it (`tests/dl.rs`'s team names); empty: every team.
+    pub only_teams: &'static [&'static str],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub const ALL: &[DlMutant] = &[
         find: "    ShiftedExpSumOf e{exp_shift(m == -infinity() ? 0.0f : m), 0.0f};  // −∞ values then give 0, NaN stays NaN\n    values(e);\n    return MaxSum{m, e.s * e.k.scale};",
         replace: "    ShiftedExpSumOf e{exp_shift(0.0f), 0.0f};\n    values(e);\n    return MaxSum{0.0f, e.s * e.k.scale};",
         inputs: Inputs::HugeRows,
-        only_team: None,
+        only_teams: &[],
     },
     DlMutant {
         name: "rescale_missing",
@@ -63,7 +63,7 @@ pub const ALL: &[DlMutant] = &[
         find: "        return MaxSum{m, rescaled(a.max, a.sum, m) + rescaled(b.max, b.sum, m)};",
         replace: "        return MaxSum{m, a.sum + b.sum};",
         inputs: Inputs::Spike,
-        only_team: None,
+        only_teams: &[],
     },
     DlMutant {
         name: "row_tail_dropped",
@@ -72,7 +72,7 @@ pub const ALL: &[DlMutant] = &[
         find: "    r.n = task.cols;",
         replace: "    r.n = task.cols - 1;",
         inputs: Inputs::Random,
-        only_team: None,
+        only_teams: &[],
     },
     DlMutant {
         name: "gamma_beta_swapped",
@@ -81,7 +81,7 @@ pub const ALL: &[DlMutant] = &[
         find: "(dl::LayerNormTask<T>{x, gamma, beta, y, mean, rstd, rows, cols, ld, eps})",
         replace: "(dl::LayerNormTask<T>{x, beta, gamma, y, mean, rstd, rows, cols, ld, eps})",
         inputs: Inputs::Random,
-        only_team: None,
+        only_teams: &[],
     },
     DlMutant {
         name: "ignore_index_ignored",
@@ -90,7 +90,7 @@ pub const ALL: &[DlMutant] = &[
         find: "        if (t == ignore_index) {",
         replace: "        if (t == ignore_index && false) {",
         inputs: Inputs::Ignored,
-        only_team: None,
+        only_teams: &[],
     },
     DlMutant {
         name: "column_last_row_dropped",
@@ -99,7 +99,7 @@ pub const ALL: &[DlMutant] = &[
         find: "r1 = min(rows, r0 + rows_per_chunk);",
         replace: "r1 = min(rows - 1, r0 + rows_per_chunk);",
         inputs: Inputs::ExactDy,
-        only_team: None,
+        only_teams: &[],
     },
     DlMutant {
         name: "cluster_block_dropped",
@@ -108,7 +108,7 @@ pub const ALL: &[DlMutant] = &[
         find: "lane < C ? slot[lane].state : op.identity()",
         replace: "lane < C && lane > 0 ? slot[lane].state : op.identity()",
         inputs: Inputs::Random,
-        only_team: Some("cluster"),
+        only_teams: &["cluster"],
     },
     DlMutant {
         name: "split_tail_untested",
@@ -117,7 +117,19 @@ pub const ALL: &[DlMutant] = &[
         find: "HeldValues<T, VPT, VPT - 1>{h, h, packs, whole, s}",
         replace: "HeldValues<T, VPT, VPT>{h, h, packs, whole, s}",
         inputs: Inputs::RaggedTail,
-        only_team: Some("split"),
+        only_teams: &["split"],
+    },
+    DlMutant {
+        name: "mean_partial_dropped",
+        op: DlOp::CrossEntropy,
+        // Block 0's, not the last block's: a block of one row may hold an ignored row (every 16th
+        // of the tests' targets), whose partial is (0, 0), and leaving out nothing changes nothing.
+        bug: "the mean leaves out block 0's partial (sum, count): its rows' losses are written but never averaged",
+        find: "if (base + k * blockDim.x < gridDim.x) s = op.combine(s, v[k]);",
+        replace: "if (base + k * blockDim.x < gridDim.x && base + k * blockDim.x > 0) s = op.combine(s, v[k]);",
+        inputs: Inputs::Random,
+        // The split's mean adds the rows' losses, not blocks' partials.
+        only_teams: &["lanes", "lanes8", "block"],
     },
 ];
 // ANCHOR_END: catalogue
@@ -182,7 +194,7 @@ mod tests {
         let names: std::collections::HashSet<_> = ALL.iter().map(|m| m.name).collect();
         assert_eq!(names.len(), ALL.len());
         // The six (shift, rescale, tail, γ/β, ignore_index, a column's last row), the
-        // cluster exchange's and the split's tested last pack.
-        assert_eq!(ALL.len(), 8);
+        // cluster exchange's, the split's tested last pack and the mean over blocks' partials.
+        assert_eq!(ALL.len(), 9);
     }
 }

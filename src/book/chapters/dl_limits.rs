@@ -152,6 +152,14 @@ pub fn columns_wave_markdown(c: &Context) -> Result<String> {
         "*-columns-*.csv", ["8 blocks an SM", "one wave"])
 }
 
+/// `dl_ce_mean.md`: cross-entropy before and after the last block loaded the mean's partials 8 at
+/// a time, from one call ([`records::ce_mean_files`]).
+pub fn ce_mean_markdown(c: &Context) -> Result<String> {
+    let files = records::ce_mean_files(&c.data_dir, &crate::records::slug(&c.book()?.0.gpu));
+    before_after_markdown(c, files, "Cross-entropy's mean with its partials loaded 8 at a time is not yet measured against one at a time", |_| true,
+        "*-ce-mean-*.csv", ["one at a time", "8 in flight"])
+}
+
 /// The book's column kernel, not the two wrong layouts measured beside it.
 fn the_column_kernel(r: &records::DlRow) -> bool {
     r.op == COLUMNS && r.kernel == records::kernel_name(COLUMNS)
