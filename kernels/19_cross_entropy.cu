@@ -90,7 +90,7 @@ __device__ __forceinline__ void mean_of_block_partials(TwoFloats mine, TwoFloats
     if (!last) return;
     // Each thread adds its partials in block order as one at a time would, but with IN_FLIGHT of
     // them loaded first: one at a time waited a round trip to L2 for each, and the grid holds
-    // up to 4 blocks for each the GPU holds at once, many partials for each of the 64 threads.
+    // up to 4 blocks for each the GPU holds at once: many partials a thread where blocks are small.
     constexpr unsigned IN_FLIGHT = 8;
     TwoFloats s = op.identity();
     for (unsigned base = threadIdx.x; base < gridDim.x; base += IN_FLIGHT * blockDim.x) {
