@@ -88,23 +88,10 @@ __device__ __forceinline__ void mean_of_block_partials(TwoFloats mine, TwoFloats
     }
     __syncthreads();
     if (!last) return;
-    // Each thread adds its partials in block order as one at a time would, but with IN_FLIGHT of
-    // them loaded first: one at a time waited a round trip to L2 for each, and the grid holds
-    // up to 4 blocks for each the GPU holds at once: many partials a thread where blocks are small.
-    constexpr unsigned IN_FLIGHT = 8;
-    TwoFloats s = op.identity();
-    for (unsigned base = threadIdx.x; base < gridDim.x; base += IN_FLIGHT * blockDim.x) {
-        TwoFloats v[IN_FLIGHT];
-#pragma unroll
-        for (unsigned k = 0; k < IN_FLIGHT; ++k) {
-            const unsigned b = base + k * blockDim.x;
-            v[k] = b < gridDim.x ? load_cg_state(partials + b) : op.identity();
-        }
-#pragma unroll
-        for (unsigned k = 0; k < IN_FLIGHT; ++k)
-            if (base + k * blockDim.x < gridDim.x) s = op.combine(s, v[k]);
-    }
-    s = block_allreduce(op, s, warp_states);
+    // In block order, each thread's share with 8 partials loaded at a time (operators.cuh): one at
+    // a time waited a round trip to L2 for each, and the grid holds up to 4 blocks for each the
+    // GPU holds at once: many partials a thread where blocks are small.
+    const TwoFloats s = block_allreduce(op, ordered_fold<8>(op, partials, gridDim.x, threadIdx.x, blockDim.x), warp_states);
     if (threadIdx.x == 0) {
         mean[0] = s.a / s.b;
         *ticket = 0;

@@ -8,7 +8,9 @@
 //   block    one block per row: shuffles, then one word per warp in shared memory.
 //   cluster  a thread-block cluster of C blocks per row (sm_90 and later): each block pushes
 //            its state into the shared memory of every block of the cluster, where a
-//            transaction barrier counts the C states in.
+//            transaction barrier counts the C states in. C up to 8 runs on every sm_90 GPU; 16
+//            is a non-portable size, launched only where the host has asked the GPU for it and
+//            the occupancy calculator finds room for one.
 //   split    S co-resident blocks per row (any architecture): each block publishes its state in
 //            global memory, counts itself in, waits until all S have, and reads the S states.
 //            The host keeps the grid within what the GPU holds at once, so every block a block
@@ -824,7 +826,8 @@ struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
     DL_CLUSTER(op, sfx, 4, 8, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 8, 8, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 4, 16, 512, PARAMS, TASK)                                                 \
-    DL_CLUSTER(op, sfx, 8, 16, 512, PARAMS, TASK)
+    DL_CLUSTER(op, sfx, 8, 16, 512, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 16, 8, 1024, PARAMS, TASK)
 
 #else
 #define DL_ROW_ENTRIES(op, sfx, PARAMS, TASK)                                                     \
@@ -838,7 +841,8 @@ struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
     DL_SPLIT(op, sfx, 8, 512, PARAMS, TASK)                                                       \
     DL_CLUSTER(op, sfx, 2, 8, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 4, 8, 1024, PARAMS, TASK)                                                 \
-    DL_CLUSTER(op, sfx, 8, 8, 1024, PARAMS, TASK)
+    DL_CLUSTER(op, sfx, 8, 8, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 16, 8, 1024, PARAMS, TASK)
 #endif
 
 // 16-byte alignment of a pointer.
@@ -860,7 +864,8 @@ __device__ __forceinline__ bool dl_aligned(const void* p) { return ((unsigned lo
     DL_CLUSTER(op, sfx, 4, 4, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 8, 4, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 4, 8, 512, PARAMS, TASK)                                                  \
-    DL_CLUSTER(op, sfx, 8, 8, 512, PARAMS, TASK)
+    DL_CLUSTER(op, sfx, 8, 8, 512, PARAMS, TASK)                                                  \
+    DL_CLUSTER(op, sfx, 16, 4, 1024, PARAMS, TASK)
 #else
 #define DL_ROW_ENTRIES_TWO_INPUTS(op, sfx, PARAMS, TASK)                                          \
     DL_LANES(op, sfx, 1, PARAMS, TASK)                                                            \
@@ -871,5 +876,6 @@ __device__ __forceinline__ bool dl_aligned(const void* p) { return ((unsigned lo
     DL_SPLIT(op, sfx, 4, 512, PARAMS, TASK)                                                       \
     DL_CLUSTER(op, sfx, 2, 4, 1024, PARAMS, TASK)                                                 \
     DL_CLUSTER(op, sfx, 4, 4, 1024, PARAMS, TASK)                                                 \
-    DL_CLUSTER(op, sfx, 8, 4, 1024, PARAMS, TASK)
+    DL_CLUSTER(op, sfx, 8, 4, 1024, PARAMS, TASK)                                                 \
+    DL_CLUSTER(op, sfx, 16, 4, 1024, PARAMS, TASK)
 #endif

@@ -128,6 +128,32 @@ __device__ __forceinline__ S load_cg_state(const S* p) {
 }
 // ANCHOR_END: words
 
+// ANCHOR: ordered_fold
+// A thread's share of `count` states that other blocks wrote, states[first], states[first +
+// stride], …, combined in that order, as a loop of one load an iteration would combine them, but
+// with IN_FLIGHT loads issued before the first combine: one at a time, each state waited a round
+// trip to L2 (chapter 18 measures it for cross-entropy's mean). The same bits as that loop.
+template <int IN_FLIGHT, typename Op>
+__device__ __forceinline__ typename Op::State ordered_fold(const Op& op, const typename Op::State* states, unsigned count, unsigned first,
+                                                           unsigned stride) {
+    typedef typename Op::State State;
+    State s = op.identity();
+    for (unsigned base = first; base < count; base += IN_FLIGHT * stride) {
+        State v[IN_FLIGHT];
+        bool in_range[IN_FLIGHT];
+#pragma unroll
+        for (int k = 0; k < IN_FLIGHT; ++k) {
+            in_range[k] = base + k * stride < count;
+            v[k] = in_range[k] ? load_cg_state(states + base + k * stride) : op.identity();
+        }
+#pragma unroll
+        for (int k = 0; k < IN_FLIGHT; ++k)
+            if (in_range[k]) s = op.combine(s, v[k]);  // skipped, not combined with the identity: NaN, -0.0 stay as they were
+    }
+    return s;
+}
+// ANCHOR_END: ordered_fold
+
 // ============================================================================================
 // Values: a 16-byte pack as the values it holds, each widened to f32 (exactly: every f16 and
 // bf16 is an f32) or kept as it is.
@@ -741,9 +767,7 @@ __device__ void reduce_whole(const Op& op, const typename Op::In* __restrict__ i
     if (!last) return;
 
     // The last block: every block's state, in block order, the same order every run.
-    State s = op.identity();
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));
-    s = block_reduce(op, s, warp_states);
+    State s = block_reduce(op, ordered_fold<8>(op, partials, gridDim.x, threadIdx.x, blockDim.x), warp_states);
     if (threadIdx.x == 0) {
         out[0] = op.finish(s);
         *ticket = 0;  // ready for the next launch

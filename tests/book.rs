@@ -167,7 +167,7 @@ fn tuning_supports_the_block_and_unroll_choice() -> Result<(), Failed> {
 /// Chapter 18 says that from rows of 2^15 f32 values LayerNorm falls behind softmax, and RMSNorm
 /// from 2^16, and that in the profiled LayerNorm neither DRAM nor L2 is near busy; chapter 17,
 /// that softmax's planner takes a cluster of two 512s for bf16 rows of 2^16 because it was faster
-/// than one block of 1024 in the same run. All of it stands only while the data says so.
+/// than one block of 1024 in the same run, and clusters of 16 at 2^18 f32 values. All of it stands only while the data says so.
 fn norms_long_rows_and_the_softmax_cluster_as_the_chapters_say() -> Result<(), Failed> {
     let data = root().join("plots/data");
     let gpu = std::fs::read_to_string(data.join("book-gpu.txt"))?.trim().to_string();
@@ -193,6 +193,17 @@ fn norms_long_rows_and_the_softmax_cluster_as_the_chapters_say() -> Result<(), F
     }
     if speed("dl_softmax", "bf16", 1 << 16)? <= speed("dl_softmax_wide_block", "bf16", 1 << 16)? {
         problems.push("softmax bf16 2^16: the planner's cluster is not faster than one block of 1024".into());
+    }
+    // Chapter 17 (and plan::cluster_for): at 2^18 f32 values the planner takes the non-portable
+    // cluster of 16 × 512 over the portable 8 × 1024, and for softmax backward 16 × 1024 over
+    // co-resident blocks, both measured in the same run.
+    for op in ["softmax", "log_softmax", "layer_norm", "rms_norm"] {
+        if speed(&format!("dl_{op}"), "f32", 1 << 18)? <= speed(&format!("dl_{op}_wide_block"), "f32", 1 << 18)? {
+            problems.push(format!("{op} f32 2^18: the cluster of 16 × 512 is not faster than 8 × 1024"));
+        }
+    }
+    if speed("dl_softmax_bwd", "f32", 1 << 18)? <= speed("dl_softmax_bwd_split", "f32", 1 << 18)? {
+        problems.push("softmax backward f32 2^18: the cluster of 16 is not faster than co-resident blocks".into());
     }
     let ncu = std::fs::read_to_string(data.join("dl/experiments").join(format!("{gpu}-staged-ncu.txt")))?;
     let cluster = ncu.split("=== ncu layer_norm_cluster").nth(1).ok_or("no profile of today's LayerNorm cluster")?;

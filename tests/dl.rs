@@ -65,6 +65,8 @@ enum Kind {
     ExactDy,
     /// One value of each row raised by 6 (see `Inputs::Spike`).
     Spike,
+    /// One value of each of the first 16 rows raised by 12 (see `Inputs::LeadingRows`).
+    LeadingRows,
 }
 
 /// One case: an op on a layout of a type, a team (None: the automatic one), inputs `shift`
@@ -163,10 +165,11 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
             }
         }
         Kind::NanRow if m > 1 => x[shift + layout.stride] = T::from_f32(f32::NAN),
-        Kind::Spike => {
-            for r in 0..m {
+        Kind::Spike | Kind::LeadingRows => {
+            let (rows, by) = if kind == Kind::Spike { (m, 6.0) } else { (m.min(16), 12.0) };
+            for r in 0..rows {
                 let i = shift + r * layout.stride + (r * 7919 + n / 3) % n;
-                x[i] = T::from_f32(x[i].to_f64() as f32 + 6.0);
+                x[i] = T::from_f32(x[i].to_f64() as f32 + by);
             }
         }
         Kind::BigMean => {
@@ -322,6 +325,10 @@ fn teams(op: DlOp) -> Vec<(&'static str, Option<Choice>)> {
     if let Some(&(c, v, _)) = menu.cluster.first() {
         t.push(("cluster", Some(Choice { team: Team::Cluster(c), vpt: v, block: 128 })));
     }
+    // The non-portable cluster of 16 (the planner's for the longest rows on the H200), small blocks.
+    if let Some(&(c, v, _)) = menu.cluster.iter().find(|e| e.0 > plan::PORTABLE_CLUSTER) {
+        t.push(("cluster16", Some(Choice { team: Team::Cluster(c), vpt: v, block: 128 })));
+    }
     t
 }
 
@@ -341,10 +348,28 @@ fn needs_clusters(g: &Gpu, choice: Option<Choice>) -> Option<String> {
     }
 }
 
+/// Why a forced team cannot run on this GPU, if it cannot: a cluster before sm_90, or a cluster
+/// of more than 8 blocks (a non-portable size) where the GPU holds none (the plan refuses it).
+fn cannot_run(g: &Gpu, op: DlOp, dtype: Dtype, choice: Option<Choice>) -> Result<Option<String>, Failed> {
+    if let Some(why) = needs_clusters(g, choice) {
+        return Ok(Some(why));
+    }
+    if let Some(Choice { team: Team::Cluster(k), .. }) = choice {
+        if k > plan::PORTABLE_CLUSTER {
+            if let Err(e) = DlRunner::new(g)?.with_choice(choice).plan(op, dtype, 4, 4096) {
+                if e.to_string().contains("non-portable") {
+                    return Ok(Some(format!("{}: {e}", g.info().name)));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
 fn case_trial(name: String, case: Case) -> Trial {
     let seed = trial_seed(&name);
     dl_trial(name, move |g| {
-        if let Some(why) = needs_clusters(g, case.choice) {
+        if let Some(why) = cannot_run(g, case.op, case.dtype, case.choice)? {
             return Ok(Some(why));
         }
         let mut runner = DlRunner::new(g)?.with_choice(case.choice);
@@ -409,7 +434,7 @@ fn row_trials(trials: &mut Vec<Trial>) {
     for op in [DlOp::Softmax, DlOp::LayerNorm, DlOp::CrossEntropy] {
         for (team, choice) in teams(op) {
             trials.push(dl_trial(format!("determinism::{op}::{team}"), move |g| {
-                if let Some(why) = needs_clusters(g, choice) {
+                if let Some(why) = cannot_run(g, op, Dtype::F32, choice)? {
                     return Ok(Some(why));
                 }
                 let case = Case { op, dtype: Dtype::F32, layout: RowLayout::dense(9, 70_001), shift: 0, kind: Kind::Random, choice, grid_limit: None };
@@ -534,7 +559,9 @@ fn mutant_shapes(m: &DlMutant) -> Vec<(usize, usize)> {
         // 5800 and 2900 packs a row (f32, bf16): 2728 and 2900 left after the whole chunks of
         // 3072, where 2688 would leave each thread one pack short; 6140 and 3070 packs the same.
         Inputs::RaggedTail => vec![(3, 23_200), (2, 24_560)],
-        _ => vec![(3, 2), (8, 7), (64, 256), (37, 1001), (5, 4104), (16, 8192), (4, 32_768), (3, 70_001), (2, 262_144)],
+        // 40000 × 64: grids of thousands of blocks (cross-entropy's mean: many partials a thread,
+        // past the first batch of 8 a thread loads).
+        _ => vec![(3, 2), (8, 7), (64, 256), (37, 1001), (5, 4104), (16, 8192), (4, 32_768), (3, 70_001), (2, 262_144), (40_000, 64)],
     }
 }
 
@@ -542,7 +569,7 @@ fn mutant_trial(mutant: &'static DlMutant, dtype: Dtype, team: &'static str, cho
     let name = format!("mutation::{}::{}::{dtype}::{team}", mutant.name, mutant.op);
     let what = name.clone();
     dl_trial(name, move |g| {
-        if let Some(why) = needs_clusters(g, choice) {
+        if let Some(why) = cannot_run(g, mutant.op, dtype, choice)? {
             return Ok(Some(why));
         }
         let planted = mutant.spec()?;
@@ -560,6 +587,7 @@ fn mutant_trial(mutant: &'static DlMutant, dtype: Dtype, team: &'static str, cho
                     Inputs::HugeRows => Kind::HugeRows,
                     Inputs::Ignored => Kind::Ignored,
                     Inputs::Spike => Kind::Spike,
+                    Inputs::LeadingRows => Kind::LeadingRows,
                     _ => Kind::Random,
                 };
                 let case = Case { op: mutant.op, dtype, layout, shift: 0, kind, choice, grid_limit: None };

@@ -139,8 +139,8 @@ pub const ALL: &[OpMutant] = &[
         min_n: 4097,
         min_arch: 0,
         bug: "the last block combines the blocks' states from block 1: block 0's is left out",
-        find: "for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));",
-        replace: "for (unsigned b = threadIdx.x + 1; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));",
+        find: "block_reduce(op, ordered_fold<8>(op, partials, gridDim.x, threadIdx.x, blockDim.x)",
+        replace: "block_reduce(op, ordered_fold<8>(op, partials, gridDim.x, threadIdx.x + 1, blockDim.x)",
     },
     OpMutant {
         name: "block_state_left_out_mean_var",
@@ -152,8 +152,8 @@ pub const ALL: &[OpMutant] = &[
         min_n: 4097,
         min_arch: 0,
         bug: "the last block combines the blocks' states from block 1: block 0's is left out",
-        find: "for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));",
-        replace: "for (unsigned b = threadIdx.x + 1; b < gridDim.x; b += blockDim.x) s = op.combine(s, load_cg_state(partials + b));",
+        find: "block_reduce(op, ordered_fold<8>(op, partials, gridDim.x, threadIdx.x, blockDim.x)",
+        replace: "block_reduce(op, ordered_fold<8>(op, partials, gridDim.x, threadIdx.x + 1, blockDim.x)",
     },
     OpMutant {
         name: "slice_state_left_out",

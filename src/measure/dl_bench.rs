@@ -504,9 +504,9 @@ mod tests {
         assert_eq!(pick(wide(DlOp::Softmax, Dtype::F32, 128_256, h200)), Some((Team::Cluster(4), 8, 1024)));
         assert_eq!(pick(wide(DlOp::Softmax, Dtype::F32, 1 << 16, h200)), Some((Team::Cluster(2), 8, 1024)), "the planner: 4 × 512");
         assert_eq!(pick(wide(DlOp::Softmax, Dtype::BF16, 1 << 17, h200)), Some((Team::Cluster(2), 8, 1024)));
-        for (cols, dtype) in [(1 << 15, Dtype::F32), (1 << 18, Dtype::F32)] {
-            assert!(wide(DlOp::Softmax, dtype, cols, h200).is_none(), "{dtype} {cols}: the planner's own blocks are 1024 threads");
-        }
+        assert!(wide(DlOp::Softmax, Dtype::F32, 1 << 15, h200).is_none(), "f32 2^15: the planner's own block is 1024 threads");
+        // f32 2^18: the planner's 16 × 512 beside the 8 × 1024 it took before the cluster of 16.
+        assert_eq!(pick(wide(DlOp::RmsNorm, Dtype::F32, 1 << 18, h200)), Some((Team::Cluster(8), 8, 1024)));
         assert!(wide(DlOp::LogSoftmax, Dtype::BF16, 1 << 16, h200).is_none());
         // Softmax's 16-bit rows of 8192 packs: the planner's cluster of two 512s beside one block of 1024.
         assert_eq!(pick(wide(DlOp::Softmax, Dtype::BF16, 1 << 16, h200)), Some((Team::Block, 8, 1024)));

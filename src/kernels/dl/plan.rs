@@ -78,13 +78,13 @@ pub const ONE_INPUT: Menu = Menu {
     lanes: &[(1, 256), (2, 256), (4, 256), (8, 256)],
     block: &[(2, 1024), (8, 1024)],
     split: &[(4, 512), (8, 512)],
-    cluster: &[(2, 8, 1024), (4, 8, 1024), (8, 8, 1024)],
+    cluster: &[(2, 8, 1024), (4, 8, 1024), (8, 8, 1024), (16, 8, 1024)],
 };
 pub const TWO_INPUTS: Menu = Menu {
     lanes: &[(1, 256), (2, 256), (4, 256)],
     block: &[(2, 1024), (8, 512)],
     split: &[(4, 512)],
-    cluster: &[(2, 4, 1024), (4, 4, 1024), (8, 4, 1024)],
+    cluster: &[(2, 4, 1024), (4, 4, 1024), (8, 4, 1024), (16, 4, 1024)],
 };
 pub const CROSS_ENTROPY: Menu = Menu {
     lanes: &[(2, 256), (4, 256), (8, 256)],
@@ -159,13 +159,7 @@ pub struct Launch {
 impl Launch {
     /// The entry point: `softmax_lanes4_f32`, `layer_norm_cluster4x8_bf16`, `softmax_three_pass_f16`.
     pub fn entry(&self) -> String {
-        let stem = self.op.stem();
-        let t = self.dtype.name();
-        match self.team {
-            Team::ThreePass => format!("softmax_three_pass_{t}"),
-            Team::Cluster(c) => format!("{stem}_cluster{c}x{}_{t}", self.vpt),
-            other => format!("{stem}_{}{}_{t}", other.kind(), self.vpt),
-        }
+        entry_name(self.op, self.dtype, self.team, self.vpt)
     }
 
     /// Threads that hold one row.
@@ -207,6 +201,17 @@ impl Launch {
     }
 }
 
+/// The entry point of `op`'s `team` with `vpt` packs per thread, for `dtype`.
+fn entry_name(op: DlOp, dtype: Dtype, team: Team, vpt: u32) -> String {
+    let stem = op.stem();
+    let t = dtype.name();
+    match team {
+        Team::ThreePass => format!("softmax_three_pass_{t}"),
+        Team::Cluster(c) => format!("{stem}_cluster{c}x{vpt}_{t}"),
+        other => format!("{stem}_{}{vpt}_{t}", other.kind()),
+    }
+}
+
 impl fmt::Display for Launch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}): {}, {} packs per thread, grid {} × {} threads", self.team, self.entry(), self.team, self.vpt, self.grid, self.block)?;
@@ -226,23 +231,42 @@ pub const LANES_MAX_PACKS: u64 = 256;
 pub const BLOCK_MAX_PACKS: u64 = 8192;
 /// Packs one block of a split holds: 512 threads × 8 packs.
 pub const SLICE_PACKS: u64 = 4096;
-/// The largest cluster the planner uses (the portable cluster size).
-pub const MAX_CLUSTER: u32 = 8;
+/// The largest portable cluster: every sm_90 GPU runs a cluster of 8 blocks.
+pub const PORTABLE_CLUSTER: u32 = 8;
+/// The largest cluster the planner uses: 16 blocks is a non-portable size (an H100 or H200 holds
+/// such clusters; [`plan`] asks the GPU before it plans one, and falls back where it holds none).
+pub const MAX_CLUSTER: u32 = 16;
 
 /// The cluster for a row of `p` packs, as (blocks, threads a block), 8 packs a thread; None past
-/// 8 × 1024 × 8 packs. From dl-bench on the H200 with the exchange through transaction barriers
+/// 16 × 512 × 8 packs. From dl-bench on the H200 with the exchange through transaction barriers
 /// (the long-row table): up to 16384 packs 4 blocks of 512 beat 2 of 1024 for every op (f32 2^16:
 /// softmax 517.1 against 543.9 µs, LayerNorm 704.5 against 753.0; bf16 2^17: softmax 290.0
 /// against 315.0); up to 32768, 8 of 512 beat 4 of 1024 (f32 2^17: softmax 524.6 against 587.3);
-/// 8 of 1024 beat 16 co-resident blocks (f32 2^18: 607.8 against 917.6). (With the first exchange,
-/// through two cluster barriers, 2 of 1024 had been the faster: s32-a-long-rows.csv.)
+/// 8 of 1024 beat 16 co-resident blocks (f32 2^18: 607.8 against 917.6); and past 32768, 16 of
+/// 512 (a non-portable cluster) beat 8 of 1024 (f32 2^18, one run: softmax 536.2 against 583.0 µs,
+/// log_softmax 534.9 against 578.4, RMSNorm 628.1 against 653.8, LayerNorm 805.9 against 817.7).
+/// (With the first exchange, through two cluster barriers, 2 of 1024 had been the faster:
+/// s32-a-long-rows.csv.)
 pub fn cluster_for(p: u64) -> Option<(u32, u32)> {
     match p {
         _ if p <= 4 * SLICE_PACKS => Some((4, 512)),
+        _ if p <= PORTABLE_CLUSTER as u64 * SLICE_PACKS => Some((PORTABLE_CLUSTER, 512)),
         _ if p <= MAX_CLUSTER as u64 * SLICE_PACKS => Some((MAX_CLUSTER, 512)),
-        _ if p <= MAX_CLUSTER as u64 * BLOCK_MAX_PACKS => Some((MAX_CLUSTER, 1024)),
         _ => None,
     }
+}
+
+/// In place of a cluster of more than [`PORTABLE_CLUSTER`] blocks, on a GPU that holds none: a
+/// cluster of 8 blocks of 1024 (one input; it holds as much as 16 of 512), or co-resident blocks.
+fn portable_choice(op: DlOp, dtype: Dtype, cols: u64) -> (Choice, &'static str) {
+    let p = packs(dtype, cols).max(1);
+    if op == DlOp::SoftmaxBwd {
+        return two_inputs_split(p);
+    }
+    if p <= PORTABLE_CLUSTER as u64 * BLOCK_MAX_PACKS {
+        return (Choice { team: Team::Cluster(PORTABLE_CLUSTER), vpt: 8, block: 1024 }, "a row for a cluster of 16 blocks, on a GPU that holds none: 8 blocks of 1024 threads hold it");
+    }
+    (Choice { team: Team::Split(p.div_ceil(SLICE_PACKS).min(64) as u32), vpt: 8, block: 512 }, "a row for a cluster of 16 blocks, on a GPU that holds none: co-resident blocks hold it")
 }
 
 /// The automatic choice for `rows` rows of `cols` values of `dtype`, and why.
@@ -274,7 +298,7 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
     }
     if op != DlOp::CrossEntropy && device.has_clusters() {
         if let Some((c, block)) = cluster_for(p) {
-            return (Choice { team: Team::Cluster(c), vpt: 8, block }, "a row for 4 to 8 blocks: a cluster holds it, each block pushing its state into the others' shared memory");
+            return (Choice { team: Team::Cluster(c), vpt: 8, block }, "a row for 4 to 16 blocks: a cluster holds it, each block pushing its state into the others' shared memory");
         }
     }
     let slices = p.div_ceil(SLICE_PACKS);
@@ -301,10 +325,15 @@ fn choose_two_inputs(p: u64, _rows: u64, device: Device) -> (Choice, &'static st
     }
     let slices = p.div_ceil(SLICE_PACKS);
     if device.has_clusters() && slices <= MAX_CLUSTER as u64 {
+        // Past 8 blocks, a non-portable cluster: plan() asks the GPU first.
         let c = slices.next_power_of_two().max(2) as u32;
         return (Choice { team: Team::Cluster(c), vpt: 4, block: 1024 }, "a cluster holds y and dy");
     }
-    // Two register sets of y and dy in a split (the next row's in flight): 4 packs of each per thread.
+    two_inputs_split(p)
+}
+
+// Two register sets of y and dy in a split (the next row's in flight): 4 packs of each per thread.
+fn two_inputs_split(p: u64) -> (Choice, &'static str) {
     (Choice { team: Team::Split(p.div_ceil(2048).min(64) as u32), vpt: 4, block: 512 }, "co-resident blocks hold y and dy")
 }
 // ANCHOR_END: choose
@@ -314,8 +343,9 @@ pub const FORCED: &str = "the caller asked for it";
 
 /// The launch for `rows` × `cols` of `dtype`: `choice`, or the automatic one. `co_resident(entry,
 /// block)` is how many blocks of an entry the whole GPU holds at once (the occupancy
-/// calculator's answer times the SMs), for the split. `None` when there is nothing to launch
-/// (no rows, or rows of nothing).
+/// calculator's answer times the SMs; for a cluster entry, its clusters times their blocks, 0
+/// where the GPU refuses the size), for the split and the non-portable cluster. `None` when there
+/// is nothing to launch (no rows, or rows of nothing).
 pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice: Option<Choice>, mut co_resident: impl FnMut(&str, u32) -> u32) -> Result<Option<Launch>> {
     let refuse = |reason: String| Error::InvalidLength { kernel: op.name().into(), n: (rows * cols) as usize, reason };
     if op == DlOp::LayerNormBwdGammaBeta {
@@ -327,10 +357,23 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     if rows == 0 || cols == 0 {
         return Ok(None);
     }
-    let (c, reason) = match choice {
+    let (mut c, mut reason) = match choice {
         Some(c) => (c, FORCED),
         None => choose(op, dtype, rows, cols, device),
     };
+    if let Team::Cluster(k) = c.team {
+        // A non-portable cluster runs only where the GPU holds one (the occupancy calculator says
+        // how many blocks of its clusters fit at once; 0 where the size is refused).
+        if k > PORTABLE_CLUSTER && device.has_clusters() && op.menu().cluster.iter().any(|e| e.0 == k && e.1 == c.vpt) {
+            let held = co_resident(&entry_name(op, dtype, c.team, c.vpt), c.block);
+            if held < k {
+                if choice.is_some() {
+                    return Err(refuse(format!("this GPU holds no cluster of {k} blocks of {} threads (past {PORTABLE_CLUSTER} blocks a cluster is a non-portable size)", c.block)));
+                }
+                (c, reason) = portable_choice(op, dtype, cols);
+            }
+        }
+    }
     let menu = op.menu();
     let bound = match c.team {
         Team::Lanes(l) => {
@@ -495,7 +538,9 @@ mod tests {
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).block, 512);
         let big = auto(DlOp::Softmax, Dtype::F32, 1024, 1 << 18);
         assert_eq!(big.chunks, 1, "a 1 MiB row is held: {big}");
-        assert_eq!((big.team, big.block), (Team::Cluster(8), 1024), "{big}");
+        assert_eq!((big.team, big.block, big.entry().as_str()), (Team::Cluster(16), 512, "softmax_cluster16x8_f32"), "{big}");
+        let bwd = auto(DlOp::SoftmaxBwd, Dtype::F32, 1024, 1 << 18);
+        assert_eq!((bwd.team, bwd.block, bwd.chunks), (Team::Cluster(16), 1024, 1), "y and dy held: {bwd}");
         let split = auto(DlOp::Softmax, Dtype::F32, 512, 1 << 19);
         assert!(matches!(split.team, Team::Split(32)), "{split}");
         assert!(split.cooperative);
@@ -524,6 +569,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_gpu_that_holds_no_cluster_of_16_gets_a_portable_team() {
+        // The occupancy calculator's answer for the cluster of 16 (0: the size is refused), and
+        // 264 blocks for everything else.
+        let on = |held16: u32, op: DlOp, choice: Option<Choice>| {
+            plan(op, Dtype::F32, 1024, 1 << 18, Device::h200(), choice, |entry: &str, _| if entry.contains("cluster16") { held16 } else { 264 })
+        };
+        let one = on(0, DlOp::RmsNorm, None).unwrap().unwrap();
+        assert_eq!((one.team, one.vpt, one.block, one.chunks), (Team::Cluster(8), 8, 1024, 1), "{one}");
+        let two = on(0, DlOp::SoftmaxBwd, None).unwrap().unwrap();
+        assert!(matches!(two.team, Team::Split(32)) && two.chunks == 1 && two.cooperative, "{two}");
+        // One cluster's worth is enough; fewer blocks than a cluster is none.
+        assert_eq!(on(16, DlOp::SoftmaxBwd, None).unwrap().unwrap().team, Team::Cluster(16));
+        assert_eq!(on(15, DlOp::Softmax, None).unwrap().unwrap().team, Team::Cluster(8));
+        // Asked for by name, it is refused with the reason instead.
+        let forced = Choice { team: Team::Cluster(16), vpt: 8, block: 512 };
+        let e = on(0, DlOp::Softmax, Some(forced)).unwrap_err().to_string();
+        assert!(e.contains("no cluster of 16 blocks of 512 threads") && e.contains("non-portable"), "{e}");
+        assert_eq!(on(32, DlOp::Softmax, Some(forced)).unwrap().unwrap().entry(), "softmax_cluster16x8_f32");
     }
 
     #[test]

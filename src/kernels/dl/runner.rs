@@ -10,6 +10,7 @@ use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::KernelSpec;
 use crate::rows::RowLayout;
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 
@@ -89,13 +90,28 @@ impl DlRunner {
             return Ok(f.clone());
         }
         let f = self.gpu.function(self.spec(op), entry)?;
+        if cluster_width(&f)? > plan::PORTABLE_CLUSTER {
+            // Past 8 blocks a cluster is a non-portable size: the launch is refused unless asked for.
+            // Where the driver refuses this, co_resident finds no room and the plan falls back.
+            let _ = f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        }
         self.functions.insert(entry.to_string(), f.clone());
         Ok(f)
     }
 
-    /// Blocks of `entry` the whole GPU holds at once.
+    /// Blocks of `entry` the whole GPU holds at once; for a cluster entry, the blocks of the
+    /// clusters it holds (0 where it refuses the size: a GPU without the non-portable sizes).
     fn co_resident(&mut self, op: DlOp, entry: &str, block: u32) -> Result<u32> {
         let f = self.function(op, entry)?;
+        let width = cluster_width(&f)?;
+        if width > 1 {
+            let config = LaunchConfig { grid_dim: (width, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            return Ok(match f.occupancy_max_active_clusters(config, self.gpu.stream()) {
+                Ok(clusters) => clusters * width,
+                Err(_) if width > plan::PORTABLE_CLUSTER => 0,
+                Err(e) => return Err(e).during("asking the occupancy calculator for clusters"),
+            });
+        }
         let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(block, 0, None).during("asking the occupancy calculator")?;
         Ok(per_sm * self.device.sm_count)
     }
@@ -366,6 +382,12 @@ impl DlRunner {
         unsafe { args.launch(config) }.during(&format!("launching {entry} on {layout}"))?;
         Ok(Some(c))
     }
+}
+
+/// The blocks per cluster an entry was compiled for (`__cluster_dims__`), 1 for the others.
+fn cluster_width(f: &CudaFunction) -> Result<u32> {
+    let width = f.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH).during("reading an entry's cluster size")?;
+    Ok(width.max(1) as u32)
 }
 
 /// One launch, prepared: see [`DlRunner::prepare`].
