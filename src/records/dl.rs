@@ -394,17 +394,24 @@ fn peer_case(r: &DlRow) -> Option<Case> {
     Some((r.kernel.clone(), r.dtype, r.rows, r.n))
 }
 
-/// The header of the first part with the command line of every part, in order, each once.
+/// The header of the first part with the command line of every part, in order, each once, and
+/// the dates they span ("2026-12-01 … 2026-12-03": a merged part keeps the range it had).
 fn joined_header(headers: &[csv::Header]) -> csv::Header {
     let mut header = headers[0].clone();
     let mut commands: Vec<&str> = Vec::new();
-    for c in headers.iter().filter_map(|h| csv::value(h, "command")) {
+    // A merged file lists its parts' commands already: each command once.
+    for c in headers.iter().filter_map(|h| csv::value(h, "command")).flat_map(|c| c.split(" ; ")) {
         if !commands.contains(&c) {
             commands.push(c); // a part may carry another's file (the book's, beside its peers)
         }
     }
     if let Some(entry) = header.iter_mut().find(|(k, _)| k == "command") {
         entry.1 = commands.join(" ; ");
+    }
+    // ISO dates order as text; each part's date is one day or a range already joined.
+    let days: std::collections::BTreeSet<&str> = headers.iter().filter_map(|h| csv::value(h, "date")).flat_map(|d| d.split(" … ")).map(str::trim).filter(|d| !d.is_empty()).collect();
+    if let (Some(first), Some(last), Some(entry)) = (days.first(), days.last(), header.iter_mut().find(|(k, _)| k == "date")) {
+        entry.1 = if first == last { first.to_string() } else { format!("{first} … {last}") };
     }
     header
 }
@@ -483,7 +490,9 @@ mod tests {
         };
         let root = std::env::temp_dir().join(format!("reduction-dl-merge-{}", std::process::id()));
         let (a, b, into) = (root.join("a"), root.join("b"), root.join("into"));
-        let machine = |command: &str| Machine { gpu: "NVIDIA H200".into(), command: command.into(), ..Default::default() };
+        let machine = |command: &str| Machine {
+            gpu: "NVIDIA H200".into(), command: command.into(), date: if command == "run b" { "2026-12-03".into() } else { "2026-12-01".into() }, ..Default::default()
+        };
         assert_eq!(slug_in(&a), None, "nothing written yet");
         write_csv(&peers_file(&a, "gpu"), &machine("peers a"), &[row("torch_softmax", "softmax", 1 << 20, 256, 506.0)]).unwrap();
         write_csv(&results_file(&a, "gpu"), &machine("run a"), &[row("copy", "copy", 1, 1 << 28, 540.0), row("dl_softmax", "softmax", 1 << 20, 256, 522.0), row("dl_softmax", "softmax", 1 << 14, 1 << 14, 521.0),
@@ -496,11 +505,16 @@ mod tests {
         assert_eq!(slug_in(&a).as_deref(), Some("gpu"), "the book's file, not the peers'");
         assert_eq!(merge(&[a.clone(), b.clone()], &into, "gpu").unwrap(), 5);
         assert_eq!(merge(&[a.clone(), b.clone(), q], &into, "gpu").unwrap(), 5, "the copy of the book's file changes nothing");
+        // Merged again with a part it holds: each command once.
+        let again = root.join("again");
+        merge(&[into.clone(), b.clone()], &again, "gpu").unwrap();
+        assert_eq!(read_csv::<DlRow>(&results_file(&again, "gpu")).unwrap().0.command, "run a ; run b");
         let (peers_header, peers) = read_csv::<DlRow>(&peers_file(&into, "gpu")).unwrap();
         assert_eq!(peers.len(), 2, "torch and Quack at the same shape, from two parts, both kept");
         assert_eq!(peers_header.command, "peers a ; quack");
         let (header, ours) = read_csv::<DlRow>(&results_file(&into, "gpu")).unwrap();
         assert_eq!(header.command, "run a ; run b");
+        assert_eq!((header.date.as_str(), peers_header.date.as_str()), ("2026-12-01 … 2026-12-03", "2026-12-01"), "the days the runs span");
         let median = |rows: usize| ours.iter().find(|r| r.rows == rows && r.op == "softmax").map(|r| r.median_us);
         assert_eq!((median(1 << 20), median(1 << 14), median(1 << 10)), (Some(522.0), Some(519.0), Some(530.0)));
         assert!(!ours.iter().any(|r| r.kernel == "softmax_three_pass"), "run b's softmax at 2^14 × 2^14 replaces run a's, variants and all");
