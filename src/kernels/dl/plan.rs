@@ -231,10 +231,11 @@ pub const LANES_MAX_PACKS: u64 = 256;
 pub const BLOCK_MAX_PACKS: u64 = 8192;
 /// Packs one block of a split holds: 512 threads × 8 packs.
 pub const SLICE_PACKS: u64 = 4096;
-/// The largest portable cluster: every sm_90 GPU runs a cluster of 8 blocks.
+/// The largest cluster size CUDA calls portable (8 blocks).
 pub const PORTABLE_CLUSTER: u32 = 8;
-/// The largest cluster the planner uses: 16 blocks is a non-portable size (an H100 or H200 holds
-/// such clusters; [`plan`] asks the GPU before it plans one, and falls back where it holds none).
+/// The largest cluster the planner uses: 16 blocks is a non-portable size (the H200 holds 14 such
+/// clusters of 512-thread blocks at once, by Nsight Compute; [`plan`] asks the GPU before it plans
+/// one, and falls back where it holds none).
 pub const MAX_CLUSTER: u32 = 16;
 
 /// The cluster for a row of `p` packs, as (blocks, threads a block), 8 packs a thread; None past
