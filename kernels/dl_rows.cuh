@@ -8,9 +8,9 @@
 //   block    one block per row: shuffles, then one word per warp in shared memory.
 //   cluster  a thread-block cluster of C blocks per row (sm_90 and later): each block pushes
 //            its state into the shared memory of every block of the cluster, where a
-//            transaction barrier counts the C states in. C up to 8 runs on every sm_90 GPU; 16
-//            is a non-portable size, launched only where the host has asked the GPU for it and
-//            the occupancy calculator finds room for one.
+//            transaction barrier counts the C states in. C up to 8 is a size every sm_90 GPU
+//            accepts; 16 is a non-portable size, launched only where the host has asked the
+//            GPU for it and the occupancy calculator finds room for one.
 //   split    S co-resident blocks per row (any architecture): each block publishes its state in
 //            global memory, counts itself in, waits until all S have, and reads the S states.
 //            The host keeps the grid within what the GPU holds at once, so every block a block

@@ -198,6 +198,10 @@ fn norms_long_rows_and_the_softmax_cluster_as_the_chapters_say() -> Result<(), F
     // cluster of 16 × 512 over the portable 8 × 1024, and for softmax backward 16 × 1024 over
     // co-resident blocks, both measured in the same run.
     for op in ["softmax", "log_softmax", "layer_norm", "rms_norm"] {
+        let planned = rows.iter().find(|r| r.kernel == format!("dl_{op}") && r.dtype.name() == "f32" && r.n == 1 << 18).map(|r| r.title.as_str()).unwrap_or("");
+        if !planned.contains(&format!("[{op}_cluster16x8_f32]")) {
+            problems.push(format!("{op} f32 2^18: the planner's row is not the cluster of 16 ({planned})"));
+        }
         if speed(&format!("dl_{op}"), "f32", 1 << 18)? <= speed(&format!("dl_{op}_wide_block"), "f32", 1 << 18)? {
             problems.push(format!("{op} f32 2^18: the cluster of 16 × 512 is not faster than 8 × 1024"));
         }

@@ -450,6 +450,26 @@ fn row_trials(trials: &mut Vec<Trial>) {
             }));
         }
     }
+    // The cluster of 16 is the plan at 2^18 f32 values on the GPU it was measured on: where asking
+    // for the non-portable size fails, the plan falls back quietly, and only this says so.
+    trials.push(dl_trial("plan::clusters_of_16_for_rows_of_2^18_f32_on_the_h200", |g| {
+        let mut runner = DlRunner::new(g)?;
+        let mut plans = Vec::new();
+        for op in [DlOp::Softmax, DlOp::RmsNorm, DlOp::SoftmaxBwd] {
+            let launch = runner.plan(op, Dtype::F32, 1024, 1 << 18)?.ok_or("nothing to launch")?;
+            plans.push((op, launch));
+        }
+        if !g.info().name.contains("H200") {
+            let here: Vec<String> = plans.iter().map(|(op, l)| format!("{op}: {}", l.entry())).collect();
+            return Ok(Some(format!("{} is not the H200 these plans were measured on; here: {}", g.info().name, here.join(", "))));
+        }
+        for (op, launch) in plans {
+            if launch.team != Team::Cluster(16) {
+                return Err(format!("{op} f32 1024 × 2^18 on the H200: {launch}, not a cluster of 16").into());
+            }
+        }
+        Ok(None)
+    }));
     trials.push(dl_trial("errors::refused_before_any_launch", |g| {
         let mut runner = DlRunner::new(g)?;
         let x = g.upload(&[1.0f32; 100])?;

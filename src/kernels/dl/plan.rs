@@ -365,7 +365,9 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     if let Team::Cluster(k) = c.team {
         // A non-portable cluster runs only where the GPU holds one (the occupancy calculator says
         // how many blocks of its clusters fit at once; 0 where the size is refused).
-        if k > PORTABLE_CLUSTER && device.has_clusters() && op.menu().cluster.iter().any(|e| e.0 == k && e.1 == c.vpt) {
+        // (Only for a team the menu has, with a block it takes: the others get their own reason below.)
+        let on_menu = op.menu().cluster.iter().any(|e| e.0 == k && e.1 == c.vpt && c.block % 32 == 0 && c.block > 0 && c.block <= e.2);
+        if k > PORTABLE_CLUSTER && device.has_clusters() && on_menu {
             let held = co_resident(&entry_name(op, dtype, c.team, c.vpt), c.block);
             if held < k {
                 if choice.is_some() {

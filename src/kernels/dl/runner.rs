@@ -119,17 +119,22 @@ impl DlRunner {
     /// The launch this runner makes for `op` on `rows` × `cols` of `dtype` (`None`: nothing to do).
     pub fn plan(&mut self, op: DlOp, dtype: Dtype, rows: usize, cols: usize) -> Result<Option<Launch>> {
         // The occupancy is asked of the entry the plan picks: compile and ask lazily.
-        let mut asked: Option<Result<u32>> = None;
+        // The first failure to ask is the error (a plan may ask twice: a cluster of 16, then the
+        // team it falls back to).
+        let mut failed: Option<Error> = None;
         let choice = self.choice;
         let device = self.device;
         let mut ask = |entry: &str, block: u32| -> u32 {
-            let r = self.co_resident(op, entry, block);
-            let n = *r.as_ref().unwrap_or(&0);
-            asked = Some(r);
-            n
+            match self.co_resident(op, entry, block) {
+                Ok(n) => n,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    0
+                }
+            }
         };
         let launch = plan::plan(op, dtype, rows as u64, cols as u64, device, choice, &mut ask);
-        if let Some(Err(e)) = asked {
+        if let Some(e) = failed {
             return Err(e);
         }
         let mut launch = launch?;
