@@ -257,17 +257,14 @@ pub fn cluster_for(p: u64) -> Option<(u32, u32)> {
     }
 }
 
-/// In place of a cluster of more than [`PORTABLE_CLUSTER`] blocks, on a GPU that holds none: a
-/// cluster of 8 blocks of 1024 (one input; it holds as much as 16 of 512), or co-resident blocks.
+/// In place of the automatic cluster of 16, on a GPU that holds none: for one input a cluster of 8
+/// blocks of 1024, which holds as much as 16 of 512 (`cluster_for` takes 16 only up to that);
+/// for softmax backward, co-resident blocks.
 fn portable_choice(op: DlOp, dtype: Dtype, cols: u64) -> (Choice, &'static str) {
-    let p = packs(dtype, cols).max(1);
     if op == DlOp::SoftmaxBwd {
-        return two_inputs_split(p);
+        return two_inputs_split(packs(dtype, cols).max(1));
     }
-    if p <= PORTABLE_CLUSTER as u64 * BLOCK_MAX_PACKS {
-        return (Choice { team: Team::Cluster(PORTABLE_CLUSTER), vpt: 8, block: 1024 }, "a row for a cluster of 16 blocks, on a GPU that holds none: 8 blocks of 1024 threads hold it");
-    }
-    (Choice { team: Team::Split(p.div_ceil(SLICE_PACKS).min(64) as u32), vpt: 8, block: 512 }, "a row for a cluster of 16 blocks, on a GPU that holds none: co-resident blocks hold it")
+    (Choice { team: Team::Cluster(PORTABLE_CLUSTER), vpt: 8, block: 1024 }, "a row for a cluster of 16 blocks, on a GPU that holds none: 8 blocks of 1024 threads hold it")
 }
 
 /// The automatic choice for `rows` rows of `cols` values of `dtype`, and why.
@@ -453,41 +450,6 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     Ok(Some(launch))
 }
 
-// ANCHOR: columns
-/// The plan of LayerNorm's γ/β gradients: a block per strip of 32 packs of columns (one per lane)
-/// and chunk of rows; the strip's last chunk to finish adds the chunks' partial sums.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Columns {
-    pub strips: u32,
-    pub chunks: u32,
-    pub rows_per_chunk: u64,
-    pub block: u32,
-}
-
-/// Warps per block of the column kernel, and the rows each warp has in flight.
-pub const COLUMN_WARPS: u32 = 8;
-pub const COLUMN_ROWS_IN_FLIGHT: u64 = 4;
-
-/// Strips × chunks of rows. Where the strips fit in one wave of the blocks the GPU holds at once
-/// (`resident`, from the occupancy calculator): as many chunks per strip as fit beside them,
-/// rounded down, so that no block waits for a second wave. (The rule before asked 8 blocks an SM
-/// while registers let 3 (f16, bf16) or 4 (f32) run at once: short blocks in two or three waves;
-/// at bf16 4096 × 4096 the kernel took longer than torch's.) Where they do not (long rows), the
-/// rule before, 8 blocks an SM: one chunk a strip was measured slower there at bf16 2^11 × 2^17
-/// (its second wave 29% full). A chunk keeps at least one round of rows for every warp.
-pub fn plan_columns(dtype: Dtype, rows: u64, cols: u64, resident: u64, sm_count: u32) -> Option<Columns> {
-    if rows == 0 || cols == 0 {
-        return None;
-    }
-    let strips = packs(dtype, cols).div_ceil(32);
-    let most = rows.div_ceil(COLUMN_WARPS as u64 * COLUMN_ROWS_IN_FLIGHT).clamp(1, 65535);
-    let wanted = if strips <= resident { resident / strips } else { (8 * sm_count as u64).div_ceil(strips) };
-    let chunks = wanted.clamp(1, most);
-    let rows_per_chunk = rows.div_ceil(chunks);
-    Some(Columns { strips: strips as u32, chunks: rows.div_ceil(rows_per_chunk) as u32, rows_per_chunk, block: COLUMN_WARPS * 32 })
-}
-// ANCHOR_END: columns
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,24 +592,5 @@ mod tests {
         let t = plan(DlOp::Softmax, Dtype::F32, 4, 100, Device::h200(), Some(Choice { team: Team::ThreePass, vpt: 4, block: 256 }), |_, _| 1).unwrap().unwrap();
         assert_eq!(t.entry(), "softmax_three_pass_f32");
         assert_eq!(t.reads(), 3);
-    }
-
-    #[test]
-    fn columns_fill_one_wave_where_the_strips_fit_in_one() {
-        // 4 blocks an SM on 132 SMs: 528 blocks at once.
-        let c = plan_columns(Dtype::F32, 1 << 20, 256, 528, 132).unwrap();
-        assert_eq!((c.strips, c.chunks), (2, 264), "{c:?}");
-        assert!(c.chunks as u64 * c.rows_per_chunk >= 1 << 20, "{c:?}");
-        // bf16 4096 × 4096 at 3 an SM: 16 strips × 24 chunks = 384 ≤ 396, never a block past the wave.
-        let square = plan_columns(Dtype::BF16, 4096, 4096, 396, 132).unwrap();
-        assert_eq!((square.strips, square.chunks, square.rows_per_chunk), (16, 24, 171));
-        // More strips than one wave holds: 8 blocks an SM, as before (512 strips: 3 chunks).
-        let long = plan_columns(Dtype::BF16, 2048, 1 << 17, 396, 132).unwrap();
-        assert_eq!((long.strips, long.chunks), (512, 3));
-        let wide = plan_columns(Dtype::F32, 1024, 1 << 18, 528, 132).unwrap();
-        assert_eq!((wide.strips, wide.chunks), (2048, 1));
-        let tall = plan_columns(Dtype::BF16, 7, 3, 396, 132).unwrap();
-        assert_eq!((tall.strips, tall.chunks, tall.rows_per_chunk), (1, 1, 7));
-        assert!(plan_columns(Dtype::F32, 0, 3, 528, 132).is_none());
     }
 }

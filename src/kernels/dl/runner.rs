@@ -3,7 +3,8 @@
 //! counters the kernels leave zeroed), and one launch queued. Nothing here waits for the GPU, so
 //! calls can be timed or captured into a graph.
 
-use super::plan::{self, Choice, Columns, Device, Launch, Team};
+use super::columns::{self, Columns};
+use super::plan::{self, Choice, Device, Launch, Team};
 use super::DlOp;
 use crate::element::{Dtype, Element};
 use crate::error::{During, Error, Result};
@@ -348,8 +349,8 @@ impl DlRunner {
             return Ok(None);
         }
         let entry = format!("layer_norm_grad_columns_{}", dtype.name());
-        let resident = self.co_resident(DlOp::LayerNormBwdGammaBeta, &entry, plan::COLUMN_WARPS * 32)?;
-        Ok(plan::plan_columns(dtype, layout.rows as u64, layout.cols as u64, resident as u64, self.device.sm_count))
+        let resident = self.co_resident(DlOp::LayerNormBwdGammaBeta, &entry, columns::COLUMN_WARPS * 32)?;
+        Ok(columns::plan_columns(dtype, layout.rows as u64, layout.cols as u64, resident as u64, self.device.sm_count))
     }
 
     /// LayerNorm's dγ and dβ: Σ over rows of dy · (x − mean) · rstd, and of dy.
