@@ -65,7 +65,7 @@ enum Kind {
     ExactDy,
     /// One value of each row raised by 6 (see `Inputs::Spike`).
     Spike,
-    /// One value of each of the first 16 rows raised by 12 (see `Inputs::LeadingRows`).
+    /// One value of each of the first half of the rows, 16 at most, raised by 12 (see `Inputs::LeadingRows`).
     LeadingRows,
 }
 
@@ -166,7 +166,7 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
         }
         Kind::NanRow if m > 1 => x[shift + layout.stride] = T::from_f32(f32::NAN),
         Kind::Spike | Kind::LeadingRows => {
-            let (rows, by) = if kind == Kind::Spike { (m, 6.0) } else { (m.min(16), 12.0) };
+            let (rows, by) = if kind == Kind::Spike { (m, 6.0) } else { (m.div_ceil(2).min(16), 12.0) };
             for r in 0..rows {
                 let i = shift + r * layout.stride + (r * 7919 + n / 3) % n;
                 x[i] = T::from_f32(x[i].to_f64() as f32 + by);

@@ -39,10 +39,11 @@ pub enum Inputs {
     Spike,
     /// dy small integers, so that dβ is exact and one row more or less shows.
     ExactDy,
-    /// The first 16 rows' losses stand out (one logit of each raised by 12): a mean that leaves
-    /// out a block's (sum, count) moves only as far as that block's losses differ from the mean,
-    /// and on random rows, whose losses are all alike, that can be less than the bound (bf16
-    /// 40000 × 64 on the H200: block 0's partial left out, not caught).
+    /// The first half of the rows, 16 at most, stand out (one logit of each raised by 12): a mean
+    /// that leaves out a block's (sum, count) moves only as far as that block's losses differ from
+    /// the mean, and on random rows, whose losses are all alike, that can be less than the bound
+    /// (bf16 40000 × 64 on the H200: block 0's partial left out, not caught). Only half: where
+    /// every row is raised they are alike again (f32 3 × 2, one row a block, not caught).
     LeadingRows,
     /// Random values in rows whose last chunk, for the tests' split team (3 blocks × 128 threads
     /// × 8 packs), lacks at most one pack per thread: the rest that cross-entropy's split walks
