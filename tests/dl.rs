@@ -114,6 +114,10 @@ fn conditioning<T: Element>(x: &[T], layout: RowLayout) -> Conditioning {
             c.spread = c.spread.max(hi - lo);
             c.magnitude = c.magnitude.max(hi.abs()).max(lo.abs());
         }
+        let finite: Vec<f64> = check::row_values(x, layout, r).filter(|v| v.is_finite()).collect();
+        if !finite.is_empty() {
+            c.mean_abs = c.mean_abs.max(finite.iter().map(|v| v.abs()).sum::<f64>() / finite.len() as f64);
+        }
     }
     c
 }
