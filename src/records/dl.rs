@@ -271,8 +271,8 @@ pub fn peers_file(data_dir: &Path, slug: &str) -> PathBuf {
 pub fn peers_own_run_file(data_dir: &Path, slug: &str) -> PathBuf {
     results_dir(data_dir).join(format!("{slug}-peers-own-run.csv"))
 }
-/// Some ops, each at each of some shapes (rows, cols).
-pub type OpsAtShapes = (&'static [&'static str], &'static [(usize, usize)]);
+/// Some ops, each in each of some types at each of some shapes (rows, cols).
+pub type OpsAtShapes = (&'static [&'static str], &'static [Dtype], &'static [(usize, usize)]);
 
 /// Where the book's kernels were measured again without their peers (`reduction dl-bench
 /// --no-peers`, 2026-12-02): each entry's ops at each of its shapes. First after the cluster
@@ -281,10 +281,12 @@ pub type OpsAtShapes = (&'static [&'static str], &'static [(usize, usize)]);
 /// Softmax, log_softmax and cross-entropy at 2^13 × 2^15 and 2^12 × 2^16 were measured again with
 /// every peer beside them after the exponent became one FMA (2026-12-03), and left the list;
 /// cross-entropy's long rows left it when cross-entropy was measured again at every shape beside
-/// every peer but Quack (whose rows moved to the own-run file).
-pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 2] = [
-    (&["softmax_bwd", "layer_norm", "rms_norm"], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
-    (&["softmax", "log_softmax"], &[(2048, 131072), (1024, 262144), (8192, 128256)]),
+/// every peer but Quack (whose rows moved to the own-run file). RMSNorm at bf16 4096 × 4096 joined
+/// it on 2026-12-03, when the planner gave its few rows 2 packs a thread.
+pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 3] = [
+    (&["softmax_bwd", "layer_norm", "rms_norm"], &[Dtype::F32, Dtype::BF16], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
+    (&["softmax", "log_softmax"], &[Dtype::F32, Dtype::BF16], &[(2048, 131072), (1024, 262144), (8192, 128256)]),
+    (&["rms_norm"], &[Dtype::BF16], &[(4096, 4096)]),
 ];
 
 /// Peers of an op that the last run of the op's kernels (at every shape) did not run beside them:
@@ -298,9 +300,9 @@ pub fn not_in_the_last_run(op: &str, peer: &str) -> bool {
     NOT_IN_THE_LAST_RUN.iter().any(|(o, peers)| *o == op && peers.contains(&peer))
 }
 
-/// Whether `op` at `rows` × `cols` is one of [`REMEASURED_WITHOUT_PEERS`].
-pub fn remeasured_without_peers(op: &str, rows: usize, cols: usize) -> bool {
-    REMEASURED_WITHOUT_PEERS.iter().any(|(ops, shapes)| ops.contains(&op) && shapes.contains(&(rows, cols)))
+/// Whether `op` in `dtype` at `rows` × `cols` is one of [`REMEASURED_WITHOUT_PEERS`].
+pub fn remeasured_without_peers(op: &str, dtype: Dtype, rows: usize, cols: usize) -> bool {
+    REMEASURED_WITHOUT_PEERS.iter().any(|(ops, dtypes, shapes)| ops.contains(&op) && dtypes.contains(&dtype) && shapes.contains(&(rows, cols)))
 }
 
 /// Appended to the `method` of a peer's row read from [`peers_own_run_file`].
@@ -539,11 +541,11 @@ mod tests {
         for r in &own {
             let case = |k: &str, d: Dtype, m: usize, n: usize| k == r.kernel && d == r.dtype && m == r.rows && n == r.n;
             let wrong_beside_ours = refused.iter().any(|x| case(&x.kernel, x.dtype, x.rows, x.n) && (x.status == "wrong" || x.status == "refused"));
-            assert!((r.kernel.starts_with("quack_") && wrong_beside_ours) || remeasured_without_peers(&r.op, r.rows, r.n) || not_in_the_last_run(&r.op, &r.kernel),
+            assert!((r.kernel.starts_with("quack_") && wrong_beside_ours) || remeasured_without_peers(&r.op, r.dtype, r.rows, r.n) || not_in_the_last_run(&r.op, &r.kernel),
                 "{} {} {}×{}", r.kernel, r.dtype, r.rows, r.n);
             assert!(!peers.iter().any(|x| case(&x.kernel, x.dtype, x.rows, x.n)), "{} {} {}×{} timed beside ours too", r.kernel, r.dtype, r.rows, r.n);
         }
-        assert!(!peers.iter().any(|x| remeasured_without_peers(&x.op, x.rows, x.n)), "a peer beside the earlier kernels where ours was measured again");
+        assert!(!peers.iter().any(|x| remeasured_without_peers(&x.op, x.dtype, x.rows, x.n)), "a peer beside the earlier kernels where ours was measured again");
     }
 
     #[test]

@@ -231,6 +231,9 @@ pub const LANES_MAX_PACKS: u64 = 256;
 pub const BLOCK_MAX_PACKS: u64 = 8192;
 /// Packs one block of a split holds: 512 threads × 8 packs.
 pub const SLICE_PACKS: u64 = 4096;
+/// RMSNorm's 16-bit rows of up to 1024 packs take 2 packs a thread where there are at most this many
+/// rows (measured at 4096 rows; at 32768 and 65536 the two took the same time).
+pub const FEW_ROWS: u64 = 16384;
 /// The largest cluster size CUDA calls portable (8 blocks).
 pub const PORTABLE_CLUSTER: u32 = 8;
 /// The largest cluster the planner uses: 16 blocks is a non-portable size (the H200 holds 14 such
@@ -247,7 +250,9 @@ pub const MAX_CLUSTER: u32 = 16;
 /// 512 (a non-portable cluster) beat 8 of 1024 (f32 2^18, one run: softmax 536.2 against 583.0 µs,
 /// log_softmax 534.9 against 578.4, RMSNorm 628.1 against 653.8, LayerNorm 805.9 against 817.7).
 /// (With the first exchange, through two cluster barriers, 2 of 1024 had been the faster:
-/// s32-a-long-rows.csv.)
+/// s32-a-long-rows.csv.) Tried and slower on the H200 (2026-12-03): 16 blocks of 512 × 4 packs with
+/// registers for three blocks an SM, in place of 8 of 512 at f32 2^17 and 128256 and bf16 2^18;
+/// 16 blocks of 256 at 32768 packs (the teams file).
 pub fn cluster_for(p: u64) -> Option<(u32, u32)> {
     match p {
         _ if p <= 4 * SLICE_PACKS => Some((4, 512)),
@@ -289,10 +294,28 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         // out) 262.0 and 260.4, f32 softmax at 8192 packs 515.0 and 517.5, so those keep the block.
         return (Choice { team: Team::Cluster(2), vpt: 8, block: 512 }, "softmax's row of 8192 packs of 16-bit values: a cluster of two blocks of 512 (faster than one block of 1024 on the H200)");
     }
+    if op == DlOp::RmsNorm && dtype.size_bytes() == 2 && p > LANES_MAX_PACKS && p <= 1024 && rows <= FEW_ROWS {
+        // Measured, not derived (dl-bench on the H200, forced teams by turns, the means of
+        // plots/data/dl/experiments/nvidia-h200-teams.csv): bf16 4096 × 4096, RMSNorm: 256 threads
+        // × 2 packs 18.8 µs, 64 × 8 packs 20.1 µs; at 65536 × 4096 and 32768 × 8192, and f32
+        // 4096 × 4096 (which keeps 8), the two took the same time. LayerNorm and softmax were
+        // slower with 2 packs a thread (bf16 4096 × 4096: 29.7 against 23.1 µs, 20.3 against 18.3).
+        let block = p.div_ceil(2).next_power_of_two().clamp(64, 1024) as u32;
+        return (Choice { team: Team::Block, vpt: 2, block }, "RMSNorm, few 16-bit rows of up to 1024 packs: one block of 2 packs a thread (faster than 8 packs a thread on the H200)");
+    }
     if p <= BLOCK_MAX_PACKS {
         let vpt = 8;
         let block = p.div_ceil(vpt).next_power_of_two().clamp(64, 1024) as u32;
         return (Choice { team: Team::Block, vpt: vpt as u32, block }, "a row one block holds in registers (up to 1024 threads × 8 packs)");
+    }
+    if matches!(op, DlOp::Softmax | DlOp::LogSoftmax) && dtype.size_bytes() == 2 && p > BLOCK_MAX_PACKS && p <= 4 * SLICE_PACKS && device.has_clusters() {
+        // Measured, not derived (the teams file's means, two or three runs of each), bf16 8192 ×
+        // 128256, 8 blocks of 256 against 4 of 512: softmax 1040.2 against 1097.4 µs,
+        // log_softmax 1006.9 against 1040.2; 2048 × 2^17: softmax 260.3 against 265.9,
+        // log_softmax 258.9 against 259.8.
+        // f32 rows of as many packs (4096 × 2^16) were 0.7% slower with 8 of 256, so they keep 4
+        // of 512; so did RMSNorm at bf16 8192 × 128256 (1090.5 against 1081.2).
+        return (Choice { team: Team::Cluster(PORTABLE_CLUSTER), vpt: 8, block: 256 }, "softmax's row of up to 16384 packs of 16-bit values: a cluster of 8 blocks of 256 (faster than 4 of 512 on the H200)");
     }
     if op != DlOp::CrossEntropy && device.has_clusters() {
         if let Some((c, block)) = cluster_for(p) {
@@ -499,6 +522,19 @@ mod tests {
         assert_eq!((s.team, s.block, s.chunks), (Team::Cluster(2), 512, 1), "{s}");
         assert_eq!(auto(DlOp::LogSoftmax, Dtype::BF16, 1 << 12, 1 << 16).team, Team::Block);
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 1 << 13, 1 << 15).team, Team::Block);
+        // 16-bit softmax rows of 8192 to 16384 packs: 8 blocks of 256; f32 rows as long keep 4 of 512.
+        for (op, cols) in [(DlOp::Softmax, 1 << 17), (DlOp::LogSoftmax, 128_256)] {
+            let v = auto(op, Dtype::BF16, 2048, cols);
+            assert_eq!((v.team, v.block, v.chunks, v.entry().as_str()), (Team::Cluster(8), 256, 1, format!("{}_cluster8x8_bf16", op.stem()).as_str()), "{v}");
+        }
+        assert_eq!((auto(DlOp::Softmax, Dtype::F32, 4096, 1 << 16).team, auto(DlOp::Softmax, Dtype::F32, 4096, 1 << 16).block), (Team::Cluster(4), 512));
+        assert_eq!(auto(DlOp::RmsNorm, Dtype::BF16, 8192, 128_256).block, 512);
+        // RMSNorm's few rows of up to 1024 packs: 2 packs a thread; many rows, or LayerNorm, 8.
+        let r = auto(DlOp::RmsNorm, Dtype::BF16, 4096, 4096);
+        assert_eq!((r.team, r.vpt, r.block, r.chunks), (Team::Block, 2, 256, 1), "{r}");
+        assert_eq!(auto(DlOp::RmsNorm, Dtype::F32, 4096, 4096).vpt, 8);
+        assert_eq!(auto(DlOp::RmsNorm, Dtype::BF16, 65536, 4096).vpt, 8);
+        assert_eq!(auto(DlOp::LayerNorm, Dtype::BF16, 4096, 4096).vpt, 8);
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).team, Team::Cluster(8));
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).block, 512);
         let big = auto(DlOp::Softmax, Dtype::F32, 1024, 1 << 18);
