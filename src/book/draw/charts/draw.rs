@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::Drawn;
 use super::lines::{Axis, LineChart};
-use super::looks::{Look, draw_legend, draw_marker, legend_width};
+use super::looks::{Look, draw_legend, draw_marker, legend_height, legend_width};
 use super::speedup::{BarChart, Panel};
 
 pub(super) enum Figure {
@@ -95,7 +95,8 @@ pub(super) fn render_message(title: &str, message: &str) -> Drawn<String> {
 
 pub(super) fn render_line_chart(chart: &LineChart) -> Drawn<String> {
     let legend: Vec<(&str, Look)> = chart.series.iter().map(|s| (s.label.as_str(), s.look)).collect();
-    render_svg((PLOT_WIDTH + legend_width(&legend), HEIGHT), &chart.title, |area| {
+    let height = HEIGHT.max(TITLE_HEIGHT + legend_height(legend.len()));
+    render_svg((PLOT_WIDTH + legend_width(&legend), height), &chart.title, |area| {
         let (plot, key) = area.split_horizontally(PLOT_WIDTH);
         let xs = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
         let ys = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));

@@ -89,6 +89,12 @@ pub(super) fn legend_width(entries: &[(&str, Look)]) -> u32 {
     (LEGEND_SAMPLE as f64 + 28.0 + longest as f64 * LEGEND_SIZE / 1.24 * 0.58).ceil() as u32
 }
 
+/// Height of the legend column below the title: a chart with more series than fit beside a
+/// plot of the usual height is drawn taller, so that no entry falls off the picture.
+pub(super) fn legend_height(entries: usize) -> u32 {
+    (24 + entries as i32 * LEGEND_ROW) as u32
+}
+
 /// The legend as its own column right of the plot: it can never cover a line.
 pub(super) fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, entries: &[(&str, Look)]) -> Drawn {
     let style = (FONT, LEGEND_SIZE).into_font().into_text_style(area).pos(Pos::new(HPos::Left, VPos::Center));

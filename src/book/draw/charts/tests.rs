@@ -128,3 +128,14 @@ fn tick_labels_are_short() {
     assert_eq!(bytes_label((1u64 << 30) as f64), "1 GiB");
     assert_eq!(bytes_label(1000.0), "1000");
 }
+
+#[test]
+fn a_long_legend_makes_the_chart_taller_not_cut_off() {
+    let rows: Vec<Row> = (0..40).map(|i| row(&format!("kernel{i}"), 8, Status::Correct, 1 << 20, Cache::Rotated, 1.0 + i as f64)).collect();
+    let svg = benchmark_chart("time_modern.svg", &[], &(machine(None), rows)).unwrap();
+    let number = |attr: &str, text: &str| -> f64 { text.split(&format!("{attr}=\"")).nth(1).unwrap().split('"').next().unwrap().parse().unwrap() };
+    let height = number("height", &svg);
+    let last_label = svg.rsplit("<text").next().unwrap();
+    assert!(last_label.contains("kernel39"), "{last_label}");
+    assert!(number("y", last_label) + LEGEND_SIZE <= height, "the last legend entry at y = {} is outside a picture {height} high", number("y", last_label));
+}
