@@ -7,12 +7,16 @@ mod common;
 
 use libtest_mimic::{Failed, Trial};
 use reduction::book::render::{book_gpu, load_all, render_all};
-use reduction::records::bench::{read_csv, write_csv, Cache, Machine, Row, Status};
+use reduction::records::bench::{read_csv, write_csv, Cache, Machine, Row, Status, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL};
 use reduction::Dtype;
 use reduction::Error;
 use std::path::{Path, PathBuf};
 
-const CHARTS: [&str; 6] = ["time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg"];
+const CHARTS: [&str; 8] = [
+    "time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg", "host_visible_f32.svg", "host_visible_i32.svg",
+];
+/// The legend's name for the entry point (`Reducer::auto`), on every chart that draws it.
+const ENTRY_LABEL: &str = "entry point (Reducer::auto)";
 /// Each diagram, and the kernel whose addressing it draws.
 const DIAGRAMS: [(&str, &str); 10] = [
     ("interleaved_divergent.svg", "reduce1"), ("interleaved_strided.svg", "reduce2"), ("sequential.svg", "reduce3"),
@@ -170,6 +174,7 @@ fn check_scratch(scratch: &Scratch, book_override: Option<&str>) -> Result<(), F
     }
     check_sweeps(&plots, machine, rows)?;
     check_speedup(&plots.join("speedup.svg"), rows)?;
+    check_host_visible(&plots, rows)?;
     let best_per_gpu: Vec<String> = data.iter().map(|(m, _)| format!("{}: ", m.gpu)).collect();
     expect_labels(&plots.join("gpus.svg"), &best_per_gpu)?;
     for (file, kernel) in DIAGRAMS {
@@ -185,7 +190,8 @@ fn check_scratch(scratch: &Scratch, book_override: Option<&str>) -> Result<(), F
 /// time.svg and bandwidth.svg (Harris's kernels, chapters 1–7) and their `_modern` versions
 /// (chapter 7 on, and the library peer): one labelled series per kernel measured on f32 with
 /// rotated inputs (graph-amortized: not the host-visible rows), the read-only ceiling and the copy exactly where they were measured, and the
-/// peak floor exactly when the peak is known.
+/// peak floor exactly when the peak is known. The entry point's line is in the modern charts
+/// exactly where it was measured, and never in Harris's.
 fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Failed> {
     let harris = |r: &Row| (1..=7).contains(&r.chapter) && r.status != Status::Peer;
     let modern = |r: &Row| r.chapter >= 7 || r.status == Status::Peer;
@@ -212,9 +218,41 @@ fn check_sweeps(plots: &Path, machine: &Machine, rows: &[Row]) -> Result<(), Fai
         let labels: Vec<String> = kernels.iter().map(|k| format!("{k}: ")).collect();
         expect_labels(&time, &labels)?;
         expect_labels(&bandwidth, &labels)?;
+        let entry_measured = suffix == "_modern" && swept.clone().any(|r| r.kernel == ENTRY_POINT_KERNEL);
+        for (texts, file) in texts.iter().zip([&time, &bandwidth]) {
+            let drawn = texts.iter().any(|t| t.starts_with(ENTRY_LABEL));
+            if drawn != entry_measured {
+                return Err(format!("{}: the entry point's line drawn = {drawn}, measured there = {entry_measured}", file.display()).into());
+            }
+        }
         let peak_drawn = texts[0].iter().any(|t| t.starts_with("peak floor"));
         if peak_drawn != machine.peak_gbps.is_some() {
             return Err(format!("time{suffix}.svg: peak floor drawn = {peak_drawn}, but the peak is {:?}", machine.peak_gbps).into());
+        }
+    }
+    Ok(())
+}
+
+/// host_visible_<type>.svg: for each element type, the entry point's one call and every
+/// library's (the `_host` rows, rotated) by name; where the type has no such row, the chart says
+/// there is nothing to draw.
+fn check_host_visible(plots: &Path, rows: &[Row]) -> Result<(), Failed> {
+    for dtype in [Dtype::F32, Dtype::I32] {
+        let path = plots.join(format!("host_visible_{dtype}.svg"));
+        let host: Vec<&Row> = rows.iter().filter(|r| r.dtype == dtype && r.cache == Cache::Rotated && r.is_host_visible()).collect();
+        if host.is_empty() {
+            contains_text(&path, "Nothing to draw")?;
+            continue;
+        }
+        let mut labels: Vec<String> = distinct(host.iter().filter(|r| !r.is_entry_point()).map(|r| r.kernel.as_str())).into_iter().map(|k| format!("{k}: ")).collect();
+        if host.iter().any(|r| r.kernel == ENTRY_POINT_HOST_KERNEL) {
+            labels.push(format!("{ENTRY_LABEL}: one call"));
+        }
+        expect_labels(&path, &labels)?;
+        // No graph-amortized library row: those are the time chart's.
+        let texts = svg_texts(&path)?;
+        if let Some(r) = rows.iter().find(|r| r.dtype == dtype && r.status == Status::Peer && !r.is_host_visible() && texts.iter().any(|t| t.starts_with(&format!("{}: ", r.kernel)))) {
+            return Err(format!("{} draws {}, a graph-amortized row", path.display(), r.kernel).into());
         }
     }
     Ok(())

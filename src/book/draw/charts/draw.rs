@@ -6,7 +6,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::Drawn;
-use super::lines::{Axis, LineChart};
+use super::lines::{Axis, LineChart, Series};
 use super::looks::{Look, draw_legend, draw_marker, legend_height, legend_width};
 use super::speedup::{BarChart, Panel};
 
@@ -138,8 +138,11 @@ where
         .light_line_style(RGBColor(238, 238, 238))
         .max_light_lines(4)
         .draw()?;
-    for s in &chart.series {
-        let style = s.look.colour.stroke_width(2);
+    // A thicker line is drawn last, over the others: it is the one the chart is about.
+    let mut on_top: Vec<&Series> = chart.series.iter().collect();
+    on_top.sort_by_key(|s| s.look.width);
+    for s in on_top {
+        let style = s.look.colour.stroke_width(s.look.width);
         if s.look.dashed {
             ctx.draw_series(DashedLineSeries::new(s.points.iter().copied(), 8, 5, style))?;
         } else {

@@ -5,7 +5,7 @@ use crate::error::Result;
 use super::svg;
 use super::draw::Figure;
 use super::lines::{Axis, LineChart, Series, XAxis};
-use super::looks::{KERNEL_COLOURS, KERNEL_MARKERS, Look, Marker, PEAK_LOOK, nth_look};
+use super::looks::{KERNEL_COLOURS, KERNEL_MARKERS, LINE_WIDTH, Look, Marker, PEAK_LOOK, nth_look};
 
 /// The accuracy chart: each method's median relative error against N, log-log, with the two
 /// textbook bounds for f32 dashed. Errors of exactly zero, and the infinite errors of a sum that
@@ -113,7 +113,7 @@ pub fn bytes_chart(name: &str, title: &str, y_desc: &str, series: &[BytesSeries]
             .map(|s| Series {
                 label: s.label.clone(),
                 points: s.points.clone(),
-                look: Look { colour: KERNEL_COLOURS[s.group % n], marker: KERNEL_MARKERS[(s.group + if s.dashed { 4 } else { 0 }) % n], dashed: s.dashed },
+                look: Look { colour: KERNEL_COLOURS[s.group % n], marker: KERNEL_MARKERS[(s.group + if s.dashed { 4 } else { 0 }) % n], dashed: s.dashed, width: LINE_WIDTH },
             })
             .collect(),
         if_empty: if_empty.to_string(),

@@ -1,10 +1,14 @@
 //! Line charts against N (log x), built as data from the rows: time, bandwidth, and the GPUs side
 //! by side.
 
-use crate::records::bench::{Cache, Machine, Row, Status};
+use crate::element::Dtype;
+use crate::records::bench::{Cache, Machine, Row, Status, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL};
 use super::SWEEP_DTYPE;
 use super::draw::{bytes_label, power_of_two};
-use super::looks::{COPY_LOOK, Look, PEAK_LOOK, READ_ONLY_LOOK, kernels_in_order, nth_look};
+use super::looks::{COPY_LOOK, ENTRY_LOOK, LINE_WIDTH, Look, PEAK_LOOK, READ_ONLY_LOOK, kernels_in_order, nth_look};
+
+/// The legend's name for the entry point's lines, in every chart that draws them.
+pub(super) const ENTRY_LABEL: &str = "entry point (Reducer::auto)";
 
 /// Bytes a reduction of the same N reads. A copy row counts its read and its write.
 pub(super) fn read_bytes(row: &Row) -> f64 {
@@ -76,8 +80,9 @@ impl XAxis {
 
 /// The rows the charts against N use: one element type, inputs rotated past L2.
 /// Which kernels a chart shows: Harris's seven, or kernel 7 and everything after it with the
-/// library peer (one chart of all of them would have too many lines to read). The read-only
-/// ceiling and the copy are in both.
+/// library peers and the entry point (one chart of all of them would have too many lines to
+/// read). The read-only ceiling and the copy are in both; a host-visible row (one call by the
+/// host's clock) is in neither: it has its own chart, [`host_chart`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Part {
     Harris,
@@ -89,7 +94,7 @@ impl Part {
         match self {
             _ if row.is_yardstick() => true,
             Part::Harris => (1..=7).contains(&row.chapter) && row.status != Status::Peer,
-            Part::Modern => (row.chapter >= 7 || row.status == Status::Peer) && !row.is_host_visible(),
+            Part::Modern => (row.chapter >= 7 || row.status == Status::Peer || row.is_entry_point()) && !row.is_host_visible(),
         }
     }
 
@@ -120,6 +125,14 @@ pub(super) fn kernel_series(all: &[Row], rows: &[&Row], value: impl Fn(&Row) -> 
         .collect()
 }
 
+/// The entry point's own line among `rows` (its graph-amortized rows: the kernel the rule picks
+/// at each N, measured like every kernel), drawn in [`ENTRY_LOOK`]; `None` where it was not
+/// measured. [`kernel_series`] is given the other rows: the entry point is not one more kernel.
+pub(super) fn entry_series(rows: &[&Row], value: impl Fn(&Row) -> f64) -> Option<Series> {
+    let mine: Vec<&Row> = rows.iter().copied().filter(|r| r.kernel == ENTRY_POINT_KERNEL).collect();
+    (!mine.is_empty()).then(|| Series { label: format!("{ENTRY_LABEL}: the rule's kernel at each N"), points: points(&mine, value), look: ENTRY_LOOK })
+}
+
 /// (N, value) for each row, sorted by N.
 pub(super) fn points(rows: &[&Row], value: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
     let mut sorted = rows.to_vec();
@@ -139,8 +152,9 @@ pub(super) fn read_only_rows<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
 /// ceiling, the copy's pace and the theoretical floor under it.
 pub(super) fn time_chart((machine, all): &(Machine, Vec<Row>), part: Part) -> LineChart {
     let rows = swept(all, part);
-    let kernels: Vec<&Row> = rows.iter().copied().filter(|r| !r.is_yardstick()).collect();
-    let mut series = kernel_series(all, &kernels, |r| r.median_us);
+    let kernels: Vec<&Row> = rows.iter().copied().filter(|r| !r.is_yardstick() && !r.is_entry_point()).collect();
+    let mut series: Vec<Series> = entry_series(&rows, |r| r.median_us).into_iter().collect();
+    series.extend(kernel_series(all, &kernels, |r| r.median_us));
     let ceiling = read_only_rows(&rows);
     if !ceiling.is_empty() {
         // The read-only kernel's own time: a sum of N values that only reads them.
@@ -182,7 +196,9 @@ pub(super) fn bandwidth_chart((machine, all): &(Machine, Vec<Row>), part: Part) 
         Some(p) => (100.0 / p, 100.0, format!("achieved bandwidth (% of the {p:.0} GB/s peak)")),
         None => (1.0, 0.0, "achieved bandwidth (GB/s; peak unknown)".to_string()),
     };
-    let mut series = kernel_series(all, &rows, |r| r.gbps() * scale);
+    let kernels: Vec<&Row> = rows.iter().copied().filter(|r| !r.is_entry_point()).collect();
+    let mut series: Vec<Series> = entry_series(&rows, |r| r.gbps() * scale).into_iter().collect();
+    series.extend(kernel_series(all, &kernels, |r| r.gbps() * scale));
     let ceiling = read_only_rows(&rows);
     if let Some(first) = ceiling.first() {
         series.push(Series { label: format!("read-only ceiling: {}", first.title), points: points(&ceiling, |r| r.gbps() * scale), look: READ_ONLY_LOOK });
@@ -198,6 +214,36 @@ pub(super) fn bandwidth_chart((machine, all): &(Machine, Vec<Row>), part: Part) 
         y_reach,
         series,
         if_empty: format!("no {SWEEP_DTYPE} measurements with rotated inputs"),
+        x_axis: XAxis::Elements,
+    }
+}
+
+/// One call as its caller waits for it, against N (the `_host` rows: the launches, the result's
+/// way to the host and the wait, by the host's clock): the entry point's and each library's, with
+/// the entry point's GPU time per sum (graph-amortized) dashed under its own, so the gap between
+/// the two is what a call adds to the sum. Every library's host-visible rows are drawn; the
+/// table beside it (`host_visible.md`) keeps only those of the entry point's run.
+pub(super) fn host_chart((machine, all): &(Machine, Vec<Row>), dtype: Dtype) -> LineChart {
+    let rows: Vec<&Row> = all.iter().filter(|r| r.dtype == dtype && r.cache == Cache::Rotated).collect();
+    let of = |kernel: &str| -> Vec<&Row> { rows.iter().copied().filter(|r| r.kernel == kernel).collect() };
+    let mut series = Vec::new();
+    let (entry, gpu) = (of(ENTRY_POINT_HOST_KERNEL), of(ENTRY_POINT_KERNEL));
+    if !entry.is_empty() {
+        series.push(Series { label: format!("{ENTRY_LABEL}: one call, by the host's clock"), points: points(&entry, |r| r.median_us), look: ENTRY_LOOK });
+        if !gpu.is_empty() {
+            let look = Look { dashed: true, width: LINE_WIDTH, ..ENTRY_LOOK };
+            series.push(Series { label: format!("{ENTRY_LABEL}: GPU time per sum (graph-amortized)"), points: points(&gpu, |r| r.median_us), look });
+        }
+    }
+    let peers: Vec<&Row> = rows.iter().copied().filter(|r| r.is_host_visible() && !r.is_entry_point()).collect();
+    series.extend(kernel_series(all, &peers, |r| r.median_us));
+    LineChart {
+        title: format!("One call as its caller waits for it vs N, {}: the entry point and the libraries ({dtype})", machine.gpu),
+        y_desc: "median time of one call, by the host's clock (µs)".into(),
+        y_axis: Axis::Log,
+        y_reach: 0.0,
+        series,
+        if_empty: format!("no host-visible {dtype} measurements (one call and its result, by the host's clock)"),
         x_axis: XAxis::Elements,
     }
 }

@@ -50,20 +50,28 @@ pub(super) struct Look {
     pub(super) colour: RGBColor,
     pub(super) marker: Marker,
     pub(super) dashed: bool,
+    /// The line's stroke in pixels: [`LINE_WIDTH`], or more for the line a chart is about.
+    pub(super) width: u32,
 }
 
+/// Every series' stroke but the one a chart singles out.
+pub(super) const LINE_WIDTH: u32 = 2;
+
 /// The measured copy, and what it implies for a reduction: a pace to compare with.
-pub(super) const COPY_LOOK: Look = Look { colour: BLACK, marker: Marker::Plus, dashed: false };
+pub(super) const COPY_LOOK: Look = Look { colour: BLACK, marker: Marker::Plus, dashed: false, width: LINE_WIDTH };
 /// The measured read-only kernel: the ceiling every sum chases.
-pub(super) const READ_ONLY_LOOK: Look = Look { colour: RGBColor(120, 0, 0), marker: Marker::Cross, dashed: false };
+pub(super) const READ_ONLY_LOOK: Look = Look { colour: RGBColor(120, 0, 0), marker: Marker::Cross, dashed: false, width: LINE_WIDTH };
 /// The datasheet-style peak: a bound no program reaches.
-pub(super) const PEAK_LOOK: Look = Look { colour: RGBColor(128, 128, 128), marker: Marker::Cross, dashed: true };
+pub(super) const PEAK_LOOK: Look = Look { colour: RGBColor(128, 128, 128), marker: Marker::Cross, dashed: true, width: LINE_WIDTH };
+/// The entry point (`Reducer::auto`): what a reader calls, so the line the eye should find first
+/// among the kernels and libraries: thick, in the palette's next colour, which no kernel takes.
+pub(super) const ENTRY_LOOK: Look = Look { colour: RGBColor(188, 189, 34), marker: Marker::Square, dashed: false, width: 5 };
 
 /// The `i`-th look of a list: colours cycle every 8, and the marker shifts by one each cycle,
 /// so up to 64 series keep a distinct pair.
 pub(super) fn nth_look(i: usize, dashed: bool) -> Look {
     let n = KERNEL_COLOURS.len();
-    Look { colour: KERNEL_COLOURS[i % n], marker: KERNEL_MARKERS[(i + i / n) % n], dashed }
+    Look { colour: KERNEL_COLOURS[i % n], marker: KERNEL_MARKERS[(i + i / n) % n], dashed, width: LINE_WIDTH }
 }
 
 /// Kernels in book order (chapter, then their order in the file), so that a kernel keeps its
@@ -101,7 +109,7 @@ pub(super) fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, entries: &[(&st
     let x0 = 8;
     for (i, (label, look)) in entries.iter().enumerate() {
         let y = 24 + i as i32 * LEGEND_ROW;
-        let line = look.colour.stroke_width(2);
+        let line = look.colour.stroke_width(look.width);
         if look.dashed {
             area.draw(&DashedPathElement::new(vec![(x0, y), (x0 + LEGEND_SAMPLE, y)], 8, 5, line))?;
         } else {

@@ -6,7 +6,8 @@
 //! SVG and no chart repeats another's drawing code. Output is deterministic: the same rows give
 //! the same bytes, which is what lets a test catch a committed chart that has gone stale.
 //!
-//! `lines` and `speedup` build the benchmark's charts as data, `experiments` the chart types of
+//! `lines` and `speedup` build the benchmark's charts as data (time, bandwidth, the GPUs side by
+//! side, and one call as its caller waits for it), `experiments` the chart types of
 //! the other chapters (error against N or against a condition number, bandwidth against message
 //! size, any series against N), `looks` gives each series its colour and marker, and `draw`
 //! renders them all.
@@ -33,14 +34,16 @@ mod tests;
 
 pub use experiments::{accuracy_chart, bytes_chart, conditioning_chart, line_chart, BytesSeries, MethodPoints, PlainSeries};
 use draw::Figure;
-use lines::{bandwidth_chart, gpus_chart, time_chart, Part};
+use lines::{bandwidth_chart, gpus_chart, host_chart, time_chart, Part};
 use speedup::speedup_chart;
 
 /// A plotters result on the SVG backend (which writes into a `String`).
 type Drawn<T = ()> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
 
 /// The benchmark's charts, by file name under `plots/`.
-pub const BENCHMARK_CHARTS: [&str; 6] = ["time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg"];
+pub const BENCHMARK_CHARTS: [&str; 8] = [
+    "time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg", "host_visible_f32.svg", "host_visible_i32.svg",
+];
 
 /// One of [`BENCHMARK_CHARTS`]: those of the book's GPU from `book`, and the comparison of all
 /// GPUs from `data` (the book's alone where there is no other).
@@ -53,6 +56,8 @@ pub fn benchmark_chart(name: &str, data: &[(Machine, Vec<Row>)], book: &(Machine
         "bandwidth_modern.svg" => Figure::Lines(bandwidth_chart(book, Part::Modern)),
         "speedup.svg" => Figure::Bars(speedup_chart(book)),
         "gpus.svg" => Figure::Lines(gpus_chart(all_gpus)),
+        "host_visible_f32.svg" => Figure::Lines(host_chart(book, Dtype::F32)),
+        "host_visible_i32.svg" => Figure::Lines(host_chart(book, Dtype::I32)),
         other => return Err(crate::error::Error::Config { setting: format!("the chart {other}"), reason: format!("the benchmark's charts are {}", BENCHMARK_CHARTS.join(", ")) }),
     };
     svg(name, figure.render())

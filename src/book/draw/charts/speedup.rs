@@ -3,7 +3,7 @@
 use crate::records::bench::{Cache, Machine, Row, Status};
 use plotters::prelude::*;
 use super::{HARRIS_DTYPE, HARRIS_N};
-use super::looks::{Look, Marker, kernels_in_order};
+use super::looks::{LINE_WIDTH, Look, Marker, kernels_in_order};
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Bars {
@@ -29,8 +29,8 @@ pub(super) struct BarChart {
 }
 
 pub(super) const CACHE_LOOKS: [(Cache, Look, &str); 2] = [
-    (Cache::Rotated, Look { colour: RGBColor(59, 91, 146), marker: Marker::Circle, dashed: false }, "inputs rotated past L2"),
-    (Cache::Resident, Look { colour: RGBColor(230, 159, 0), marker: Marker::Triangle, dashed: false }, "inputs left in L2"),
+    (Cache::Rotated, Look { colour: RGBColor(59, 91, 146), marker: Marker::Circle, dashed: false, width: LINE_WIDTH }, "inputs rotated past L2"),
+    (Cache::Resident, Look { colour: RGBColor(230, 159, 0), marker: Marker::Triangle, dashed: false, width: LINE_WIDTH }, "inputs left in L2"),
 ];
 
 pub(super) fn speedup_chart((machine, rows): &(Machine, Vec<Row>)) -> BarChart {

@@ -129,6 +129,70 @@ fn tick_labels_are_short() {
     assert_eq!(bytes_label(1000.0), "1000");
 }
 
+/// The entry point's graph-amortized rows and its host-visible one, a library's two, and a
+/// kernel, at two sizes: what the modern and host-visible charts are drawn from.
+fn entry_and_peer_rows() -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (n, us) in [(1usize << 20, 4.0), (1 << 24, 18.0)] {
+        rows.extend([
+            Row { title: "entry point: reduce12, block 256".into(), ..row("entry_point", 0, Status::Correct, n, Cache::Rotated, us) },
+            row("entry_point_host", 0, Status::Correct, n, Cache::Rotated, us + 10.0),
+            row("cub_sum", 0, Status::Peer, n, Cache::Rotated, us * 1.1),
+            row("cub_sum_host", 0, Status::Peer, n, Cache::Rotated, us + 17.0),
+            row("reduce9", 9, Status::Correct, n, Cache::Rotated, us * 1.2),
+            row("reduce1", 1, Status::Correct, n, Cache::Rotated, us * 9.0),
+        ]);
+    }
+    rows
+}
+
+#[test]
+fn the_entry_point_is_its_own_thick_line_in_the_modern_charts_beside_the_peers() {
+    let book = (machine(Some(4000.0)), entry_and_peer_rows());
+    for chart in [time_chart(&book, Part::Modern), bandwidth_chart(&book, Part::Modern)] {
+        let entry: Vec<&Series> = chart.series.iter().filter(|s| s.label.starts_with(ENTRY_LABEL)).collect();
+        assert_eq!(entry.len(), 1, "{}: one entry-point line, got {:?}", chart.title, chart.series.iter().map(|s| &s.label).collect::<Vec<_>>());
+        assert_eq!(entry[0].look, ENTRY_LOOK);
+        let others = chart.series.iter().filter(|s| !s.label.starts_with(ENTRY_LABEL)).map(|s| s.look.width).max().unwrap();
+        assert!(entry[0].look.width > others, "the entry point's line is the thick one");
+        assert_eq!(entry[0].points.len(), 2, "its graph-amortized rows only, not its host-visible ones");
+        let labels: Vec<&str> = chart.series.iter().map(|s| s.label.split(':').next().unwrap()).collect();
+        assert!(labels.contains(&"cub_sum") && labels.contains(&"reduce9"), "{labels:?}");
+        assert!(!labels.iter().any(|l| l.starts_with("entry_point") || l.ends_with("_host")), "no entry point as a kernel, no host-visible row: {labels:?}");
+    }
+    // In the time chart its points are its medians.
+    let time = time_chart(&book, Part::Modern);
+    let entry = time.series.iter().find(|s| s.label.starts_with(ENTRY_LABEL)).unwrap();
+    assert_eq!(entry.points, vec![((1 << 20) as f64, 4.0), ((1 << 24) as f64, 18.0)]);
+    // Harris's chart is his seven kernels: no entry point there.
+    assert!(!time_chart(&book, Part::Harris).series.iter().any(|s| s.label.starts_with(ENTRY_LABEL)));
+}
+
+#[test]
+fn the_host_visible_chart_draws_the_entry_point_and_each_librarys_one_call() {
+    let book = (machine(Some(4000.0)), entry_and_peer_rows());
+    let chart = host_chart(&book, Dtype::F32);
+    let labels: Vec<&str> = chart.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels.len(), 3, "{labels:?}");
+    assert!(labels[0].starts_with(ENTRY_LABEL) && labels[0].contains("one call"), "{labels:?}");
+    assert!(labels[1].starts_with(ENTRY_LABEL) && labels[1].contains("GPU time"), "{labels:?}");
+    assert!(labels[2].starts_with("cub_sum_host: "), "{labels:?}");
+    assert_eq!(chart.series[0].look, ENTRY_LOOK);
+    assert_eq!(chart.series[0].points, vec![((1 << 20) as f64, 14.0), ((1 << 24) as f64, 28.0)]);
+    assert!(chart.series[1].look.dashed && chart.series[1].look.width == LINE_WIDTH, "the GPU time is the thin dashed reference");
+    assert_eq!(chart.y_axis, Axis::Log);
+    // Drawn as the book's chart: the legend names the entry point, its thick line is drawn last
+    // (over the others), and a type with no host-visible rows says so instead of failing.
+    let svg = benchmark_chart("host_visible_f32.svg", &[], &book).unwrap();
+    assert!(svg.contains(ENTRY_LABEL) && svg.contains("cub_sum_host: "), "{svg}");
+    // The plot comes before the legend, whose first sample starts at its column's left edge.
+    let plot = svg.split(&format!("points=\"{},", PLOT_WIDTH + 8)).next().unwrap();
+    let last_line = plot.rsplit("<polyline").next().unwrap();
+    assert!(last_line.contains(&format!("stroke-width=\"{}\"", ENTRY_LOOK.width)), "the last line drawn is not the entry point's: {last_line}");
+    assert!(host_chart(&book, Dtype::I32).series.is_empty());
+    assert!(benchmark_chart("host_visible_i32.svg", &[], &book).unwrap().contains("Nothing to draw: no host-visible i32 measurements"));
+}
+
 #[test]
 fn a_long_legend_makes_the_chart_taller_not_cut_off() {
     let rows: Vec<Row> = (0..40).map(|i| row(&format!("kernel{i}"), 8, Status::Correct, 1 << 20, Cache::Rotated, 1.0 + i as f64)).collect();
