@@ -258,17 +258,17 @@ fn the_column_plans_as_chapter_18_says() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(format!("book/dl_norms.md says otherwise: {}", problems.join("; ")).into()) }
 }
 
-/// plan.rs's measured rules of 2026-12-03 (softmax's 16-bit rows of up to 16384 packs take a
+/// choose.rs's measured rules of 2026-12-03 (softmax's 16-bit rows of up to 16384 packs take a
 /// cluster of 8 × 256; RMSNorm's few 16-bit rows of up to 1024 packs take 2 packs a thread), from
 /// the forced-team runs in `plots/data/dl/experiments/<gpu>-teams.csv`: the order each comment
 /// states, and the means it quotes.
-fn the_planner_rules_of_the_teams_runs_as_plan_rs_says() -> Result<(), Failed> {
+fn the_planner_rules_of_the_teams_runs_as_choose_rs_says() -> Result<(), Failed> {
     let data = root().join("plots/data");
     let gpu = std::fs::read_to_string(data.join("book-gpu.txt"))?.trim().to_string();
     let (_, rows) = reduction::records::dl::read_csv::<reduction::records::dl::DlRow>(&data.join("dl/experiments").join(format!("{gpu}-teams.csv")))?;
-    let plan = std::fs::read_to_string(root().join("src/kernels/dl/plan.rs"))?;
+    let rules = std::fs::read_to_string(root().join("src/kernels/dl/choose.rs"))?;
     // The mean of every run of `entry` with `block` threads at the case.
-    let mean = |op: &str, dtype: &str, m: usize, n: usize, entry: &str, block: u32| -> Result<f64, Failed> {
+    let mean = |op: &str, dtype: &str, m: usize, n: usize, (entry, block): (&str, u32)| -> Result<f64, Failed> {
         let runs: Vec<f64> = rows.iter()
             .filter(|r| r.op == op && r.dtype.name() == dtype && r.rows == m && r.n == n && r.block == block && r.title.contains(&format!("[{entry}]")))
             .map(|r| r.median_us).collect();
@@ -278,29 +278,29 @@ fn the_planner_rules_of_the_teams_runs_as_plan_rs_says() -> Result<(), Failed> {
         Ok(runs.iter().sum::<f64>() / runs.len() as f64)
     };
     let mut problems = Vec::new();
-    // (op, type, rows, cols, faster team, slower team, whether plan.rs quotes the two means)
+    // (op, type, rows, cols, the team choose.rs names first, the other, whether the first is the
+    // faster, whether choose.rs quotes "<first> against <other>" in µs)
     type Team = (&'static str, u32);
-    let faster: [(&str, &str, usize, usize, Team, Team, bool); 9] = [
-        ("softmax", "bf16", 8192, 128256, ("softmax_cluster8x8_bf16", 256), ("softmax_cluster4x8_bf16", 512), true),
-        ("log_softmax", "bf16", 8192, 128256, ("log_softmax_cluster8x8_bf16", 256), ("log_softmax_cluster4x8_bf16", 512), true),
-        ("softmax", "bf16", 2048, 131072, ("softmax_cluster8x8_bf16", 256), ("softmax_cluster4x8_bf16", 512), true),
-        ("log_softmax", "bf16", 2048, 131072, ("log_softmax_cluster8x8_bf16", 256), ("log_softmax_cluster4x8_bf16", 512), true),
-        ("softmax", "f32", 4096, 65536, ("softmax_cluster4x8_f32", 512), ("softmax_cluster8x8_f32", 256), false),
-        ("rms_norm", "bf16", 8192, 128256, ("rms_norm_cluster4x8_bf16", 512), ("rms_norm_cluster8x8_bf16", 256), true),
-        ("rms_norm", "bf16", 4096, 4096, ("rms_norm_block2_bf16", 256), ("rms_norm_block8_bf16", 64), true),
-        ("layer_norm", "bf16", 4096, 4096, ("layer_norm_block8_bf16", 64), ("layer_norm_block2_bf16", 256), true),
-        ("softmax", "bf16", 4096, 4096, ("softmax_block8_bf16", 64), ("softmax_block2_bf16", 256), true),
+    type Claim = (&'static str, &'static str, usize, usize, Team, Team, bool, bool);
+    let claims: [Claim; 9] = [
+        ("softmax", "bf16", 8192, 128256, ("softmax_cluster8x8_bf16", 256), ("softmax_cluster4x8_bf16", 512), true, true),
+        ("log_softmax", "bf16", 8192, 128256, ("log_softmax_cluster8x8_bf16", 256), ("log_softmax_cluster4x8_bf16", 512), true, true),
+        ("softmax", "bf16", 2048, 131072, ("softmax_cluster8x8_bf16", 256), ("softmax_cluster4x8_bf16", 512), true, true),
+        ("log_softmax", "bf16", 2048, 131072, ("log_softmax_cluster8x8_bf16", 256), ("log_softmax_cluster4x8_bf16", 512), true, true),
+        ("softmax", "f32", 4096, 65536, ("softmax_cluster8x8_f32", 256), ("softmax_cluster4x8_f32", 512), false, false),
+        ("rms_norm", "bf16", 8192, 128256, ("rms_norm_cluster8x8_bf16", 256), ("rms_norm_cluster4x8_bf16", 512), false, true),
+        ("rms_norm", "bf16", 4096, 4096, ("rms_norm_block2_bf16", 256), ("rms_norm_block8_bf16", 64), true, true),
+        ("layer_norm", "bf16", 4096, 4096, ("layer_norm_block2_bf16", 256), ("layer_norm_block8_bf16", 64), false, true),
+        ("softmax", "bf16", 4096, 4096, ("softmax_block2_bf16", 256), ("softmax_block8_bf16", 64), false, true),
     ];
-    for (op, dtype, m, n, (fast, fast_block), (slow, slow_block), quoted) in faster {
-        let (a, b) = (mean(op, dtype, m, n, fast, fast_block)?, mean(op, dtype, m, n, slow, slow_block)?);
-        if a >= b {
-            problems.push(format!("{op} {dtype} {m}x{n}: {fast} × {fast_block} {a:.1} µs, not faster than {slow} × {slow_block} {b:.1}"));
+    for (op, dtype, m, n, first, other, first_faster, quoted) in claims {
+        let (a, b) = (mean(op, dtype, m, n, first)?, mean(op, dtype, m, n, other)?);
+        if (a < b) != first_faster {
+            problems.push(format!("{op} {dtype} {m}x{n}: {} × {} {a:.1} µs against {} × {} {b:.1}: not the order choose.rs states", first.0, first.1, other.0, other.1));
         }
-        // plan.rs quotes the faster first, or (RMSNorm and the others at 4096 × 4096) the planner's.
-        let (first, second) = if (op, m) == ("rms_norm", 8192) || (op != "rms_norm" && m == 4096 && n == 4096) { (b, a) } else { (a, b) };
-        let quote = if (op, m) == ("rms_norm", 4096) { format!("{first:.1} µs, 64 × 8 packs {second:.1}") } else { format!("{first:.1} against {second:.1}") };
-        if quoted && !plan.contains(&quote) {
-            problems.push(format!("{op} {dtype} {m}x{n}: plan.rs does not quote the teams file's means ({quote})"));
+        let quote = format!("{a:.1} against {b:.1}");
+        if quoted && !rules.contains(&quote) {
+            problems.push(format!("{op} {dtype} {m}x{n}: choose.rs does not quote the teams file's means ({quote})"));
         }
     }
     // The book's own rows (plots/data/dl) were measured with these rules: the planner's team there,
@@ -323,12 +323,12 @@ fn the_planner_rules_of_the_teams_runs_as_plan_rs_says() -> Result<(), Failed> {
     // "the two took the same time": within 1%.
     for (dtype, m, n) in [("bf16", 65536, 4096), ("bf16", 32768, 8192), ("f32", 4096, 4096)] {
         let block = if dtype == "f32" { 512 } else { n as u32 / 16 };
-        let (a, b) = (mean("rms_norm", dtype, m, n, &format!("rms_norm_block2_{dtype}"), block)?, mean("rms_norm", dtype, m, n, &format!("rms_norm_block8_{dtype}"), block / 4)?);
+        let (a, b) = (mean("rms_norm", dtype, m, n, (&format!("rms_norm_block2_{dtype}"), block))?, mean("rms_norm", dtype, m, n, (&format!("rms_norm_block8_{dtype}"), block / 4))?);
         if (a / b - 1.0).abs() > 0.01 {
             problems.push(format!("rms_norm {dtype} {m}x{n}: 2 packs a thread {a:.1} µs, 8 packs {b:.1}: not the same time"));
         }
     }
-    if problems.is_empty() { Ok(()) } else { Err(format!("src/kernels/dl/plan.rs says otherwise: {}", problems.join("; ")).into()) }
+    if problems.is_empty() { Ok(()) } else { Err(format!("src/kernels/dl/choose.rs says otherwise: {}", problems.join("; ")).into()) }
 }
 
 fn main() {
@@ -383,7 +383,7 @@ fn main() {
     trials.push(Trial::test("claims::tuning_supports_the_block_and_unroll_choice", tuning_supports_the_block_and_unroll_choice));
     trials.push(Trial::test("claims::norms_long_rows_and_the_softmax_cluster_as_the_chapters_say", norms_long_rows_and_the_softmax_cluster_as_the_chapters_say));
     trials.push(Trial::test("claims::the_column_plans_as_chapter_18_says", the_column_plans_as_chapter_18_says));
-    trials.push(Trial::test("claims::the_planner_rules_of_the_teams_runs_as_plan_rs_says", the_planner_rules_of_the_teams_runs_as_plan_rs_says));
+    trials.push(Trial::test("claims::the_planner_rules_of_the_teams_runs_as_choose_rs_says", the_planner_rules_of_the_teams_runs_as_choose_rs_says));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

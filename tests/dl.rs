@@ -109,14 +109,13 @@ fn buffer<T: FromF32>(layout: RowLayout, shift: usize, lo: f32, hi: f32, seed: u
 fn conditioning<T: Element>(x: &[T], layout: RowLayout) -> Conditioning {
     let mut c = Conditioning::default();
     for r in 0..layout.rows {
-        let (lo, hi) = check::row_values(x, layout, r).filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
-        if hi >= lo {
+        let (lo, hi, abs, count) = check::row_values(x, layout, r)
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY, 0.0, 0usize), |(a, b, s, k), v| (a.min(v), b.max(v), s + v.abs(), k + 1));
+        if count > 0 {
             c.spread = c.spread.max(hi - lo);
             c.magnitude = c.magnitude.max(hi.abs()).max(lo.abs());
-        }
-        let finite: Vec<f64> = check::row_values(x, layout, r).filter(|v| v.is_finite()).collect();
-        if !finite.is_empty() {
-            c.mean_abs = c.mean_abs.max(finite.iter().map(|v| v.abs()).sum::<f64>() / finite.len() as f64);
+            c.mean_abs = c.mean_abs.max(abs / count as f64);
         }
     }
     c

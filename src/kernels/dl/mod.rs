@@ -7,6 +7,7 @@
 //! planner ([`plan`], pure, tested without a GPU) chooses who holds a row and sizes every grid, and
 //! [`runner::DlRunner`] checks the buffers and launches.
 
+pub mod choose;
 pub mod columns;
 pub mod plan;
 pub mod runner;
