@@ -282,7 +282,7 @@ fn the_planner_rules_of_the_teams_runs_as_choose_rs_says() -> Result<(), Failed>
     // faster, whether choose.rs quotes "<first> against <other>" in µs)
     type Team = (&'static str, u32);
     type Claim = (&'static str, &'static str, usize, usize, Team, Team, bool, bool);
-    let claims: [Claim; 9] = [
+    let claims: [Claim; 15] = [
         ("softmax", "bf16", 8192, 128256, ("softmax_cluster8x8_bf16", 256), ("softmax_cluster4x8_bf16", 512), true, true),
         ("log_softmax", "bf16", 8192, 128256, ("log_softmax_cluster8x8_bf16", 256), ("log_softmax_cluster4x8_bf16", 512), true, true),
         ("softmax", "bf16", 2048, 131072, ("softmax_cluster8x8_bf16", 256), ("softmax_cluster4x8_bf16", 512), true, true),
@@ -292,6 +292,12 @@ fn the_planner_rules_of_the_teams_runs_as_choose_rs_says() -> Result<(), Failed>
         ("rms_norm", "bf16", 4096, 4096, ("rms_norm_block2_bf16", 256), ("rms_norm_block8_bf16", 64), true, true),
         ("layer_norm", "bf16", 4096, 4096, ("layer_norm_block2_bf16", 256), ("layer_norm_block8_bf16", 64), false, true),
         ("softmax", "bf16", 4096, 4096, ("softmax_block2_bf16", 256), ("softmax_block8_bf16", 64), false, true),
+        ("softmax", "f32", 65536, 4096, ("softmax_block2_f32", 512), ("softmax_block8_f32", 128), true, true),
+        ("log_softmax", "f32", 65536, 4096, ("log_softmax_block2_f32", 512), ("log_softmax_block8_f32", 128), true, true),
+        ("rms_norm", "f32", 65536, 4096, ("rms_norm_block2_f32", 512), ("rms_norm_block8_f32", 128), true, true),
+        ("log_softmax", "f32", 4096, 4096, ("log_softmax_block2_f32", 512), ("log_softmax_block8_f32", 128), true, true),
+        ("layer_norm", "f32", 65536, 4096, ("layer_norm_block2_f32", 512), ("layer_norm_block8_f32", 128), false, true),
+        ("rms_norm", "f32", 131072, 2048, ("rms_norm_block2_f32", 256), ("rms_norm_block8_f32", 64), false, true),
     ];
     for (op, dtype, m, n, first, other, first_faster, quoted) in claims {
         let (a, b) = (mean(op, dtype, m, n, first)?, mean(op, dtype, m, n, other)?);
@@ -320,12 +326,26 @@ fn the_planner_rules_of_the_teams_runs_as_choose_rs_says() -> Result<(), Failed>
     if !row("dl_rms_norm", 4096, 4096).is_some_and(|r| r.title.contains("[rms_norm_block2_bf16]")) {
         problems.push("rms_norm bf16 4096x4096 in the book's data: not the planner's 2 packs a thread".into());
     }
-    // "the two took the same time": within 1%.
-    for (dtype, m, n) in [("bf16", 65536, 4096), ("bf16", 32768, 8192), ("f32", 4096, 4096)] {
-        let block = if dtype == "f32" { 512 } else { n as u32 / 16 };
-        let (a, b) = (mean("rms_norm", dtype, m, n, (&format!("rms_norm_block2_{dtype}"), block))?, mean("rms_norm", dtype, m, n, (&format!("rms_norm_block8_{dtype}"), block / 4))?);
+    for op in ["softmax", "log_softmax", "rms_norm"] {
+        for m in [65536, 4096] {
+            let planned = book.iter().find(|r| r.kernel == format!("dl_{op}") && r.dtype.name() == "f32" && r.rows == m && r.n == 4096);
+            if !planned.is_some_and(|r| r.title.contains(&format!("[{op}_block2_f32]")) && r.block == 512) {
+                problems.push(format!("{op} f32 {m}x4096 in the book's data: not the planner's 512 threads × 2 packs"));
+            }
+        }
+    }
+    // "the two took the same time": within 1%, 2 packs a thread (blocks of 4 × `block`) against 8.
+    for (op, dtype, m, n, block) in [
+        ("rms_norm", "bf16", 65536, 4096, 64),
+        ("rms_norm", "bf16", 32768, 8192, 128),
+        ("rms_norm", "f32", 4096, 4096, 128),
+        ("softmax", "f32", 4096, 4096, 128),
+        ("softmax", "f32", 131072, 2048, 64),
+        ("log_softmax", "f32", 131072, 2048, 64),
+    ] {
+        let (a, b) = (mean(op, dtype, m, n, (&format!("{op}_block2_{dtype}"), block * 4))?, mean(op, dtype, m, n, (&format!("{op}_block8_{dtype}"), block))?);
         if (a / b - 1.0).abs() > 0.01 {
-            problems.push(format!("rms_norm {dtype} {m}x{n}: 2 packs a thread {a:.1} µs, 8 packs {b:.1}: not the same time"));
+            problems.push(format!("{op} {dtype} {m}x{n}: 2 packs a thread {a:.1} µs, 8 packs {b:.1}: not the same time"));
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(format!("src/kernels/dl/choose.rs says otherwise: {}", problems.join("; ")).into()) }

@@ -282,11 +282,13 @@ pub type OpsAtShapes = (&'static [&'static str], &'static [Dtype], &'static [(us
 /// every peer beside them after the exponent became one FMA (2026-12-03), and left the list;
 /// cross-entropy's long rows left it when cross-entropy was measured again at every shape beside
 /// every peer but Quack (whose rows moved to the own-run file). RMSNorm at bf16 4096 × 4096 joined
-/// it on 2026-12-03, when the planner gave its few rows 2 packs a thread.
-pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 3] = [
+/// it on 2026-12-03, when the planner gave its few rows 2 packs a thread; softmax, log_softmax and
+/// RMSNorm at f32 65536 × 4096 and 4096 × 4096 when it gave f32 rows of 1024 packs 2 packs a thread.
+pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 4] = [
     (&["softmax_bwd", "layer_norm", "rms_norm"], &[Dtype::F32, Dtype::BF16], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
     (&["softmax", "log_softmax"], &[Dtype::F32, Dtype::BF16], &[(2048, 131072), (1024, 262144), (8192, 128256)]),
     (&["rms_norm"], &[Dtype::BF16], &[(4096, 4096)]),
+    (&["softmax", "log_softmax", "rms_norm"], &[Dtype::F32], &[(65536, 4096), (4096, 4096)]),
 ];
 
 /// Peers of an op that the last run of the op's kernels (at every shape) did not run beside them:

@@ -82,10 +82,21 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         // Measured, not derived (dl-bench on the H200, forced teams by turns, the means of
         // plots/data/dl/experiments/nvidia-h200-teams.csv): bf16 4096 × 4096, RMSNorm, 256 threads
         // × 2 packs against 64 × 8: 18.8 against 20.1 µs; at 65536 × 4096 and 32768 × 8192, and f32
-        // 4096 × 4096 (which keeps 8), the two took the same time. LayerNorm and softmax were
-        // slower with 2 packs a thread (bf16 4096 × 4096: 29.7 against 23.1 µs, 20.3 against 18.3).
+        // 4096 × 4096 (which the f32 rule below gives 2 packs), the two took the same time.
+        // LayerNorm and softmax were slower with 2 packs a thread (bf16 4096 × 4096:
+        // 29.7 against 23.1 µs, 20.3 against 18.3).
         let block = p.div_ceil(2).next_power_of_two().clamp(64, 1024) as u32;
         return (Choice { team: Team::Block, vpt: 2, block }, "RMSNorm, few 16-bit rows of up to 1024 packs: one block of 2 packs a thread (faster than 8 packs a thread on the H200)");
+    }
+    if matches!(op, DlOp::Softmax | DlOp::LogSoftmax | DlOp::RmsNorm) && dtype == Dtype::F32 && p > 512 && p <= 1024 {
+        // Measured, not derived (the teams file's means, two runs by turns): f32 65536 × 4096, 512
+        // threads × 2 packs against 128 × 8: softmax 511.4 against 527.8 µs, log_softmax
+        // 512.7 against 528.0, RMSNorm 517.0 against 526.1; at 4096 × 4096 log_softmax
+        // 34.4 against 34.7, softmax and RMSNorm the same time. LayerNorm was twice as slow with
+        // 2 packs a thread (1056.8 against 528.0), and at rows of 512 packs (131072 × 2048, 256 × 2
+        // against 64 × 8) 2 packs took the same time for softmax and log_softmax, and RMSNorm was
+        // slower (526.2 against 522.7), so those keep 8.
+        return (Choice { team: Team::Block, vpt: 2, block: 512 }, "softmax, log_softmax or RMSNorm, f32 rows of 513 to 1024 packs: one block of 512 threads × 2 packs (faster than 128 × 8 on the H200)");
     }
     if p <= BLOCK_MAX_PACKS {
         let vpt = 8;

@@ -400,7 +400,15 @@ mod tests {
         // RMSNorm's few rows of up to 1024 packs: 2 packs a thread; many rows, or LayerNorm, 8.
         let r = auto(DlOp::RmsNorm, Dtype::BF16, 4096, 4096);
         assert_eq!((r.team, r.vpt, r.block, r.chunks), (Team::Block, 2, 256, 1), "{r}");
-        assert_eq!(auto(DlOp::RmsNorm, Dtype::F32, 4096, 4096).vpt, 8);
+        // f32 rows of 1024 packs: 2 packs a thread for softmax, log_softmax and RMSNorm, not LayerNorm.
+        for op in [DlOp::Softmax, DlOp::LogSoftmax, DlOp::RmsNorm] {
+            for rows in [4096, 65536] {
+                let v = auto(op, Dtype::F32, rows, 4096);
+                assert_eq!((v.team, v.vpt, v.block, v.chunks), (Team::Block, 2, 512, 1), "{v}");
+            }
+        }
+        assert_eq!(auto(DlOp::LayerNorm, Dtype::F32, 65536, 4096).vpt, 8);
+        assert_eq!(auto(DlOp::Softmax, Dtype::F32, 131072, 2048).vpt, 8);
         assert_eq!(auto(DlOp::RmsNorm, Dtype::BF16, 65536, 4096).vpt, 8);
         assert_eq!(auto(DlOp::LayerNorm, Dtype::BF16, 4096, 4096).vpt, 8);
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).team, Team::Cluster(8));
