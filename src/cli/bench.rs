@@ -39,9 +39,9 @@ pub struct BenchArgs {
     /// Do not run the peers (plots/peers.py, plots/cub_sum.cu, plots/tile_peers.py) after each element type's kernels
     #[arg(long)]
     no_peers: bool,
-    /// Time the entry point after the kernels instead of before them (the same launches elsewhere in the run)
+    /// Time the entry point before the kernels instead of after them (first, it slowed the kernels timed after it)
     #[arg(long)]
-    entry_point_last: bool,
+    entry_point_first: bool,
 }
 
 pub fn run(args: BenchArgs) -> Outcome {
@@ -65,7 +65,7 @@ pub fn run(args: BenchArgs) -> Outcome {
     }
     config.block = super::block(args.block)?;
     config.seed = args.seed;
-    config.entry_point_last = args.entry_point_last;
+    config.entry_point_first = args.entry_point_first;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
     // Sizes asked for must fit, on the host (the pool's copy for the references) and on the
     // GPU. The default sweep is the program's own choice: what does not fit there is skipped.
