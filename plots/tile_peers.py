@@ -4,12 +4,13 @@
 rows-bench` and `reduction bench` measure the book's kernels, in the same CSV format.
 
     python3 plots/tile_peers.py [--rows-out plots/data/rows] [--sums-out plots/data/tile]
-                                [--shapes 4096x64,2^20x2^8,...] [--sizes 2^10,...,2^30] [--no-sums] [--no-rows]
+                                [--shapes 4096x64,2^20x2^8,...] [--sizes 2^10,...,2^30] [--dtypes f32,i32]
+                                [--no-sums] [--no-rows]
 
 Row sums go to <rows-out>/<gpu-slug>-peers.csv (n is the row length N, bytes the M*N*size
 read), merged with rows-bench's <gpu-slug>.csv when the chapter is drawn: TileLang and Triton
-on f32, torch.sum(x, dim=1) on f32, f16 and bf16 (f32 out). Whole-array sums go to
-<sums-out>/<gpu-slug>.csv, and the CUDA that TileLang generated for the row sum to
+on f32, torch.sum(x, dim=1) on f32, f16 and bf16 (f32 out). Whole-array sums (TileLang and
+Triton, on the --dtypes: f32 by default, i32 summed in i32) go to <sums-out>/<gpu-slug>.csv, and the CUDA that TileLang generated for the row sum to
 <sums-out>/tilelang_row_sum.cu.
 
 Method, as in plots/peers.py (whose timing it uses): each result is checked against a float64
@@ -34,6 +35,7 @@ sys.dont_write_bytecode = True  # no plots/__pycache__ beside the data
 import peers  # noqa: E402  (the timing, the CSV row and the header are shared)
 
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+SUM_DTYPES = {"f32": "float32", "i32": "int32"}  # the whole-array sums, as `reduction bench`'s
 
 
 def load_kernel(relative):
@@ -138,22 +140,27 @@ def measure_rows(torch, shapes, peers_by_dtype, budget, why):
     return rows
 
 
-def measure_sums(torch, sizes, sum_peers, budget, why):
-    """Each (name, title, fn) of sum_peers on f32 arrays of each size: checked, then timed. A size
+def measure_sums(torch, sizes, sum_peers, budget, why, dtype="f32"):
+    """Each (name, title, fn) of sum_peers on `dtype` arrays of each size: checked, then timed.
+    f32: random values, each sum within the f32 bound of its float64 sum; i32: nonzero integers
+    small enough that every partial sum is exact (plots/peers.py's pool), each sum exact. A size
     that does not fit in the pool (POOL_SHARE of the budget) is skipped with the reason."""
     rows = []
     props = torch.cuda.get_device_properties(0)
     pool_len, too_large = peers.plan_pool(sizes, 4, getattr(props, "L2_cache_size", 60 << 20), budget)
     for n in too_large:
-        print(f"skipped whole-array sums n={n}: {peers.skip_reason(4 * n, pool_len, 4, why)}", flush=True)
+        print(f"skipped whole-array sums {dtype} n={n}: {peers.skip_reason(4 * n, pool_len, 4, why)}", flush=True)
     sizes = [n for n in sizes if n not in too_large]
     oom = peers.out_of_memory(torch)
     try:
-        pool = peers.random_pool(torch, pool_len, torch.float32, 2007)
+        if dtype == "i32":
+            pool, _ = peers.exact_pool(torch, dtype, pool_len, max(sizes, default=1))
+        else:
+            pool = peers.random_pool(torch, pool_len, torch.float32, 2007)
     except oom as e:  # planned not to happen; every size skipped, with why
         torch.cuda.empty_cache()
         for n in sizes:
-            print(f"skipped whole-array sums n={n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+            print(f"skipped whole-array sums {dtype} n={n}: out of device memory for the pool ({why}): {str(e).splitlines()[0][:160]}", flush=True)
         return rows
     references = {}
     for name, title, fn in sum_peers:
@@ -172,22 +179,27 @@ def measure_sums(torch, sizes, sum_peers, budget, why):
                     references[n] = peers.float64_sums(x0)
                 exact, magnitude = references[n]
                 got = fn(x0).reshape(()).double()
-                wrong = int(not abs(float(got) - exact) <= ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * magnitude)
+                if dtype == "i32":
+                    wrong = int(float(got) != exact)  # every partial sum is exact
+                else:
+                    wrong = int(not abs(float(got) - exact) <= ((n - 1) * 2.0 ** -24 + 4 * 2.0 ** -53) * magnitude)
                 if wrong:
-                    print(f"{name} n={n}: exceeds the bound; not timed", file=sys.stderr)
+                    print(f"{name} {dtype} n={n}: {float(got)} is off its float64 sum {exact} by more than the bound; not timed", file=sys.stderr)
                     continue
                 times, ops, method = peers.time_graph(torch, enqueue, True)
             except oom as e:
                 out[0] = None
                 torch.cuda.empty_cache()
-                print(f"skipped {name} n={n}: out of device memory ({why}): {str(e).splitlines()[0][:160]}", flush=True)
+                print(f"skipped {name} {dtype} n={n}: out of device memory ({why}): {str(e).splitlines()[0][:160]}", flush=True)
                 continue
             except Exception as e:
-                print(f"{name} n={n}: failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+                print(f"{name} {dtype} n={n}: failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
                 continue
             median = statistics.median(times)
-            rows.append(peers.csv_row(name, title, "f32", n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
-            print(f"{name:17} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs {4 * n / median / 1e3:8.1f} GB/s  ({method})", flush=True)
+            rows.append(peers.csv_row(name, title, dtype, n, median, times, 4 * n, min(ops, slots) * 4 * n, method))
+            print(f"{name:17} {dtype} n=2^{n.bit_length() - 1:<3} {median:10.2f} µs {4 * n / median / 1e3:8.1f} GB/s  ({method})", flush=True)
+    pool = x0 = None  # given back before the next type's pool
+    torch.cuda.empty_cache()
     return rows
 
 
@@ -197,6 +209,7 @@ def main():
     parser.add_argument("--sums-out", default="plots/data/tile")
     parser.add_argument("--shapes", default=None, help="MxN,... (default: those of reduction rows-bench)")
     parser.add_argument("--sizes", default=",".join(f"2^{k}" for k in range(10, 31)))
+    parser.add_argument("--dtypes", default="f32", help="element types of the whole-array sums: f32, i32 or both (the row sums take theirs)")
     parser.add_argument("--no-sums", action="store_true", help="row sums only")
     parser.add_argument("--no-rows", action="store_true", help="whole-array sums only (reduction bench runs it so)")
     parser.add_argument("--command", default="python3 plots/tile_peers.py", help="the command line for the files' headers")
@@ -204,6 +217,9 @@ def main():
     shapes = peers.row_shapes() if args.shapes is None else [
         tuple(peers.parse_size(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
     sizes = [peers.parse_size(s) for s in args.sizes.split(",")]
+    sum_dtypes = args.dtypes.split(",")
+    if any(d not in SUM_DTYPES for d in sum_dtypes):
+        sys.exit(f"--dtypes {args.dtypes}: the whole-array sums take {', '.join(SUM_DTYPES)}")
     try:
         import torch
     except ImportError:
@@ -214,7 +230,7 @@ def main():
     versions = [f"torch {torch.__version__}"]
 
     row_peers = {"f32": [], "f16": [], "bf16": []}
-    sum_peers = []
+    sum_peers = {dtype: [] for dtype in sum_dtypes}
     tl_rows, why = load_kernel("tilelang/row_sum.py")
     tl_sum, why_sum = load_kernel("tilelang/sum.py")
     if tl_rows is None or tl_sum is None:
@@ -235,8 +251,9 @@ def main():
                         f"M x N = {probe[0]} x {probe[1]}, float32 (kernel.get_kernel_source()).\n")
                 f.write(kernels[probe].get_kernel_source())
             print(f"generated source written to {path}")
-        array_sum = tl_sum.ArraySum("float32")
-        sum_peers.append(("tilelang_sum", "TileLang sum (passes of T.reduce_sum)", array_sum))
+        for dtype in sum_dtypes:
+            if not args.no_sums:  # compiled only where it runs
+                sum_peers[dtype].append(("tilelang_sum", "TileLang sum (passes of T.reduce_sum)", tl_sum.ArraySum(SUM_DTYPES[dtype])))
     tr_rows, why = load_kernel("triton/row_sum.py")
     tr_sum, why_sum = load_kernel("triton/sum.py")
     if tr_rows is None or tr_sum is None:
@@ -245,7 +262,8 @@ def main():
         import triton
         versions.append(f"triton {triton.__version__}")
         row_peers["f32"].append(("triton_row_sum", "Triton row sum (tl.sum)", lambda x, m, n: tr_rows.row_sum(x)))
-        sum_peers.append(("triton_sum", "Triton sum (tl.sum + tl.atomic_add)", tr_sum.array_sum))
+        for dtype in sum_dtypes:
+            sum_peers[dtype].append(("triton_sum", "Triton sum (tl.sum + tl.atomic_add)", tr_sum.array_sum))
     for dtype in row_peers:
         row_peers[dtype].append(("torch_sum_dim1", "torch.sum(x, dim=1) (PyTorch)",
                                  lambda x, m, n: torch.sum(x, dim=1, dtype=torch.float32)))
@@ -260,10 +278,12 @@ def main():
         with open(path, "w") as f:
             f.write("\n".join(peers.header(torch, props, ", ".join(versions), command) + [peers.COLUMNS] + rows) + "\n")
         print(f"{len(rows)} row-sum peer measurements written to {path}")
-    if not args.no_sums and sum_peers:
-        torch.cuda.empty_cache()
-        budget, why = peers.device_budget(torch)
-        sums = measure_sums(torch, sizes, sum_peers, budget, why)
+    if not args.no_sums and any(sum_peers.values()):
+        sums = []
+        for dtype in sum_dtypes:
+            torch.cuda.empty_cache()
+            budget, why = peers.device_budget(torch)
+            sums += measure_sums(torch, sizes, sum_peers[dtype], budget, why, dtype)
         path = os.path.join(args.sums_out, f"{peers.slug(props.name)}.csv")
         os.makedirs(args.sums_out, exist_ok=True)
         with open(path, "w") as f:

@@ -1,4 +1,5 @@
-"""The sum of a whole array in TileLang, f32, f16 or bf16 in, f32 out.
+"""The sum of a whole array in TileLang: f32, f16 or bf16 in, f32 out; int32 in, int32 out
+(wrapping, as the book's i32 sums do).
 
 A tile program cannot wait for the others (there is no grid-wide barrier between tile
 programs), so the sum takes passes: each block sums one tile of the input into a partial, and
@@ -9,13 +10,20 @@ import tilelang
 import tilelang.language as T
 
 
+def accumulator(dtype):
+    """What the partial sums are kept in: int32 for int32 input, float32 for the floats."""
+    return "int32" if dtype == "int32" else "float32"
+
+
 # ANCHOR: partial_sums
 def partial_sums(N, dtype="float32", block=16384, threads=512):
+    acc = accumulator(dtype)
+
     @T.prim_func
-    def kernel(A: T.Tensor((N,), dtype), P: T.Tensor((T.ceildiv(N, block),), "float32")):
+    def kernel(A: T.Tensor((N,), dtype), P: T.Tensor((T.ceildiv(N, block),), acc)):
         with T.Kernel(T.ceildiv(N, block), threads=threads) as bx:
-            tile = T.alloc_fragment((block,), "float32")
-            s = T.alloc_fragment((1,), "float32")
+            tile = T.alloc_fragment((block,), acc)
+            s = T.alloc_fragment((1,), acc)
             T.copy(A[bx * block], tile)  # values past N read as zero
             T.reduce_sum(tile, s, dim=0)
             P[bx] = s[0]
@@ -24,12 +32,14 @@ def partial_sums(N, dtype="float32", block=16384, threads=512):
 
 
 class ArraySum:
-    """sum(x): the kernel for x's type, then the float32 kernel on the partials until one is left."""
+    """sum(x): the kernel for x's type, then the kernel of the accumulator's type on the partials
+    until one is left."""
 
     def __init__(self, dtype="float32"):
         n = T.dynamic("N")
+        acc = accumulator(dtype)
         self.first = tilelang.compile(partial_sums(n, dtype), out_idx=[1])
-        self.rest = self.first if dtype == "float32" else tilelang.compile(partial_sums(n), out_idx=[1])
+        self.rest = self.first if dtype == acc else tilelang.compile(partial_sums(n, acc), out_idx=[1])
 
     # ANCHOR: passes
     def __call__(self, x):

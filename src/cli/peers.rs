@@ -1,8 +1,8 @@
 //! The peers in the benchmark's own run: `reduction bench` runs, after each element type's
 //! kernels, the libraries a reader would otherwise call, as child processes on the same GPU —
 //! `plots/peers.py` (torch.sum, CuPy's CUB sum, graph-amortized and host-visible), the CUB
-//! program `plots/cub_sum.cu` (built with nvcc where nvcc exists) and, for f32,
-//! `plots/tile_peers.py --no-rows` (TileLang, Triton). Each writes its CSV in the benchmark's
+//! program `plots/cub_sum.cu` (built with nvcc where nvcc exists) and, for f32 and i32,
+//! `plots/tile_peers.py --no-rows --dtypes <type>` (TileLang, Triton). Each writes its CSV in the benchmark's
 //! columns into a scratch folder; the rows come back here, their `method` saying which run they
 //! were measured in. A peer that cannot run (no Python, no PyTorch, no nvcc) is skipped with the
 //! reason printed: the peers are not part of the book's own measurement.
@@ -66,11 +66,11 @@ impl Peers {
         if python("plots/peers.py", &["--out", &out, "--sizes", &self.sizes, "--dtypes", dtype.name(), "--command", &command]).is_some() {
             rows.extend(read_rows(&dir, "-peers.csv", &note));
         }
-        if dtype == Dtype::F32 {
+        if matches!(dtype, Dtype::F32 | Dtype::I32) {
             let tile = dir.join("tile");
             let tile_out = tile.to_string_lossy().to_string();
             let command = format!("reduction bench (plots/tile_peers.py, {note})");
-            if python("plots/tile_peers.py", &["--no-rows", "--sums-out", &tile_out, "--rows-out", &tile_out, "--sizes", &self.sizes, "--command", &command]).is_some() {
+            if python("plots/tile_peers.py", &["--no-rows", "--sums-out", &tile_out, "--rows-out", &tile_out, "--sizes", &self.sizes, "--dtypes", dtype.name(), "--command", &command]).is_some() {
                 rows.extend(read_rows(&tile, ".csv", &note));
             }
         }
