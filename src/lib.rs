@@ -44,4 +44,6 @@ pub use runtime::{arch, device_memory, element, error, gpu, limits, nvrtc, timin
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
+pub use kernels::ops::{reduce, reduce_rows, Op, OpReducer, Value};
 pub use reducer::{sum, Reducer};
+pub use rows::{row_sums, RowLayout, RowReducer};

@@ -289,6 +289,40 @@ fn determinism_trials(trials: &mut Vec<Trial>) {
     }
 }
 
+/// The entry points (reduction::reduce and reduce_rows) against the reducers they stand for: the
+/// max and argmax of fresh random values as the host finds them, the rows' mean and variance bit
+/// for bit as an `OpReducer` of the same operator returns them.
+fn entry_trials(trials: &mut Vec<Trial>) {
+    for n in [1000, (1 << 20) + 3] {
+        let name = format!("entry::reduce::max_and_argmax::n={n}");
+        let seed = trial_seed(&name);
+        trials.push(gpu_trial(name, move |gpu| {
+            let host = reduction::data::random_f32(n, seed);
+            let input = gpu.upload(&host)?;
+            let (at, &max) = host.iter().enumerate().fold((0, &f32::NEG_INFINITY), |best, (i, x)| if *x > *best.1 { (i, x) } else { best });
+            match reduction::reduce(gpu, Op::Max, &input.as_view())? {
+                Value::Number(got) if got == max as f64 => {}
+                other => return Err(format!("max of {n} values: {other:?}, the host's {max}").into()),
+            }
+            match reduction::reduce(gpu, Op::Argmax, &input.as_view())? {
+                Value::Index(i) if i == at as u64 => Ok(None),
+                other => Err(format!("argmax of {n} values: {other:?}, the host's {at}").into()),
+            }
+        }));
+    }
+    trials.push(gpu_trial("entry::reduce_rows::mean_var::300x5000", |gpu| {
+        let layout = RowLayout::dense(300, 5000);
+        let input = gpu.upload(&reduction::data::random_f32(300 * 5000, trial_seed("entry::reduce_rows")))?;
+        let got = reduction::reduce_rows(gpu, Op::MeanVar, &input.as_view(), layout)?;
+        let expected = OpReducer::new(gpu, Op::MeanVar, Dtype::F32)?.rows(&input.as_view(), layout)?;
+        match got.iter().zip(&expected).position(|(g, e)| g != e) {
+            None if got.len() == 300 => Ok(None),
+            None => Err(format!("{} results for 300 rows", got.len()).into()),
+            Some(r) => Err(format!("row {r}: {:?} through the entry point, {:?} from the reducer", got[r], expected[r]).into()),
+        }
+    }));
+}
+
 fn error_trials(trials: &mut Vec<Trial>) {
     trials.push(gpu_trial("errors::an_operator_without_the_type_is_refused", |gpu| match OpReducer::new(gpu, Op::MeanVar, Dtype::I32) {
         Err(e @ reduction::Error::UnsupportedDtype { .. }) if e.to_string() == "mean_var takes f32, f16 or bf16 (asked for i32)" => Ok(None),
@@ -691,6 +725,7 @@ fn main() {
     correctness_trials(&mut trials);
     determinism_trials(&mut trials);
     error_trials(&mut trials);
+    entry_trials(&mut trials);
     compile_trials(&mut trials);
     cpu_trials(&mut trials);
     if let Err(why) = gpu() {

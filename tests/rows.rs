@@ -194,6 +194,20 @@ fn gpu_trials(trials: &mut Vec<Trial>) {
             trials.push(half_trial::<bf16>(format!("half::bf16::{s}::37x1000::stride=1003::shift={shift}"), strategy, RowLayout::strided(37, 1000, 1003), shift));
         }
     }
+    // The entry point (reduction::row_sums): exact rows, bit for bit, at shapes the planner gives
+    // to each of its strategies (a warp, a block, a split per row).
+    for (m, n) in [(1000, 33), (200, 4097), (3, 1 << 20)] {
+        let name = format!("entry::row_sums::{m}x{n}");
+        let seed = trial_seed(&name);
+        trials.push(gpu_trial(name, move |gpu| {
+            let layout = RowLayout::dense(m, n);
+            let host: Vec<f32> = reduction::data::exact_parallel(m * n, seed);
+            let got = reduction::row_sums(gpu, &gpu.upload(&host)?.as_view(), layout)?;
+            let launch = RowReducer::new(gpu)?.plan(layout)?.ok_or("no launch")?;
+            let references = reduction::check::rows::exact_row_references(&host, layout)?;
+            reduction::check::rows::check_rows(&got, &references, launch.addition_depth(n)).map_err(|e| format!("{layout} ({launch}): {e}").into())
+        }));
+    }
     trials.push(gpu_trial("empty::no_rows_no_launch", |gpu| {
         let host = [1.0f32; 4];
         for layout in [RowLayout::dense(0, 4), RowLayout::dense(0, 0)] {

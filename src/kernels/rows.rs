@@ -491,6 +491,14 @@ impl RowReducer {
     }
 }
 
+/// The entry point for row sums, as [`crate::sum`] is for a whole array: the row sums of
+/// `input` laid out as `layout` (f32, f16 or bf16 in, f32 out), by the strategy [`choose`] picks
+/// for the shape, read back. A caller who sums many matrices keeps a [`RowReducer::new`]
+/// instead, whose scratch stays allocated.
+pub fn row_sums<T: Element<Acc = f32>>(gpu: &Gpu, input: &CudaView<'_, T>, layout: RowLayout) -> Result<Vec<f32>> {
+    RowReducer::new(gpu)?.sum(input, layout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -473,6 +473,20 @@ pub fn download_bytes(gpu: &Gpu, device: &CudaSlice<u8>) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The entry point for the other operators, as [`crate::sum`] is for the sum: `op` (a max, an
+/// argmax, the mean and variance, ...) over all of `input`, by the launch [`OpReducer::new`]
+/// plans for its length and type, read back. A caller who reduces often keeps an
+/// [`OpReducer`] instead, whose scratch stays allocated.
+pub fn reduce<T: Element>(gpu: &Gpu, op: Op, input: &CudaView<'_, T>) -> Result<Value> {
+    OpReducer::new(gpu, op, T::DTYPE)?.whole(input)
+}
+
+/// `op` over each row of `input` laid out as `layout`, by the row strategy the planner picks
+/// for the shape and type ([`OpReducer::plan_rows`]), read back.
+pub fn reduce_rows<T: Element>(gpu: &Gpu, op: Op, input: &CudaView<'_, T>, layout: RowLayout) -> Result<Vec<Value>> {
+    OpReducer::new(gpu, op, T::DTYPE)?.rows(input, layout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
