@@ -12,8 +12,8 @@ use reduction::Dtype;
 use reduction::Error;
 use std::path::{Path, PathBuf};
 
-const CHARTS: [&str; 8] = [
-    "time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg", "host_visible_f32.svg", "host_visible_i32.svg",
+const CHARTS: [&str; 9] = [
+    "time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg", "host_visible_f32.svg", "host_visible_i32.svg", "entry_vs_peers.svg",
 ];
 /// The legend's name for the entry point (`Reducer::auto`), on every chart that draws it.
 const ENTRY_LABEL: &str = "entry point (Reducer::auto)";

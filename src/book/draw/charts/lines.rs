@@ -1,6 +1,7 @@
 //! Line charts against N (log x), built as data from the rows: time, bandwidth, and the GPUs side
 //! by side.
 
+use crate::book::chapters::entry;
 use crate::element::Dtype;
 use crate::records::bench::{Cache, Machine, Row, Status, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL};
 use super::SWEEP_DTYPE;
@@ -244,6 +245,45 @@ pub(super) fn host_chart((machine, all): &(Machine, Vec<Row>), dtype: Dtype) -> 
         y_reach: 0.0,
         series,
         if_empty: format!("no host-visible {dtype} measurements (one call and its result, by the host's clock)"),
+        x_axis: XAxis::Elements,
+    }
+}
+
+/// The entry point's time (graph-amortized) over the fastest library's at each N, for f32 and
+/// i32: below the line at 1 the entry point is the faster. A library counts only where it ran in
+/// the entry point's own run (the tables' rule, [`entry::SAME_RUN`]): runs can land on
+/// different H200s, a few percent apart, which is the size of the gaps this chart is about.
+pub(super) fn entry_ratio_chart((machine, all): &(Machine, Vec<Row>)) -> LineChart {
+    let mut series = Vec::new();
+    for (i, dtype) in [Dtype::F32, Dtype::I32].into_iter().enumerate() {
+        fn of<'a>(all: &'a [Row], kernel: &'a str, dtype: Dtype) -> impl Iterator<Item = &'a Row> + 'a {
+            all.iter().filter(move |r| r.kernel == kernel && r.dtype == dtype && r.cache == Cache::Rotated && r.n.is_power_of_two())
+        }
+        let mut points: Vec<(f64, f64)> = of(all, ENTRY_POINT_KERNEL, dtype)
+            .filter_map(|ours| {
+                let fastest = entry::PEERS
+                    .iter()
+                    .flat_map(|(peer, _)| of(all, peer, dtype).filter(|r| r.n == ours.n && r.method.contains(entry::SAME_RUN)))
+                    .map(|r| r.median_us)
+                    .min_by(f64::total_cmp)?;
+                Some((ours.n as f64, ours.median_us / fastest))
+            })
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if !points.is_empty() {
+            series.push(Series { label: format!("{dtype}: the entry point's time ÷ the fastest library's"), points, look: nth_look(i, false) });
+        }
+    }
+    if let (Some(first), Some(last)) = (series.iter().flat_map(|s| s.points.first()).map(|p| p.0).min_by(f64::total_cmp), series.iter().flat_map(|s| s.points.last()).map(|p| p.0).max_by(f64::total_cmp)) {
+        series.push(Series { label: "1: as fast as the fastest library".into(), points: vec![(first, 1.0), (last, 1.0)], look: PEAK_LOOK });
+    }
+    LineChart {
+        title: format!("The entry point against the fastest library of its run vs N, {} (inputs rotated past L2)", machine.gpu),
+        y_desc: "entry point's time ÷ fastest library's (below 1: the entry point is faster)".into(),
+        y_axis: Axis::Linear,
+        y_reach: 1.0,
+        series,
+        if_empty: "no entry-point measurement with a library measured in the same run".into(),
         x_axis: XAxis::Elements,
     }
 }

@@ -34,15 +34,15 @@ mod tests;
 
 pub use experiments::{accuracy_chart, bytes_chart, conditioning_chart, line_chart, BytesSeries, MethodPoints, PlainSeries};
 use draw::Figure;
-use lines::{bandwidth_chart, gpus_chart, host_chart, time_chart, Part};
+use lines::{bandwidth_chart, entry_ratio_chart, gpus_chart, host_chart, time_chart, Part};
 use speedup::speedup_chart;
 
 /// A plotters result on the SVG backend (which writes into a `String`).
 type Drawn<T = ()> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
 
 /// The benchmark's charts, by file name under `plots/`.
-pub const BENCHMARK_CHARTS: [&str; 8] = [
-    "time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg", "host_visible_f32.svg", "host_visible_i32.svg",
+pub const BENCHMARK_CHARTS: [&str; 9] = [
+    "time.svg", "bandwidth.svg", "time_modern.svg", "bandwidth_modern.svg", "speedup.svg", "gpus.svg", "host_visible_f32.svg", "host_visible_i32.svg", "entry_vs_peers.svg",
 ];
 
 /// One of [`BENCHMARK_CHARTS`]: those of the book's GPU from `book`, and the comparison of all
@@ -58,6 +58,7 @@ pub fn benchmark_chart(name: &str, data: &[(Machine, Vec<Row>)], book: &(Machine
         "gpus.svg" => Figure::Lines(gpus_chart(all_gpus)),
         "host_visible_f32.svg" => Figure::Lines(host_chart(book, Dtype::F32)),
         "host_visible_i32.svg" => Figure::Lines(host_chart(book, Dtype::I32)),
+        "entry_vs_peers.svg" => Figure::Lines(entry_ratio_chart(book)),
         other => return Err(crate::error::Error::Config { setting: format!("the chart {other}"), reason: format!("the benchmark's charts are {}", BENCHMARK_CHARTS.join(", ")) }),
     };
     svg(name, figure.render())

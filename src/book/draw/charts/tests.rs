@@ -203,3 +203,34 @@ fn a_long_legend_makes_the_chart_taller_not_cut_off() {
     assert!(last_label.contains("kernel39"), "{last_label}");
     assert!(number("y", last_label) + LEGEND_SIZE <= height, "the last legend entry at y = {} is outside a picture {height} high", number("y", last_label));
 }
+
+#[test]
+fn the_entry_chart_divides_the_entry_points_time_by_the_fastest_library_of_its_own_run() {
+    let same_run = |r: Row| Row { method: format!("graph of 9, CUDA events; {}", crate::book::chapters::entry::SAME_RUN), ..r };
+    let i32_row = |r: Row| Row { dtype: Dtype::I32, ..r };
+    let mut rows = Vec::new();
+    for (n, us) in [(1usize << 20, 4.0), (1 << 24, 18.0)] {
+        rows.extend([
+            row("entry_point", 0, Status::Correct, n, Cache::Rotated, us),
+            same_run(row("cub_sum", 0, Status::Peer, n, Cache::Rotated, us * 1.25)),
+            same_run(row("torch_sum", 0, Status::Peer, n, Cache::Rotated, us * 2.0)),
+            // Faster, but from another run: not compared.
+            row("tilelang_sum", 0, Status::Peer, n, Cache::Rotated, us * 0.5),
+            i32_row(row("entry_point", 0, Status::Correct, n, Cache::Rotated, us)),
+            i32_row(same_run(row("cub_sum", 0, Status::Peer, n, Cache::Rotated, us * 0.8))),
+            // Graph-amortized only: a host-visible row is another measurement.
+            same_run(row("cub_sum_host", 0, Status::Peer, n, Cache::Rotated, us * 0.1)),
+        ]);
+    }
+    // A size where no library ran beside it has no point.
+    rows.push(row("entry_point", 0, Status::Correct, 1 << 26, Cache::Rotated, 60.0));
+    let chart = entry_ratio_chart(&(machine(None), rows));
+    let labels: Vec<&str> = chart.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels.len(), 3, "{labels:?}");
+    assert!(labels[0].starts_with("f32") && labels[1].starts_with("i32") && labels[2].starts_with("1: "), "{labels:?}");
+    let near = |got: &[(f64, f64)], want: &[(f64, f64)]| got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-12);
+    assert!(near(&chart.series[0].points, &[((1 << 20) as f64, 0.8), ((1 << 24) as f64, 0.8)]), "{:?}", chart.series[0].points);
+    assert!(near(&chart.series[1].points, &[((1 << 20) as f64, 1.25), ((1 << 24) as f64, 1.25)]), "{:?}", chart.series[1].points);
+    assert_eq!(chart.series[2].points, vec![((1 << 20) as f64, 1.0), ((1 << 24) as f64, 1.0)]);
+    assert!(benchmark_chart("entry_vs_peers.svg", &[], &(machine(None), Vec::new())).unwrap().contains("Nothing to draw"));
+}
