@@ -11,6 +11,8 @@
 #                                                   and multigpu (only when named: it needs 2+ GPUs, and
 #                                                   runs on all of them: 2, 4 or 8; see the stage)
 #                                                   and book (only when named: the chapters' recorded outputs)
+#                                                   and order (only when named: the entry point timed before or
+#                                                   after the kernels, plots/data/experiments/entry-point-order)
 #                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
@@ -256,6 +258,39 @@ if has bench; then
   # $OUT/read-only/<gpu>.csv, written after each element type. BENCH_ARGS="--no-peers" or
   # "--sizes ..." to shorten it, BENCH_TIMEOUT to give it longer.
   timeout ${BENCH_TIMEOUT:-590} $B/bin/reduction bench --out "$OUT" ${BENCH_ARGS:-} 2> "$OUT/bench.log" | tee "$OUT/bench-summary.txt" || status=1
+  pack
+fi
+if has order; then
+  # Where the entry point is timed, and what it does to the kernels timed after it
+  # (plots/data/experiments/entry-point-order/README.md): the five runs of that experiment, then
+  # three that split it, each `bench --no-peers --dtype f32` of its own process, with the SM and
+  # memory clocks and the power logged every 100 ms beside them. Copy back
+  # $OUT/entry-point-order/<run>/<gpu>.csv -> plots/data/experiments/entry-point-order/<run>.csv.
+  echo "=== order (the entry point before or after the kernels)"
+  d="$OUT/entry-point-order"; mkdir -p "$d"
+  small=2^10,2^11,2^12,2^13,2^14,2^15
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 100 > "$d/clocks.csv" 2>&1 &
+  smi=$!
+  order_run() {  # name sizes bench-arguments...
+    local name=$1 sizes=$2; shift 2
+    echo "$name start $(date +%s.%N)" >> "$d/times.txt"
+    timeout 120 $B/bin/reduction bench --no-peers --dtype f32 --sizes "$sizes" --out "$d/$name" "$@" > "$d/$name.log" 2>&1 || status=1
+    echo "$name end $(date +%s.%N)" >> "$d/times.txt"
+    echo "  $name: $(grep -cE '^(reduce|entry)' "$d/$name"/*.csv 2>/dev/null || echo 0) rows"
+  }
+  both=reduce12,reduce10_tiles_two_pass
+  order_run 1-none $small --kernels $both
+  order_run 2-first $small --kernels entry_point,$both --entry-point-first
+  order_run 3-none $small --kernels $both
+  order_run 4-last $small --kernels entry_point,$both
+  order_run 5-first $small --kernels entry_point,$both --entry-point-first
+  # The split: the two-pass tile kernel before kernel 12 (is it the kernel the entry point picks
+  # at 2^13 and 2^14?), and the entry point first at only the sizes where it picks kernel 12, or
+  # only those where it picks the tile kernel with one block.
+  order_run 6-tiles-first $small --kernels reduce10_tiles_two_pass,reduce12
+  order_run 7-first-reduce12 2^10,2^11,2^12 --kernels entry_point,reduce12 --entry-point-first
+  order_run 8-first-one-block 2^13,2^14 --kernels entry_point,reduce12 --entry-point-first
+  kill $smi 2>/dev/null
   pack
 fi
 if has multigpu; then
