@@ -785,8 +785,16 @@ struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
         const auto task = TASK;                                                                   \
         dl::rows_by_lanes<decltype(task), VPT>(task, team);                                      \
     }
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_BLOCK_MAXNREG=48): the block entries capped at that
+// many registers a thread instead of bounded by their largest block, for more warps an SM where the
+// planner gives them small blocks. (The two attributes cannot be given together.)
+#ifdef DL_BLOCK_MAXNREG
+#define DL_BLOCK_LIMIT(BOUND) __maxnreg__(DL_BLOCK_MAXNREG)
+#else
+#define DL_BLOCK_LIMIT(BOUND) __launch_bounds__(BOUND)
+#endif
 #define DL_BLOCK(op, sfx, VPT, BOUND, PARAMS, TASK)                                               \
-    extern "C" __global__ void __launch_bounds__(BOUND) op##_block##VPT##_##sfx PARAMS {              \
+    extern "C" __global__ void DL_BLOCK_LIMIT(BOUND) op##_block##VPT##_##sfx PARAMS {                 \
         const auto task = TASK;                                                                   \
         dl::rows_by_block<decltype(task), VPT>(task);                                             \
     }

@@ -481,8 +481,12 @@ struct MeanVar {
 __device__ __forceinline__ MeanM2 chan_merge(MeanM2 a, MeanM2 b) {
     const float count = a.count + b.count;
     const float delta = b.mean - a.mean;
-#ifdef OP_MERGE_FAST_DIVIDE
+#if defined(OP_MERGE_FAST_DIVIDE)
     const float share = count > 0.0f ? __fdividef(b.count, count) : 0.0f;
+#elif defined(OP_MERGE_EQUAL_HALVES)
+    // Equal counts (every merge of a row's tree when the row divides evenly among the threads):
+    // b's weight is one half, which is the IEEE quotient exactly, so the division is skipped.
+    const float share = a.count == b.count ? (count > 0.0f ? 0.5f : 0.0f) : b.count / count;
 #else
     const float share = count > 0.0f ? b.count / count : 0.0f;  // b's weight in the merged mean
 #endif
@@ -720,7 +724,19 @@ __device__ __forceinline__ typename Op::State block_reduce(const Op& op, typenam
     v = warp_reduce(op, v);
     if (lane == 0) warp_states[warp] = v;
     __syncthreads();
+#ifdef OP_BLOCK_WARP_LEVELS
+    // An experiment (REDUCTION_NVRTC_OPTIONS=-DOP_BLOCK_WARP_LEVELS): the warps' states meet in
+    // log2(warps) levels, not five with the lanes past the last warp's holding the identity. A
+    // cheap combine hardly notices; Chan's merge (three shuffles and a division) may.
+    if (warp == 0) {
+        const unsigned warps = blockDim.x / 32;
+        v = lane < warps ? warp_states[lane] : op.identity();
+        for (unsigned offset = 1u << (31 - __clz(warps | 1)) << (warps & (warps - 1) ? 1 : 0); (offset >>= 1) > 0;)
+            v = op.combine(v, shfl_down_state(v, offset));
+    }
+#else
     if (warp == 0) v = warp_reduce(op, lane < blockDim.x / 32 ? warp_states[lane] : op.identity());
+#endif
     return v;
 }
 
