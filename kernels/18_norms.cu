@@ -110,6 +110,14 @@ struct RmsNormTask {
 };
 // ANCHOR_END: rms_norm_task
 
+#ifdef DL_LN_TWO_PASS
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_LN_TWO_PASS): LayerNorm's held rows by two team sums.
+template <typename T>
+struct TwoPassRows<LayerNormTask<T>> {
+    static constexpr bool ok = true;
+};
+#endif
+
 // γ and β fetched for every pack ahead of the write spill the cluster entries (dl_rows.cuh).
 template <typename T>
 struct UntestedPacks<LayerNormTask<T>> {

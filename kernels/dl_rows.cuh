@@ -417,6 +417,40 @@ struct UntestedPacks {
 template <class Task>
 struct UntestedPacks<const Task> : UntestedPacks<Task> {};  // the entries' tasks are const
 
+// Whether a task's (count, mean, M2) of a row held in registers comes from two plain team sums
+// (`two_pass_mean_m2`) instead of one team merge of its threads' states. An experiment for
+// LayerNorm (18_norms.cu, DL_LN_TWO_PASS): Chan's merge is three shuffles and a division a level,
+// a float sum one shuffle and an add.
+template <class Task>
+struct TwoPassRows {
+    static constexpr bool ok = false;
+};
+template <class Task>
+struct TwoPassRows<const Task> : TwoPassRows<Task> {};
+
+// The two passes: the values' plain sum, then the squared deviations from the row's mean, each
+// summed by the team (the two-pass variance: no merge of states).
+struct SumOf {
+    float s;
+    __device__ __forceinline__ void operator()(float x, float, u64) { s += x; }
+};
+struct DeviationsOf {
+    float mean, s;
+    __device__ __forceinline__ void operator()(float x, float, u64) {
+        const float d = x - mean;
+        s = fmaf(d, d, s);
+    }
+};
+template <class Values, class Team>
+__device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, const Team& team) {
+    SumOf sum{0.0f};
+    values(sum);
+    const float mean = team.sum(sum.s) / (float)n;
+    DeviationsOf dev{mean, 0.0f};
+    values(dev);
+    return MeanM2{(float)n, mean, team.sum(dev.s)};
+}
+
 // ANCHOR: row_program
 // How a row is walked: 16-byte packs when it and its operands are aligned and it is a whole
 // number of packs (`vec`), in `chunks` chunks of the team's registers (1: the row is held).
@@ -513,9 +547,21 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     // cost the exact rows part of their gain. Rows of several chunks keep the tests (there the
     // cluster entries spilled).
     const bool full = UntestedPacks<Task>::ok && r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
-    typename Task::Op::State st = full ? row_loads_and_state<Task, VPT, VPT>(task, r, row, s, h0, h1, pre)
-                                       : row_loads_and_state<Task, VPT, 0>(task, r, row, s, h0, h1, pre);
-    st = combine_team(st);
+    typename Task::Op::State st;
+    if constexpr (TwoPassRows<Task>::ok && CombineTeam::SUMS) {
+        if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
+        pre = task.after_loads(row, pre);
+        // The same path for the whole warp (its lanes may hold several teams' rows): the shuffles
+        // of the two sums and of the merge are not the same.
+        if (__all_sync(0xffffffffu, r.vec && r.chunks == 1))
+            st = two_pass_mean_m2(HeldValues<typename Task::T, VPT, 0>{h0, h1, r.packs, 0, s}, r.n, combine_team);
+        else
+            st = combine_team(row_state<Task, VPT>(task, r, row, s, h0, h1));
+    } else {
+        st = full ? row_loads_and_state<Task, VPT, VPT>(task, r, row, s, h0, h1, pre)
+                  : row_loads_and_state<Task, VPT, 0>(task, r, row, s, h0, h1, pre);
+        st = combine_team(st);
+    }
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
     if (full)
         row_write<Task, VPT, VPT>(task, r, row, s, h0, h1, stats);
@@ -534,21 +580,28 @@ struct NoPrefetch {};
     __device__ __forceinline__ Pre after_loads(u64, Pre p) const { return p; }
 
 // The teams' combines, as functors for row_program.
+// `sum`: a float's team sum, the same in every thread (for TwoPassRows); SUMS says a team has one.
 template <class Op>
 struct LanesTeam {
     Op op;
     unsigned lanes;
+    static constexpr bool SUMS = true;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return warp_allreduce(op, s, lanes); }
+    __device__ __forceinline__ float sum(float x) const { return warp_allreduce(::Sum<float, float>{}, x, lanes); }
 };
 template <class Op>
 struct BlockTeam {
     Op op;
     typename Op::State* warp_states;
+    static constexpr bool SUMS = true;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return block_allreduce(op, s, warp_states); }
+    // The warps' slots hold a state each; a float fits in one (every state is whole 4-byte words).
+    __device__ __forceinline__ float sum(float x) const { return block_allreduce(::Sum<float, float>{}, x, reinterpret_cast<float*>(warp_states)); }
 };
 #if __CUDA_ARCH__ >= 900
 template <class Op, int C>
 struct ClusterTeam {
+    static constexpr bool SUMS = false;
     Op op;
     typename Op::State* warp_states;
     ClusterExchange<C, typename Op::State>* exchange;
@@ -557,6 +610,7 @@ struct ClusterTeam {
 #endif
 template <class Op>
 struct SplitTeam {
+    static constexpr bool SUMS = false;
     Op op;
     typename Op::State* warp_states;
     typename Op::State* partials;
