@@ -4,6 +4,7 @@
 use super::{command_line, machine_of, parse_seed, render, Outcome};
 use clap::Args;
 use reduction::element::Dtype;
+use reduction::kernels::dl::plan::{Choice, Team};
 use reduction::kernels::dl::DlOp;
 use reduction::limits::Need;
 use reduction::measure::dl_bench::{self, DlBenchConfig};
@@ -38,6 +39,11 @@ pub struct DlBenchArgs {
     /// Nsight Compute); its CSV lacks what the chapters compare, so it needs --out
     #[arg(long, requires = "out")]
     planner_only: bool,
+    /// With --planner-only: this team in place of the planner's, for every op and shape (as the
+    /// teams file's runs by turns): block:VPT:THREADS, lanes:LANES:VPT, cluster:C:VPT:THREADS or
+    /// split:S:VPT:THREADS (VPT: 16-byte packs a thread)
+    #[arg(long, value_name = "TEAM", requires = "planner_only", value_parser = parse_team)]
+    team: Option<Choice>,
     /// No new shape of the book's kernels is started after this many seconds (compiles included;
     /// 0: no limit). The shapes come in the order a short run should keep them
     #[arg(long, value_name = "S", default_value_t = 90)]
@@ -86,6 +92,7 @@ pub fn bench(args: DlBenchArgs) -> Outcome {
     config.dtypes = args.dtypes.clone();
     config.seed = args.seed;
     config.planner_only = args.planner_only;
+    config.team = args.team;
     let largest = config.shapes.iter().map(|&(m, n)| m.saturating_mul(n)).max().unwrap_or(0);
     let need = Need::elements(format!("{largest} values of the largest shape"), largest, 4);
     let gpu = super::open_gpu_for(Some(&need))?;
@@ -161,3 +168,35 @@ fn run_peers(dir: &Path, shapes: &str, dtypes: &str, ops: &str, budget_s: u64) {
         Err(why) => println!("peers: python3 {} {why}; what it wrote before is kept", script.display()),
     }
 }
+
+/// `block:8:64`, `lanes:8:4`, `cluster:8:8:256`, `split:4:8:512`: a team for `--team` (the
+/// planner still checks it against the kernels' menu and sizes the grid).
+fn parse_team(text: &str) -> Result<Choice, String> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let number = |s: &str| s.parse::<u32>().map_err(|_| format!("{text}: {s} is not a whole number"));
+    match parts.as_slice() {
+        ["block", vpt, block] => Ok(Choice { team: Team::Block, vpt: number(vpt)?, block: number(block)? }),
+        // The lanes entries' blocks are 256 threads (their launch bound), several rows each.
+        ["lanes", lanes, vpt] => Ok(Choice { team: Team::Lanes(number(lanes)?), vpt: number(vpt)?, block: 256 }),
+        ["cluster", c, vpt, block] => Ok(Choice { team: Team::Cluster(number(c)?), vpt: number(vpt)?, block: number(block)? }),
+        ["split", slices, vpt, block] => Ok(Choice { team: Team::Split(number(slices)?), vpt: number(vpt)?, block: number(block)? }),
+        _ => Err(format!("{text}: a team is block:VPT:THREADS, lanes:LANES:VPT, cluster:C:VPT:THREADS or split:S:VPT:THREADS")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_team_is_parsed_or_refused_with_the_forms_it_takes() {
+        assert_eq!(parse_team("block:2:256"), Ok(Choice { team: Team::Block, vpt: 2, block: 256 }));
+        assert_eq!(parse_team("lanes:8:4"), Ok(Choice { team: Team::Lanes(8), vpt: 4, block: 256 }));
+        assert_eq!(parse_team("cluster:8:8:256"), Ok(Choice { team: Team::Cluster(8), vpt: 8, block: 256 }));
+        assert_eq!(parse_team("split:4:8:512"), Ok(Choice { team: Team::Split(4), vpt: 8, block: 512 }));
+        for bad in ["block:2", "block:two:256", "warp:8:4", ""] {
+            assert!(parse_team(bad).unwrap_err().contains("block:VPT:THREADS") || parse_team(bad).unwrap_err().contains("not a whole number"), "{bad}");
+        }
+    }
+}
+

@@ -58,11 +58,14 @@ pub struct DlBenchConfig {
     pub budget: Option<std::time::Duration>,
     /// Only the planner's team of each op: no variants and no yardsticks (a quick run, to profile).
     pub planner_only: bool,
+    /// With `planner_only`: this team in place of the planner's, for every op and shape (forced
+    /// teams measured by turns against the planner's are the evidence behind its rules).
+    pub team: Option<Choice>,
 }
 
 impl Default for DlBenchConfig {
     fn default() -> Self {
-        DlBenchConfig { shapes: default_shapes(), dtypes: vec![Dtype::F32, Dtype::BF16], ops: DlOp::ALL.to_vec(), target_ms: 10.0, seed: 2018, budget: None, planner_only: false }
+        DlBenchConfig { shapes: default_shapes(), dtypes: vec![Dtype::F32, Dtype::BF16], ops: DlOp::ALL.to_vec(), target_ms: 10.0, seed: 2018, budget: None, planner_only: false, team: None }
     }
 }
 
@@ -239,7 +242,16 @@ fn bench_typed<T: FromF32>(gpu: &Gpu, config: &DlBenchConfig) -> Result<Vec<DlRo
                 rows.extend(measure_columns(gpu, &mut runner, config, &pool, &mut outputs, layout)?);
                 continue;
             }
-            for variant in variants(op, T::DTYPE, n, device).into_iter().take(if config.planner_only { 1 } else { usize::MAX }) {
+            let mut measured = variants(op, T::DTYPE, n, device);
+            if config.planner_only {
+                measured.truncate(1);
+                if let Some(choice) = config.team {
+                    // The planner's row, with the team asked for: its title says which.
+                    measured[0].title = format!("{}: a forced team, {} × {} packs, block {}", op.title(), choice.team, choice.vpt, choice.block);
+                    measured[0].choice = Some(choice);
+                }
+            }
+            for variant in measured {
                 let mut runner_v = DlRunner::new(gpu)?.with_choice(variant.choice);
                 let r = {
                     match measure_op(gpu, &mut runner_v, config, &pool, &mut outputs, op, layout, &variant) {
