@@ -417,10 +417,10 @@ struct UntestedPacks {
 template <class Task>
 struct UntestedPacks<const Task> : UntestedPacks<Task> {};  // the entries' tasks are const
 
-// Whether a task's (count, mean, M2) of a row held in registers comes from two plain team sums
-// (`two_pass_mean_m2`) instead of one team merge of its threads' states. An experiment for
-// LayerNorm (18_norms.cu, DL_LN_TWO_PASS): Chan's merge is three shuffles and a division a level,
-// a float sum one shuffle and an add.
+// Whether a task's (count, mean, M2) of a row held in registers comes from two passes of plain
+// team sums (`two_pass_mean_m2`) instead of one team merge of its threads' states. An experiment
+// for LayerNorm (18_norms.cu, DL_LN_TWO_PASS): Chan's merge is three shuffles and a division a
+// level, the sums' one and two shuffles and adds.
 template <class Task>
 struct TwoPassRows {
     static constexpr bool ok = false;
@@ -428,27 +428,45 @@ struct TwoPassRows {
 template <class Task>
 struct TwoPassRows<const Task> : TwoPassRows<Task> {};
 
-// The two passes: the values' plain sum, then the squared deviations from the row's mean, each
-// summed by the team (the two-pass variance: no merge of states).
+// Two float sums as one state, for a team sum of both at once.
+struct FloatPair {
+    float a, b;
+};
+struct FloatPairSum {
+    typedef FloatPair State;
+    __device__ __forceinline__ FloatPair identity() const { return FloatPair{0.0f, 0.0f}; }
+    __device__ __forceinline__ FloatPair combine(FloatPair x, FloatPair y) const { return FloatPair{x.a + y.a, x.b + y.b}; }
+};
+
+// The corrected two-pass variance (Chan, Golub and LeVeque 1983): a first mean m̂ from the plain
+// sum, then the deviations d = x − m̂ and their squares summed together; mean = m̂ + Σd/n and
+// M2 = Σd² − (Σd)²/n. The plain sum of values far from zero is rounded at their scale (rows of
+// mean 300 and spread 0.006: the tests' BigMean), so m̂ alone can be off by much of σ; the
+// deviations are exact where x and m̂ are within a factor of two, and Σd takes the error back out.
 struct SumOf {
     float s;
     __device__ __forceinline__ void operator()(float x, float, u64) { s += x; }
 };
 struct DeviationsOf {
-    float mean, s;
+    float mean, s1, s2;
     __device__ __forceinline__ void operator()(float x, float, u64) {
         const float d = x - mean;
-        s = fmaf(d, d, s);
+        s1 += d;
+        s2 = fmaf(d, d, s2);
     }
 };
 template <class Values, class Team>
 __device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, const Team& team) {
+    const float count = (float)n;
     SumOf sum{0.0f};
     values(sum);
-    const float mean = team.sum(sum.s) / (float)n;
-    DeviationsOf dev{mean, 0.0f};
+    const float first = team.sum(sum.s) / count;
+    DeviationsOf dev{first, 0.0f, 0.0f};
     values(dev);
-    return MeanM2{(float)n, mean, team.sum(dev.s)};
+    const FloatPair d = team.sums(FloatPair{dev.s1, dev.s2});
+    const float shift = d.a / count;
+    // Σd² − Σd · (Σd / n), never below 0 whatever the rounding.
+    return MeanM2{count, first + shift, fmaxf(fmaf(-d.a, shift, d.b), 0.0f)};
 }
 
 // ANCHOR: row_program
@@ -580,7 +598,8 @@ struct NoPrefetch {};
     __device__ __forceinline__ Pre after_loads(u64, Pre p) const { return p; }
 
 // The teams' combines, as functors for row_program.
-// `sum`: a float's team sum, the same in every thread (for TwoPassRows); SUMS says a team has one.
+// `sum`, `sums`: a float's (a pair's) team sum, the same in every thread (for TwoPassRows); SUMS
+// says a team has them.
 template <class Op>
 struct LanesTeam {
     Op op;
@@ -588,6 +607,7 @@ struct LanesTeam {
     static constexpr bool SUMS = true;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return warp_allreduce(op, s, lanes); }
     __device__ __forceinline__ float sum(float x) const { return warp_allreduce(::Sum<float, float>{}, x, lanes); }
+    __device__ __forceinline__ FloatPair sums(FloatPair x) const { return warp_allreduce(FloatPairSum{}, x, lanes); }
 };
 template <class Op>
 struct BlockTeam {
@@ -597,6 +617,11 @@ struct BlockTeam {
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return block_allreduce(op, s, warp_states); }
     // The warps' slots hold a state each; a float fits in one (every state is whole 4-byte words).
     __device__ __forceinline__ float sum(float x) const { return block_allreduce(::Sum<float, float>{}, x, reinterpret_cast<float*>(warp_states)); }
+    // (Only for states of at least two words: a pair must fit in each warp's slot.)
+    __device__ __forceinline__ FloatPair sums(FloatPair x) const {
+        static_assert(sizeof(typename Op::State) >= sizeof(FloatPair), "a pair of floats must fit in a warp's slot");
+        return block_allreduce(FloatPairSum{}, x, reinterpret_cast<FloatPair*>(warp_states));
+    }
 };
 #if __CUDA_ARCH__ >= 900
 template <class Op, int C>
