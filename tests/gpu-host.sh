@@ -13,6 +13,8 @@
 #                                                   and book (only when named: the chapters' recorded outputs)
 #                                                   and order (only when named: the entry point timed before or
 #                                                   after the kernels, plots/data/experiments/entry-point-order)
+#                                                   and ln-switches (only when named: LayerNorm's experiment
+#                                                   switches against the default, by turns)
 #                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
@@ -291,6 +293,44 @@ if has order; then
   order_run 7-first-reduce12 2^10,2^11,2^12 --kernels entry_point,reduce12 --entry-point-first
   order_run 8-first-one-block 2^13,2^14 --kernels entry_point,reduce12 --entry-point-first
   kill $smi 2>/dev/null
+  pack
+fi
+if has ln-switches; then
+  # LayerNorm's experiment switches (kernels/operators.cuh, dl_rows.cuh, 18_norms.cu; each off by
+  # default, set through REDUCTION_NVRTC_OPTIONS) against the default, by turns, two rounds:
+  # `dl-bench --planner-only` of LayerNorm at LN_SHAPES, bf16 and f32, and the two-pass switch with
+  # blocks of 256 threads × 2 packs at bf16 4096 × 4096 (RMSNorm's fastest team there). Then
+  # test-dl's LayerNorm trials (its planted bugs among them) under each switch. Writes
+  # $OUT/ln-switches/<variant>-<round>/dl/<gpu>.csv and a log each; nothing is copied back.
+  echo "=== ln-switches (LayerNorm's experiment switches, by turns)"
+  d="$OUT/ln-switches"; mkdir -p "$d"
+  shapes=${LN_SHAPES:-4096x4096,1048576x256,65536x4096}
+  switch_of() {
+    case $1 in
+      plain) echo "" ;;
+      equal_halves) echo "-DOP_MERGE_EQUAL_HALVES" ;;
+      warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
+      two_pass*) echo "-DDL_LN_TWO_PASS" ;;
+    esac
+  }
+  for round in 1 2; do
+    for v in plain equal_halves warp_levels two_pass plain_block2 two_pass_block2; do
+      case $v in
+        *_block2) args=(--shapes 4096x4096 --dtypes bf16 --team block:2:256) ;;
+        *) args=(--shapes "$shapes" --dtypes bf16,f32) ;;
+      esac
+      REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
+        --ops layer_norm "${args[@]}" --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
+      echo "  $v, round $round: $(python3 -c 'import csv, glob, sys
+for f in glob.glob(sys.argv[1] + "/dl/*.csv"):
+    for r in csv.DictReader(l for l in open(f) if not l.startswith("#")):
+        print(r["dtype"], r["rows"] + "×" + r["n"], r["median_us"], "µs;", end=" ")' "$d/$v-$round" 2>/dev/null)"
+    done
+  done
+  for v in equal_halves warp_levels two_pass; do
+    REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl layer_norm > "$d/test-dl-$v.log" 2>&1 || status=1
+    echo "  test-dl layer_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
+  done
   pack
 fi
 if has multigpu; then
