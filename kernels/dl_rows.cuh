@@ -428,46 +428,27 @@ struct TwoPassRows {
 template <class Task>
 struct TwoPassRows<const Task> : TwoPassRows<Task> {};
 
-// Two float sums as one state, for a team sum of both at once.
-struct FloatPair {
+// Two sums at once (cross-entropy's loss and count; LayerNorm's two weight gradients; the
+// deviations and their squares of the two-pass variance).
+struct TwoFloats {
     float a, b;
 };
-struct FloatPairSum {
-    typedef FloatPair State;
-    __device__ __forceinline__ FloatPair identity() const { return FloatPair{0.0f, 0.0f}; }
-    __device__ __forceinline__ FloatPair combine(FloatPair x, FloatPair y) const { return FloatPair{x.a + y.a, x.b + y.b}; }
+template <typename InT>
+struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
+    __device__ __forceinline__ TwoFloats identity() const { return TwoFloats{0.0f, 0.0f}; }
+    __device__ __forceinline__ TwoFloats combine(TwoFloats x, TwoFloats y) const { return TwoFloats{x.a + y.a, x.b + y.b}; }
+    __device__ __forceinline__ TwoFloats lift(InT x, u64) const { return TwoFloats{widen(x), 1.0f}; }
 };
 
-// The corrected two-pass variance (Chan, Golub and LeVeque 1983): a first mean m̂ from the plain
-// sum, then the deviations d = x − m̂ and their squares summed together; mean = m̂ + Σd/n and
-// M2 = Σd² − (Σd)²/n. The plain sum of values far from zero is rounded at their scale (rows of
-// mean 300 and spread 0.006: the tests' BigMean), so m̂ alone can be off by much of σ; the
-// deviations are exact where x and m̂ are within a factor of two, and Σd takes the error back out.
+// The two-pass variance of a row held in registers (TwoPassRows), defined after the welford
+// listing whose pieces it shares: the values' plain sum for a first mean, then the shifted sums
+// about it.
 struct SumOf {
     float s;
     __device__ __forceinline__ void operator()(float x, float, u64) { s += x; }
 };
-struct DeviationsOf {
-    float mean, s1, s2;
-    __device__ __forceinline__ void operator()(float x, float, u64) {
-        const float d = x - mean;
-        s1 += d;
-        s2 = fmaf(d, d, s2);
-    }
-};
 template <class Values, class Team>
-__device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, const Team& team) {
-    const float count = (float)n;
-    SumOf sum{0.0f};
-    values(sum);
-    const float first = team.sum(sum.s) / count;
-    DeviationsOf dev{first, 0.0f, 0.0f};
-    values(dev);
-    const FloatPair d = team.sums(FloatPair{dev.s1, dev.s2});
-    const float shift = d.a / count;
-    // Σd² − Σd · (Σd / n), never below 0 whatever the rounding.
-    return MeanM2{count, first + shift, fmaxf(fmaf(-d.a, shift, d.b), 0.0f)};
-}
+__device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, const Team& team);
 
 // ANCHOR: row_program
 // How a row is walked: 16-byte packs when it and its operands are aligned and it is a whole
@@ -607,7 +588,7 @@ struct LanesTeam {
     static constexpr bool SUMS = true;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return warp_allreduce(op, s, lanes); }
     __device__ __forceinline__ float sum(float x) const { return warp_allreduce(::Sum<float, float>{}, x, lanes); }
-    __device__ __forceinline__ FloatPair sums(FloatPair x) const { return warp_allreduce(FloatPairSum{}, x, lanes); }
+    __device__ __forceinline__ TwoFloats sums(TwoFloats x) const { return warp_allreduce(TwoSums<float>{}, x, lanes); }
 };
 template <class Op>
 struct BlockTeam {
@@ -618,9 +599,9 @@ struct BlockTeam {
     // The warps' slots hold a state each; a float fits in one (every state is whole 4-byte words).
     __device__ __forceinline__ float sum(float x) const { return block_allreduce(::Sum<float, float>{}, x, reinterpret_cast<float*>(warp_states)); }
     // (Only for states of at least two words: a pair must fit in each warp's slot.)
-    __device__ __forceinline__ FloatPair sums(FloatPair x) const {
-        static_assert(sizeof(typename Op::State) >= sizeof(FloatPair), "a pair of floats must fit in a warp's slot");
-        return block_allreduce(FloatPairSum{}, x, reinterpret_cast<FloatPair*>(warp_states));
+    __device__ __forceinline__ TwoFloats sums(TwoFloats x) const {
+        static_assert(sizeof(typename Op::State) >= sizeof(TwoFloats), "a pair of floats must fit in a warp's slot");
+        return block_allreduce(TwoSums<float>{}, x, reinterpret_cast<TwoFloats*>(warp_states));
     }
 };
 #if __CUDA_ARCH__ >= 900
@@ -816,15 +797,19 @@ struct ShiftedOf {
         s2 = fmaf(d, d, s2);
     }
 };
+// (count, mean, M2) of `count` values from their sums about K.
+__device__ __forceinline__ MeanM2 mean_m2_about(float count, const ShiftedOf& acc) {
+    const float shift = acc.s1 / count;  // mean − K
+    // M2 = Σ(x − K)² − count·(mean − K)², never below 0 whatever the rounding.
+    return MeanM2{count, acc.pivot + shift, fmaxf(fmaf(-acc.s1, shift, acc.s2), 0.0f)};
+}
 template <class Values>
 __device__ __forceinline__ MeanM2 mean_m2_of(const Values& values) {
     const float count = values.count();
     if (count == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};
     ShiftedOf acc{values.first(), 0.0f, 0.0f};
     values(acc);
-    const float shift = acc.s1 / count;  // mean − K
-    // M2 = Σ(x − K)² − count·(mean − K)², never below 0 whatever the rounding.
-    return MeanM2{count, acc.pivot + shift, fmaxf(fmaf(-acc.s1, shift, acc.s2), 0.0f)};
+    return mean_m2_about(count, acc);
 }
 
 // A sum of squares, and the dot product of the two inputs.
@@ -838,16 +823,22 @@ struct DotOf {
 };
 // ANCHOR_END: welford
 
-// Two sums at once (cross-entropy's loss and count; LayerNorm's two weight gradients).
-struct TwoFloats {
-    float a, b;
-};
-template <typename InT>
-struct TwoSums : Operator<TwoSums<InT>, InT, TwoFloats> {
-    __device__ __forceinline__ TwoFloats identity() const { return TwoFloats{0.0f, 0.0f}; }
-    __device__ __forceinline__ TwoFloats combine(TwoFloats x, TwoFloats y) const { return TwoFloats{x.a + y.a, x.b + y.b}; }
-    __device__ __forceinline__ TwoFloats lift(InT x, u64) const { return TwoFloats{widen(x), 1.0f}; }
-};
+// The corrected two-pass variance (Chan, Golub and LeVeque 1983) of a row the team holds: a
+// first mean m̂ from the plain sum, then the sums of d = x − m̂ and d² about it, each summed by the
+// team; mean = m̂ + Σd/n and M2 = Σd² − (Σd)²/n (mean_m2_about). The plain sum of values far from
+// zero is rounded at their scale (rows of mean 300 and spread 0.006: the tests' BigMean), so m̂
+// alone can be off by much of σ; d is exact where x and m̂ are within a factor of two, and Σd
+// takes the error back out.
+template <class Values, class Team>
+__device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, const Team& team) {
+    const float count = (float)n;
+    SumOf sum{0.0f};
+    values(sum);
+    ShiftedOf dev{team.sum(sum.s) / count, 0.0f, 0.0f};
+    values(dev);
+    const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
+    return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
+}
 
 }  // namespace dl
 

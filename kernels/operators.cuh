@@ -731,8 +731,9 @@ __device__ __forceinline__ typename Op::State block_reduce(const Op& op, typenam
     if (warp == 0) {
         const unsigned warps = blockDim.x / 32;
         v = lane < warps ? warp_states[lane] : op.identity();
-        for (unsigned offset = 1u << (31 - __clz(warps | 1)) << (warps & (warps - 1) ? 1 : 0); (offset >>= 1) > 0;)
-            v = op.combine(v, shfl_down_state(v, offset));
+        unsigned width = 1;  // the warps, rounded up to a power of two
+        while (width < warps) width <<= 1;
+        for (unsigned offset = width / 2; offset > 0; offset >>= 1) v = op.combine(v, shfl_down_state(v, offset));
     }
 #else
     if (warp == 0) v = warp_reduce(op, lane < blockDim.x / 32 ? warp_states[lane] : op.identity());
