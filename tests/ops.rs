@@ -290,7 +290,7 @@ fn determinism_trials(trials: &mut Vec<Trial>) {
 }
 
 /// The entry points (reduction::reduce and reduce_rows) against the reducers they stand for: the
-/// max and argmax of fresh random values as the host finds them, the rows' mean and variance bit
+/// max and argmax of fresh random values as the host's reference finds them, the rows' mean and variance bit
 /// for bit as an `OpReducer` of the same operator returns them.
 fn entry_trials(trials: &mut Vec<Trial>) {
     for n in [1000, (1 << 20) + 3] {
@@ -299,13 +299,13 @@ fn entry_trials(trials: &mut Vec<Trial>) {
         trials.push(gpu_trial(name, move |gpu| {
             let host = reduction::data::random_f32(n, seed);
             let input = gpu.upload(&host)?;
-            let (at, &max) = host.iter().enumerate().fold((0, &f32::NEG_INFINITY), |best, (i, x)| if *x > *best.1 { (i, x) } else { best });
+            let (at, max) = checks::extreme(true, &host).ok_or("no values")?;
             match reduction::reduce(gpu, Op::Max, &input.as_view())? {
-                Value::Number(got) if got == max as f64 => {}
+                Value::Number(got) if got == max => {}
                 other => return Err(format!("max of {n} values: {other:?}, the host's {max}").into()),
             }
             match reduction::reduce(gpu, Op::Argmax, &input.as_view())? {
-                Value::Index(i) if i == at as u64 => Ok(None),
+                Value::Index(i) if i == at => Ok(None),
                 other => Err(format!("argmax of {n} values: {other:?}, the host's {at}").into()),
             }
         }));
