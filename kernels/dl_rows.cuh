@@ -202,7 +202,12 @@ struct ClusterExchange {
 
     template <typename Op>
     __device__ __forceinline__ S allreduce(const Op& op, S s, S* warp_states) {
-        s = block_allreduce(op, s, warp_states);
+        return merge_blocks(op, block_allreduce(op, s, warp_states));
+    }
+
+    // The C blocks' states, `s` this block's (the same in every thread of it).
+    template <typename Op>
+    __device__ __forceinline__ S merge_blocks(const Op& op, S s) {
         cluster_wait();  // every peer's barrier is set up
         if (threadIdx.x < C) {
             StateWords<S> mine;
@@ -420,7 +425,8 @@ struct UntestedPacks<const Task> : UntestedPacks<Task> {};  // the entries' task
 // Whether a task's (count, mean, M2) of a row held in registers comes from two passes of plain
 // team sums (`two_pass_mean_m2`) instead of one team merge of its threads' states. An experiment
 // for LayerNorm (18_norms.cu, DL_LN_TWO_PASS): Chan's merge is three shuffles and a division a
-// level, the sums' one and two shuffles and adds.
+// level, the sums' one and two shuffles and adds. A cluster's blocks each take two passes over
+// their share and meet by one Chan merge (ClusterTeam::two_pass); splits keep the merge.
 template <class Task>
 struct TwoPassRows {
     static constexpr bool ok = false;
@@ -449,6 +455,8 @@ struct SumOf {
 };
 template <class Values, class Team>
 __device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, const Team& team);
+template <class Values, class Team>
+__device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values, const Team& team);
 
 // ANCHOR: row_program
 // How a row is walked: 16-byte packs when it and its operands are aligned and it is a whole
@@ -547,13 +555,13 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     // cluster entries spilled).
     const bool full = UntestedPacks<Task>::ok && r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
     typename Task::Op::State st;
-    if constexpr (TwoPassRows<Task>::ok && CombineTeam::SUMS) {
+    if constexpr (TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
         if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
         pre = task.after_loads(row, pre);
         // The same path for the whole warp (its lanes may hold several teams' rows): the shuffles
         // of the two sums and of the merge are not the same.
         if (__all_sync(0xffffffffu, r.vec && r.chunks == 1))
-            st = two_pass_mean_m2(HeldValues<typename Task::T, VPT, 0>{h0, h1, r.packs, 0, s}, r.n, combine_team);
+            st = combine_team.two_pass(HeldValues<typename Task::T, VPT, 0>{h0, h1, r.packs, 0, s}, r.n);
         else
             st = combine_team(row_state<Task, VPT>(task, r, row, s, h0, h1));
     } else {
@@ -579,22 +587,24 @@ struct NoPrefetch {};
     __device__ __forceinline__ Pre after_loads(u64, Pre p) const { return p; }
 
 // The teams' combines, as functors for row_program.
-// `sum`, `sums`: a float's (a pair's) team sum, the same in every thread (for TwoPassRows); SUMS
-// says a team has them.
+// `sum`, `sums`: a float's (a pair's) team sum, the same in every thread; `two_pass`: the row's
+// (count, mean, M2) from such sums (for TwoPassRows), which TWO_PASS says a team has.
 template <class Op>
 struct LanesTeam {
     Op op;
     unsigned lanes;
-    static constexpr bool SUMS = true;
+    static constexpr bool TWO_PASS = true;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return warp_allreduce(op, s, lanes); }
     __device__ __forceinline__ float sum(float x) const { return warp_allreduce(::Sum<float, float>{}, x, lanes); }
     __device__ __forceinline__ TwoFloats sums(TwoFloats x) const { return warp_allreduce(TwoSums<float>{}, x, lanes); }
+    template <class Values>
+    __device__ __forceinline__ MeanM2 two_pass(const Values& values, u64 n) const { return two_pass_mean_m2(values, n, *this); }
 };
 template <class Op>
 struct BlockTeam {
     Op op;
     typename Op::State* warp_states;
-    static constexpr bool SUMS = true;
+    static constexpr bool TWO_PASS = true;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return block_allreduce(op, s, warp_states); }
     // The warps' slots hold a state each; a float fits in one (every state is whole 4-byte words).
     __device__ __forceinline__ float sum(float x) const { return block_allreduce(::Sum<float, float>{}, x, reinterpret_cast<float*>(warp_states)); }
@@ -603,20 +613,28 @@ struct BlockTeam {
         static_assert(sizeof(typename Op::State) >= sizeof(TwoFloats), "a pair of floats must fit in a warp's slot");
         return block_allreduce(TwoSums<float>{}, x, reinterpret_cast<TwoFloats*>(warp_states));
     }
+    template <class Values>
+    __device__ __forceinline__ MeanM2 two_pass(const Values& values, u64 n) const { return two_pass_mean_m2(values, n, *this); }
 };
 #if __CUDA_ARCH__ >= 900
 template <class Op, int C>
 struct ClusterTeam {
-    static constexpr bool SUMS = false;
+    static constexpr bool TWO_PASS = true;
     Op op;
     typename Op::State* warp_states;
     ClusterExchange<C, typename Op::State>* exchange;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return exchange->allreduce(op, s, warp_states); }
+    // Each block's own (count, mean, M2) from two passes of block sums, then the C blocks' states
+    // by Chan's merge in one exchange: a row's sums across the cluster would take two.
+    template <class Values>
+    __device__ __forceinline__ MeanM2 two_pass(const Values& values, u64) const {
+        return exchange->merge_blocks(op, two_pass_mean_m2_counted(values, BlockTeam<Op>{op, warp_states}));
+    }
 };
 #endif
 template <class Op>
 struct SplitTeam {
-    static constexpr bool SUMS = false;
+    static constexpr bool TWO_PASS = false;
     Op op;
     typename Op::State* warp_states;
     typename Op::State* partials;
@@ -838,6 +856,19 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, 
     values(dev);
     const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
     return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
+}
+// The same for a team's share of a row (a block of a cluster), its count not known ahead: the
+// first pass sums the values and their count as a pair (a count 0 gives Chan's identity).
+template <class Values, class Team>
+__device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values, const Team& team) {
+    SumOf sum{0.0f};
+    values(sum);
+    const TwoFloats total = team.sums(TwoFloats{sum.s, values.count()});
+    if (total.b == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};  // the same in every thread of the team
+    ShiftedOf dev{total.a / total.b, 0.0f, 0.0f};
+    values(dev);
+    const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
+    return mean_m2_about(total.b, ShiftedOf{dev.pivot, d.a, d.b});
 }
 
 }  // namespace dl

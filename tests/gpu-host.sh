@@ -15,6 +15,8 @@
 #                                                   after the kernels, plots/data/experiments/entry-point-order)
 #                                                   and ln-switches (only when named: LayerNorm's experiment
 #                                                   switches against the default, by turns)
+#                                                   and ln-ncu (only when named: Nsight Compute's instructions
+#                                                   executed per SASS line, LayerNorm beside RMSNorm)
 #                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
@@ -295,26 +297,35 @@ if has order; then
   kill $smi 2>/dev/null
   pack
 fi
+# LayerNorm's experiment switches (kernels/operators.cuh, dl_rows.cuh, 18_norms.cu; each off by
+# default, set through REDUCTION_NVRTC_OPTIONS), by the names ln-switches and ln-ncu give them.
+switch_of() {
+  case $1 in
+    plain*) echo "" ;;
+    equal_halves) echo "-DOP_MERGE_EQUAL_HALVES" ;;
+    warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
+    two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
+    two_pass*) echo "-DDL_LN_TWO_PASS" ;;
+  esac
+}
+
 if has ln-switches; then
-  # LayerNorm's experiment switches (kernels/operators.cuh, dl_rows.cuh, 18_norms.cu; each off by
-  # default, set through REDUCTION_NVRTC_OPTIONS) against the default, by turns, two rounds:
-  # `dl-bench --planner-only` of LayerNorm at LN_SHAPES, bf16 and f32, and the two-pass switch with
-  # blocks of 256 threads × 2 packs at bf16 4096 × 4096 (RMSNorm's fastest team there). Then
-  # test-dl's LayerNorm trials (its planted bugs among them) under each switch. Writes
-  # $OUT/ln-switches/<variant>-<round>/dl/<gpu>.csv and a log each; nothing is copied back.
+  # The switches against the default, by turns, two rounds: `dl-bench --planner-only` of LayerNorm
+  # at LN_SHAPES, bf16 and f32 (2048 × 131072 takes a cluster per row: 8 blocks at f32, 4 at
+  # bf16), and the default and the two-pass switch with blocks of 256 threads × 2 packs at bf16
+  # 4096 × 4096 (RMSNorm's fastest team there). Then test-dl's LayerNorm trials (its planted bugs
+  # among them) under each switch. LN_VARIANTS picks the variants (warp_levels is left out unless
+  # named), LN_PARTS="bench tests" the parts, so that the stage can be split over two calls of 10
+  # minutes. Writes $OUT/ln-switches/<variant>-<round>/dl/<gpu>.csv and a log each; nothing is
+  # copied back.
   echo "=== ln-switches (LayerNorm's experiment switches, by turns)"
   d="$OUT/ln-switches"; mkdir -p "$d"
-  shapes=${LN_SHAPES:-4096x4096,1048576x256,65536x4096}
-  switch_of() {
-    case $1 in
-      plain) echo "" ;;
-      equal_halves) echo "-DOP_MERGE_EQUAL_HALVES" ;;
-      warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
-      two_pass*) echo "-DDL_LN_TWO_PASS" ;;
-    esac
-  }
+  shapes=${LN_SHAPES:-4096x4096,1048576x256,65536x4096,2048x131072}
+  variants=${LN_VARIANTS:-plain equal_halves two_pass two_pass_halves plain_block2 two_pass_block2}
+  parts=" ${LN_PARTS:-bench tests} "
   for round in 1 2; do
-    for v in plain equal_halves warp_levels two_pass plain_block2 two_pass_block2; do
+    [[ $parts == *" bench "* ]] || break
+    for v in $variants; do
       case $v in
         *_block2) args=(--shapes 4096x4096 --dtypes bf16 --team block:2:256) ;;
         *) args=(--shapes "$shapes" --dtypes bf16,f32) ;;
@@ -327,9 +338,39 @@ for f in glob.glob(sys.argv[1] + "/dl/*.csv"):
         print(r["dtype"], r["rows"] + "×" + r["n"], r["median_us"], "µs;", end=" ")' "$d/$v-$round" 2>/dev/null)"
     done
   done
-  for v in equal_halves warp_levels two_pass; do
+  for v in $variants; do
+    case $v in plain* | *_block2) continue ;; esac
+    [[ $parts == *" tests "* ]] || break
     REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl layer_norm > "$d/test-dl-$v.log" 2>&1 || status=1
     echo "  test-dl layer_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
+  done
+  pack
+fi
+if has ln-ncu; then
+  # Where LayerNorm's time goes beside RMSNorm's, the same teams: Nsight Compute's source counters
+  # (instructions executed and warp stalls per SASS line) of the planner's kernel, the first launch
+  # of each run, with no switch and under DL_LN_TWO_PASS. In the committed profiles
+  # (plots/data/dl/ncu/) LayerNorm's cluster kernel at 1024 × 262144 f32 executed 2.1 times
+  # RMSNorm's instructions (SM active cycles × executed IPC). Writes
+  # $OUT/ln-ncu/<op>_<type>_<shape>-<variant>{.txt,-sass.csv,.log}; nothing is copied back.
+  echo "=== ln-ncu (instructions per SASS line, LayerNorm and RMSNorm)"
+  d="$OUT/ln-ncu"; mkdir -p "$d"
+  for spec in "layer_norm f32 1024x262144" "rms_norm f32 1024x262144" "layer_norm bf16 4096x4096" "rms_norm bf16 4096x4096"; do
+    read -r op dtype shape <<< "$spec"
+    for v in plain two_pass; do
+      [ "$op" = rms_norm ] && [ "$v" != plain ] && continue
+      name="${op}_${dtype}_${shape}-$v"
+      REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 ncu --clock-control none --launch-count 1 --kernel-name regex:"^${op}_" \
+        --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section InstructionStats --section SourceCounters \
+        -f -o "$d/$name" $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 --ops "$op" --dtypes "$dtype" --shapes "$shape" \
+        --out "$d/run-$name" > "$d/$name.log" 2>&1 || status=1
+      if [ -f "$d/$name.ncu-rep" ]; then
+        ncu -i "$d/$name.ncu-rep" --page details > "$d/$name.txt" 2>&1
+        ncu -i "$d/$name.ncu-rep" --page source --csv --print-source sass > "$d/$name-sass.csv" 2>&1
+        rm -f "$d/$name.ncu-rep"
+      fi
+      echo "  $name: $(grep -E 'Executed Ipc Active|Duration' "$d/$name.txt" 2>/dev/null | awk '{$1=$1; print}' | tr '\n' ';') $(wc -l < "$d/$name-sass.csv" 2>/dev/null) SASS lines"
+    done
   done
   pack
 fi

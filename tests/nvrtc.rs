@@ -125,6 +125,23 @@ fn main() {
         if major < 11 { return Err(format!("NVRTC {major}.{minor} is too old for -std=c++17 and sm_90").into()); }
         Ok(())
     }));
+    // LayerNorm's experiment switches, each off by default and set on the GPU host through
+    // REDUCTION_NVRTC_OPTIONS by `tests/gpu-host.sh ln-switches`: a switch that no longer compiles
+    // would cost a GPU session's run. Every one that stage sets, read from the script itself, for the
+    // book's minimum and for sm_90 (where the cluster entries exist).
+    for switch in experiment_switches() {
+        for target in [Arch::BOOK_MINIMUM, Arch::from_sm_number(90)].into_iter().filter(|t| targets.contains(t)) {
+            let options: Vec<String> = switch.split_whitespace().map(str::to_string).collect();
+            trials.push(nvrtc_trial(format!("compile::{target}::switch::{}::18_norms.cu", options.join("+").replace("-D", "")), move || {
+                let kernel = kernels::files().into_iter().find(|(f, _)| *f == "18_norms.cu").map(|(_, k)| k).ok_or("18_norms.cu is not registered")?;
+                let compiled = nvrtc::compile_cubin("18_norms.cu", &kernel.full_source(), &target.sm(), &options)?;
+                if compiled.log.contains("warning") {
+                    return Err(format!("18_norms.cu with {options:?} compiles with warnings for {target}:\n{}", compiled.log).into());
+                }
+                Ok(())
+            }));
+        }
+    }
     trials.push(Trial::test("trials::missing_headers_are_ignored_unless_required", headers_rule));
     trials.push(bf16_trial());
     let header_kernels: Vec<&str> = kernels::files().into_iter().filter(|(_, k)| k.needs_cuda_headers).map(|(f, _)| f).collect();
@@ -132,6 +149,17 @@ fn main() {
         eprintln!("note: {} are not compiled here: {why} (REQUIRE_NVRTC=1 makes them fail instead)", header_kernels.join(" and "));
     }
     common::run(trials)
+}
+
+/// The compiler options that `tests/gpu-host.sh`'s `switch_of` gives each experiment variant
+/// (its `echo "-D..."` lines).
+fn experiment_switches() -> Vec<String> {
+    let script = include_str!("gpu-host.sh");
+    let start = script.find("switch_of() {").expect("gpu-host.sh defines switch_of");
+    let body = &script[start..start + script[start..].find("\n}").expect("switch_of ends")];
+    let switches: Vec<String> = body.lines().filter_map(|line| line.split("echo \"").nth(1)?.split('"').next()).filter(|o| o.starts_with("-D")).map(str::to_string).collect();
+    assert!(switches.len() >= 3, "switch_of's options not found in gpu-host.sh: {switches:?}");
+    switches
 }
 
 /// Every entry point the host loads, by kernel file: the registry's kernels at every element
