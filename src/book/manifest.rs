@@ -183,6 +183,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         drawn("plots/dl.svg", "dl_softmax.md", "book::chapters::dl::chart", dl::chart),
         md("dl_goal.md", "dl_softmax.md", "book::chapters::dl_goal::goal", |c| dl::from_results(c, dl_goal::goal)),
         md("dl_ncu.md", "dl_softmax.md", "book::chapters::dl_limits::ncu_markdown", dl_limits::ncu_markdown),
+        md("dl_norms_instructions.md", "dl_norms.md", "book::chapters::dl_limits::norms_instructions_markdown", dl_limits::norms_instructions_markdown),
         md("dl_backward.md", "dl_norms.md", "book::chapters::dl::backward_markdown", |c| dl::from_results(c, dl::backward_markdown)),
         md("dl_columns.md", "dl_norms.md", "book::chapters::dl::columns", |c| dl::from_results(c, dl::columns)),
     ]);

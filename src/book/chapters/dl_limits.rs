@@ -356,6 +356,54 @@ pub fn ncu_markdown(c: &Context) -> Result<String> {
     Ok(out)
 }
 
+/// `dl_norms_instructions.md`: LayerNorm beside RMSNorm in the profiles of `plots/data/dl/ncu/`
+/// ([`norms_instructions`]).
+pub fn norms_instructions_markdown(c: &Context) -> Result<String> {
+    let profiles = super::operators::operator_profiles(&records::results_dir(&c.data_dir).join("ncu"))?;
+    let text = norms_instructions(&profiles);
+    Ok(if text.is_empty() { format!("*No LayerNorm and RMSNorm profiles of one shape yet on the {}.*\n", c.book()?.0.gpu) } else { text.trim_start().to_string() })
+}
+
+/// Warp instructions executed per 32 values of the launch in `text`, the profile of `stem`
+/// (`<op>_<type>_<M>x<N>`): SM active cycles × executed IPC (both per SM) × the SMs, over M·N / 32.
+fn instructions_per_32_values(stem: &str, text: &str) -> Option<f64> {
+    use super::determinism::ncu_value;
+    let (m, n) = stem.rsplit_once('_')?.1.split_once('x')?;
+    let values = m.parse::<f64>().ok()? * n.parse::<f64>().ok()?;
+    // The program's own header line: "  132 SMs, 60.0 MiB of L2, ...".
+    let sms: f64 = text.lines().find_map(|l| l.trim().split_once(" SMs,")).and_then(|(count, _)| count.parse().ok())?;
+    Some(ncu_value(text, "SM Active Cycles")? * ncu_value(text, "Executed Ipc Active")? * sms / (values / 32.0))
+}
+
+/// For each LayerNorm profile with an RMSNorm one of the same type and shape: the instructions each
+/// executed per 32 values, their achieved occupancy and their DRAM throughput, so that the reader
+/// sees which of the two a gap between them comes from.
+fn norms_instructions(profiles: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let find = |stem: &str| profiles.iter().find(|(s, _)| s == stem).map(|(_, text)| text);
+    for (stem, ln_text) in profiles.iter().filter(|(s, _)| s.starts_with("layer_norm_")) {
+        let rms_stem = stem.replacen("layer_norm_", "rms_norm_", 1);
+        let Some(rms_text) = find(&rms_stem) else { continue };
+        let parsed = |s: &str, t: &str| Some((super::determinism::parse_ncu(s, t)?, instructions_per_32_values(s, t)?, super::entry::profiled_kernel(t)?.to_string()));
+        let (Some((ln, ln_count, ln_kernel)), Some((rms, rms_count, rms_kernel))) = (parsed(stem, ln_text), parsed(&rms_stem, rms_text)) else { continue };
+        let label = super::operators::profile_label(stem).map_or_else(|| stem.clone(), |(label, _)| label.replacen("layer_norm ", "", 1));
+        let ratio = ln_count / rms_count;
+        let occupancy_ratio = ln.achieved_occupancy / rms.achieved_occupancy;
+        // What the two numbers say together: more work at the same warps, or the same work with fewer.
+        let reading = if ratio > 1.2 && (0.9..=1.1).contains(&occupancy_ratio) {
+            format!("LayerNorm did {ratio:.1} times the instructions with as many warps")
+        } else if (0.9..=1.1).contains(&ratio) && occupancy_ratio < 0.8 {
+            "LayerNorm did as much work with fewer warps at a time".to_string()
+        } else {
+            "neither count alone sets them apart".to_string()
+        };
+        writeln!(out, "\nAt {label}, LayerNorm's `{ln_kernel}` executed {ln_count:.1} warp instructions per 32 values, RMSNorm's `{rms_kernel}` {rms_count:.1} ({ratio:.2}×), \
+            at {:.1}% and {:.1}% achieved occupancy, DRAM {:.1}% and {:.1}% busy: {reading}. *(SM active cycles × executed IPC × SMs, from the same profiles.)*",
+            ln.achieved_occupancy, rms.achieved_occupancy, ln.dram_percent, rms.dram_percent).unwrap();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +487,30 @@ mod tests {
         assert!(t.contains("| rms_norm | f32 | 2^13 × 2^15 | 514.4 (86.7%) | 533.7 (83.6%) | +3.8% |"), "{t}");
         assert!(t.contains("slower at 1 of 2 cases."), "{t}");
         assert_eq!(prefetch_table("base  rms_norm  f32  8192 x 32768  514.39  86.7%\n"), "", "no build beside it");
+    }
+
+    #[test]
+    fn the_norms_are_set_side_by_side_by_instructions_and_warps() {
+        let profile = |kernel: &str, cycles: &str, ipc: &str, occupancy: &str| format!("  132 SMs, 60.0 MiB of L2, 139.8 GiB of device memory\n  {kernel} (16384, 1, 1)x(512, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n\
+            Duration us 797.82\nDRAM Throughput % 55.36\nCompute (SM) Throughput % 42.98\nSM Active Cycles cycle {cycles}\nExecuted Ipc Active inst/cycle {ipc}\n\
+            Block Size 512\nGrid Size 16,384\nRegisters Per Thread register/thread 62\nBlock Limit Registers block 2\nTheoretical Occupancy % 50\nAchieved Occupancy % {occupancy}\n");
+        let profiles = vec![
+            ("layer_norm_f32_1024x262144".to_string(), profile("layer_norm_cluster16x8_f32", "1,367,863.13", "1.97", "45.31")),
+            ("rms_norm_f32_1024x262144".to_string(), profile("rms_norm_cluster16x8_f32", "1,020,635.30", "1.26", "43.96")),
+            ("softmax_f32_1024x262144".to_string(), profile("softmax_cluster16x8_f32", "904,332.79", "1.55", "44.17")),
+        ];
+        let s = norms_instructions(&profiles);
+        // 1,367,863.13 × 1.97 × 132 / (2^28 / 32) = 42.4; 1,020,635.30 × 1.26 × 132 / 2^23 = 20.2.
+        assert!(s.contains("At f32, 1024 × 2^18, LayerNorm's `layer_norm_cluster16x8_f32` executed 42.4 warp instructions per 32 values, RMSNorm's `rms_norm_cluster16x8_f32` 20.2 (2.10×)"), "{s}");
+        assert!(s.contains("LayerNorm did 2.1 times the instructions with as many warps"), "{s}");
+        assert_eq!(s.matches("At ").count(), 1, "one sentence a pair; softmax has no partner: {s}");
+        // The same work, fewer warps.
+        let fewer = vec![profiles[0].clone(), ("rms_norm_f32_1024x262144".to_string(), profile("rms_norm_block2_f32", "1,367,863.13", "1.97", "88.0"))];
+        assert!(norms_instructions(&fewer).contains("LayerNorm did as much work with fewer warps at a time"));
+        // No RMSNorm profile of the shape, or no SM count: nothing is said.
+        assert_eq!(norms_instructions(&profiles[..1]), "");
+        let no_sms = vec![profiles[0].clone(), (profiles[1].0.clone(), profiles[1].1.replace("132 SMs,", ""))];
+        assert_eq!(norms_instructions(&no_sms), "");
     }
 
     #[test]
