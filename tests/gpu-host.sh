@@ -366,8 +366,8 @@ if has ln-ncu; then
         --out "$d/run-$name" > "$d/$name.log" 2>&1 || status=1
       if [ -f "$d/$name.ncu-rep" ]; then
         ncu -i "$d/$name.ncu-rep" --page details > "$d/$name.txt" 2>&1
-        ncu -i "$d/$name.ncu-rep" --page source --csv --print-source sass > "$d/$name-sass.csv" 2>&1
-        rm -f "$d/$name.ncu-rep"
+        # The report stays where this ncu cannot print the source page (open it in Nsight Compute).
+        ncu -i "$d/$name.ncu-rep" --page source --csv --print-source sass > "$d/$name-sass.csv" 2>&1 && rm -f "$d/$name.ncu-rep"
       fi
       echo "  $name: $(grep -E 'Executed Ipc Active|Duration' "$d/$name.txt" 2>/dev/null | awk '{$1=$1; print}' | tr '\n' ';') $(wc -l < "$d/$name-sass.csv" 2>/dev/null) SASS lines"
     done
