@@ -357,7 +357,7 @@ pub fn ncu_markdown(c: &Context) -> Result<String> {
 }
 
 /// `dl_norms_instructions.md`: LayerNorm beside RMSNorm in the profiles of `plots/data/dl/ncu/`
-/// ([`norms_instructions`]).
+/// (`norms_instructions`).
 pub fn norms_instructions_markdown(c: &Context) -> Result<String> {
     let profiles = super::operators::operator_profiles(&records::results_dir(&c.data_dir).join("ncu"))?;
     let text = norms_instructions(&profiles);
