@@ -59,3 +59,68 @@ __device__ __forceinline__ Acc thread_sum_vec(const In* __restrict__ in, u64 n) 
     return acc[0];
 }
 // ANCHOR_END: thread_sum
+
+#ifdef VEC_TAIL_IN_FLIGHT
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DVEC_TAIL_IN_FLIGHT): thread_sum_vec with no load that
+// waits for the one before it. Above, a thread whose share is not a whole number of VEC_UNROLL
+// loads ends in a loop of one load and its add at a time (a round trip to memory each: up to
+// VEC_UNROLL - 1 of them; at 10^6 f32 values, 880 of the threads of kernel 12's grid of 245 × 256
+// make 3), and the head or tail value is added as the thread starts, before its first 16-byte load
+// is issued (a round trip more for block 0 where the input is not a whole number of packs).
+// Here the same unrolled loop, then what is left: up to VEC_UNROLL - 1 packs and a head or tail
+// value, all loaded before any is added. A load past the end reads the last pack again and is not
+// added, so that no load waits on a test. The leftovers are a function of their own, not inlined:
+// with them inlined (and with tested loads, or the head and tail loaded before the loop), the
+// compiler (nvcc 13.0, sm_90) issued the loop's later loads only after the first had come back.
+// Its bf16 loop still does (its third load before the first's conversions, its fourth after), as
+// f64's does in the plain kernels; f32, i32 and f16 issue all four first.
+template <typename In, typename Acc>
+__device__ __noinline__ Acc leftovers_sum(const In* __restrict__ in, const uint4* __restrict__ body, u64 p, u64 threads, u64 packs, u64 head,
+                                         u64 tail, u64 n, u64 thread) {
+    uint4 rest[VEC_UNROLL - 1];
+    const u64 last = packs > 0 ? packs - 1 : 0;
+#pragma unroll
+    for (int u = 0; u < VEC_UNROLL - 1; ++u) rest[u] = packs > 0 ? __ldcs(body + min(p + u * threads, last)) : make_uint4(0, 0, 0, 0);
+    const bool has_head = thread < head, has_tail = thread < n - tail;
+    const In head_value = in[has_head ? thread : 0];
+    const In tail_value = in[has_tail ? tail + thread : 0];
+    Acc s = Acc(0);
+#pragma unroll
+    for (int u = 0; u < VEC_UNROLL - 1; ++u)
+        if (p + u * threads < packs) s += pack_sum<In, Acc>(rest[u]);
+    if (has_head) s += to_acc<Acc>(head_value);
+    if (has_tail) s += to_acc<Acc>(tail_value);
+    return s;
+}
+template <typename In, typename Acc>
+__device__ __forceinline__ Acc thread_sum_vec_in_flight(const In* __restrict__ in, u64 n) {
+    constexpr u64 PER = 16 / sizeof(In);
+    const u64 thread = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 threads = (u64)gridDim.x * blockDim.x;
+    u64 head = ((16 - ((u64)in & 15)) & 15) / sizeof(In);
+    if (head > n) head = n;
+    const u64 packs = (n - head) / PER;
+    const u64 tail = head + packs * PER;
+
+    Acc acc[VEC_UNROLL];
+#pragma unroll
+    for (int u = 0; u < VEC_UNROLL; ++u) acc[u] = Acc(0);
+    const uint4* body = reinterpret_cast<const uint4*>(in + head);
+    u64 p = thread;
+    for (; p + (VEC_UNROLL - 1) * threads < packs; p += VEC_UNROLL * threads) {
+        uint4 v[VEC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < VEC_UNROLL; ++u) v[u] = __ldcs(body + p + u * threads);
+#pragma unroll
+        for (int u = 0; u < VEC_UNROLL; ++u) acc[u] += pack_sum<In, Acc>(v[u]);
+    }
+    // At most VEC_UNROLL - 1 packs are left: the loop stops once p + (VEC_UNROLL - 1) · threads is
+    // past the end.
+    if (p < packs || thread < head || thread < n - tail) acc[0] += leftovers_sum<In, Acc>(in, body, p, threads, packs, head, tail, n, thread);
+
+#pragma unroll
+    for (int u = 1; u < VEC_UNROLL; ++u) acc[0] += acc[u];
+    return acc[0];
+}
+#define thread_sum_vec thread_sum_vec_in_flight
+#endif

@@ -17,6 +17,8 @@
 #                                                   switches against the default, by turns)
 #                                                   and ln-ncu (only when named: Nsight Compute's instructions
 #                                                   executed per SASS line, LayerNorm beside RMSNorm)
+#                                                   and vec-tail (only when named: kernels 9-12 with their
+#                                                   leftover loads in flight, -DVEC_TAIL_IN_FLIGHT, by turns)
 #                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
@@ -372,6 +374,36 @@ if has ln-ncu; then
       echo "  $name: $(grep -E 'Executed Ipc Active|Duration' "$d/$name.txt" 2>/dev/null | awk '{$1=$1; print}' | tr '\n' ';') $(wc -l < "$d/$name-sass.csv" 2>/dev/null) SASS lines"
     done
   done
+  pack
+fi
+if has vec-tail; then
+  # The 16-byte kernels' last loads (kernels/vector_load.cuh): a thread whose share is not a whole
+  # number of rounds of 4 loads ends with one load and its add at a time; VEC_SWITCH loads them at
+  # once. Both, by turns, two rounds, at sizes that are not a whole number of rounds (2^20 is, for
+  # the grids there: the control), f32, i32 and bf16 (the compiler still waits once in bf16's loop
+  # under the switch), then test-gpu's trials under the switch. VEC_PARTS="bench tests" the parts.
+  # Writes $OUT/vec-tail/<variant>-<round>/<gpu>.csv and logs; nothing is copied back.
+  echo "=== vec-tail (kernels 9-12, leftover loads in flight, by turns)"
+  d="$OUT/vec-tail"; mkdir -p "$d"
+  VEC_SWITCH=-DVEC_TAIL_IN_FLIGHT
+  parts=" ${VEC_PARTS:-bench tests} "
+  for round in 1 2; do
+    [[ $parts == *" bench "* ]] || break
+    for v in plain tail; do
+      opts=""; [ $v = tail ] && opts=$VEC_SWITCH
+      REDUCTION_NVRTC_OPTIONS="$opts" timeout 200 $B/bin/reduction bench --no-peers --sizes 2^20,1e6,4194305,1e7,50331647,1e8 \
+        --kernels reduce9,reduce10_last_block,reduce11,reduce12,entry_point --dtype f32,i32,bf16 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
+      echo "  $v, round $round: $(python3 -c 'import csv, glob, sys
+for f in glob.glob(sys.argv[1] + "/*.csv"):
+    for r in csv.DictReader(l for l in open(f) if not l.startswith("#")):
+        if r["kernel"] in ("reduce12", "entry_point") and r["cache"] == "rotated":
+            print(r["kernel"], r["dtype"], r["n"], r["median_us"], end="; ")' "$d/$v-$round" 2>/dev/null)"
+    done
+  done
+  if [[ $parts == *" tests "* ]]; then
+    REDUCTION_NVRTC_OPTIONS=$VEC_SWITCH REQUIRE_GPU=1 timeout 300 $B/tests/test-gpu > "$d/test-gpu-tail.log" 2>&1 || status=1
+    echo "  test-gpu under $VEC_SWITCH: $(grep -E '^test result' "$d/test-gpu-tail.log" | tail -1)"
+  fi
   pack
 fi
 if has multigpu; then

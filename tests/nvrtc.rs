@@ -125,21 +125,24 @@ fn main() {
         if major < 11 { return Err(format!("NVRTC {major}.{minor} is too old for -std=c++17 and sm_90").into()); }
         Ok(())
     }));
-    // LayerNorm's experiment switches, each off by default and set on the GPU host through
-    // REDUCTION_NVRTC_OPTIONS by `tests/gpu-host.sh ln-switches`: a switch that no longer compiles
-    // would cost a GPU session's run. Every one that stage sets, read from the script itself, for the
-    // book's minimum and for sm_90 (where the cluster entries exist).
-    for switch in experiment_switches() {
+    // The experiment switches, each off by default and set on the GPU host through
+    // REDUCTION_NVRTC_OPTIONS by a stage of `tests/gpu-host.sh`: a switch that no longer compiles
+    // would cost a GPU session's run. Every one those stages set, read from the script itself, on
+    // the files it changes, for the book's minimum and for sm_90 (where the cluster entries exist).
+    for (switch, files) in experiment_switches() {
         for target in [Arch::BOOK_MINIMUM, Arch::from_sm_number(90)].into_iter().filter(|t| targets.contains(t)) {
-            let options: Vec<String> = switch.split_whitespace().map(str::to_string).collect();
-            trials.push(nvrtc_trial(format!("compile::{target}::switch::{}::18_norms.cu", options.join("+").replace("-D", "")), move || {
-                let kernel = kernels::files().into_iter().find(|(f, _)| *f == "18_norms.cu").map(|(_, k)| k).ok_or("18_norms.cu is not registered")?;
-                let compiled = nvrtc::compile_cubin("18_norms.cu", &kernel.full_source(), &target.sm(), &options)?;
-                if compiled.log.contains("warning") {
-                    return Err(format!("18_norms.cu with {options:?} compiles with warnings for {target}:\n{}", compiled.log).into());
-                }
-                Ok(())
-            }));
+            for &file in files {
+                let options: Vec<String> = switch.split_whitespace().map(str::to_string).collect();
+                let kernel = kernels::files().into_iter().find(|(f, _)| *f == file).map(|(_, k)| k).expect("a registered kernel file");
+                trials.push(nvrtc_kernel_trial(format!("compile::{target}::switch::{}::{file}", options.join("+").replace("-D", "")), kernel.needs_cuda_headers, move || {
+                    let options: Vec<String> = kernel.compile_options()?.into_iter().chain(options).collect();
+                    let compiled = nvrtc::compile_cubin(file, &kernel.full_source(), &target.sm(), &options)?;
+                    if compiled.log.contains("warning") {
+                        return Err(format!("{file} with {options:?} compiles with warnings for {target}:\n{}", compiled.log).into());
+                    }
+                    Ok(())
+                }));
+            }
         }
     }
     trials.push(Trial::test("trials::missing_headers_are_ignored_unless_required", headers_rule));
@@ -151,14 +154,20 @@ fn main() {
     common::run(trials)
 }
 
-/// The compiler options that `tests/gpu-host.sh`'s `switch_of` gives each experiment variant
-/// (its `echo "-D..."` lines).
-fn experiment_switches() -> Vec<String> {
+/// The experiment switches `tests/gpu-host.sh` sets, with the kernel files each changes: what its
+/// `switch_of` gives LayerNorm's variants (its `echo "-D..."` lines), and the `VEC_SWITCH` of its
+/// vec-tail stage.
+fn experiment_switches() -> Vec<(String, &'static [&'static str])> {
+    const NORMS: &[&str] = &["18_norms.cu"];
+    const VECTOR_LOADS: &[&str] = &["09_vectorized.cu", "10_single_pass.cu", "11_cooperative_groups.cu", "12_cub_block_reduce.cu"];
     let script = include_str!("gpu-host.sh");
     let start = script.find("switch_of() {").expect("gpu-host.sh defines switch_of");
     let body = &script[start..start + script[start..].find("\n}").expect("switch_of ends")];
-    let switches: Vec<String> = body.lines().filter_map(|line| line.split("echo \"").nth(1)?.split('"').next()).filter(|o| o.starts_with("-D")).map(str::to_string).collect();
+    let mut switches: Vec<(String, &'static [&'static str])> =
+        body.lines().filter_map(|line| line.split("echo \"").nth(1)?.split('"').next()).filter(|o| o.starts_with("-D")).map(|o| (o.to_string(), NORMS)).collect();
     assert!(switches.len() >= 3, "switch_of's options not found in gpu-host.sh: {switches:?}");
+    let vec_switch = script.lines().find_map(|l| l.trim().strip_prefix("VEC_SWITCH=")).expect("gpu-host.sh's vec-tail stage sets VEC_SWITCH");
+    switches.push((vec_switch.to_string(), VECTOR_LOADS));
     switches
 }
 
