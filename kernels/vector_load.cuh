@@ -69,7 +69,8 @@ __device__ __forceinline__ Acc thread_sum_vec(const In* __restrict__ in, u64 n) 
 // is issued (a round trip more for block 0 where the input is not a whole number of packs).
 // Here the same unrolled loop, then what is left: up to VEC_UNROLL - 1 packs and a head or tail
 // value, all loaded before any is added. A load past the end reads the last pack again and is not
-// added, so that no load waits on a test. The leftovers are a function of their own, not inlined:
+// added, so that no load waits on a test (operators.cuh's span_reduce ends its short last round
+// so). The leftovers are a function of their own, not inlined:
 // with them inlined (and with tested loads, or the head and tail loaded before the loop), the
 // compiler (nvcc 13.0, sm_90) issued the loop's later loads only after the first had come back.
 // Its bf16 loop still does (its third load before the first's conversions, its fourth after), as
