@@ -127,7 +127,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         bench("host_visible.md", "benchmark.md", "book::chapters::entry::host_visible_table", entry::host_visible_table),
         md("host_result.md", "benchmark.md", "book::chapters::entry::host_result", |c| Ok(entry::host_result(c.experiments.as_deref()))),
         md("entry_ncu.md", "benchmark.md", "book::chapters::entry::entry_ncu", |c| Ok(entry::entry_ncu(&c.ncu, &c.book()?.1))),
-        md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |_| Ok(entry::dispatch_bands())),
+        md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |c| Ok(entry::dispatch_bands(&c.sass))),
     ]);
     for name in charts::BENCHMARK_CHARTS {
         m.push(drawn(format!("plots/{name}"), "benchmark.md", "book::draw::charts::benchmark_chart", move |c| charts::benchmark_chart(name, &c.gpus, c.book()?).map(Some)));

@@ -92,6 +92,52 @@ pub fn count(code: &[Instruction], opcode: &str) -> usize {
     code.iter().filter(|i| i.opcode().starts_with(opcode)).count()
 }
 
+/// The registers an instruction's text names (`R12`, and `R4.64` as R4; not `RZ`).
+fn registers(text: &str) -> Vec<u32> {
+    text.split(|c: char| !c.is_ascii_alphanumeric()).filter_map(|w| w.strip_prefix('R')?.parse().ok()).collect()
+}
+
+/// A 16-byte global load (`LDG.E.EF.128 R4, desc[UR10][R4.64]`): the four registers it fills.
+fn wide_load_registers(i: &Instruction) -> Option<std::ops::Range<u32>> {
+    let op = i.opcode();
+    if !(op.starts_with("LDG") && op.ends_with(".128")) {
+        return None;
+    }
+    let operands = i.text.split_once(op)?.1;
+    let first = *registers(operands.split(',').next()?).first()?;
+    Some(first..first + 4)
+}
+
+/// The loops of a listing (backward branches) whose bodies hold 16-byte loads, in address order:
+/// for each, the 16-byte loads in its body, and how many of them are issued before the first
+/// instruction that reads or overwrites a register one of them fills: as many as the body holds
+/// where every load is in flight before any is waited for, fewer where the loop waits for a load
+/// before it issues the next.
+pub fn wide_load_loops(code: &[Instruction]) -> Vec<(usize, usize)> {
+    let mut loops = Vec::new();
+    for (end, branch) in code.iter().enumerate() {
+        let Some(target) = branch.branch_target().filter(|t| *t < branch.address) else { continue };
+        let Some(start) = code.iter().position(|j| j.address == target) else { continue };
+        let body = &code[start..=end];
+        let loads = body.iter().filter(|i| wide_load_registers(i).is_some()).count();
+        if loads == 0 {
+            continue;
+        }
+        let mut pending: Vec<u32> = Vec::new();
+        let mut issued = 0;
+        for i in body {
+            if let Some(filled) = wide_load_registers(i) {
+                pending.extend(filled);
+                issued += 1;
+            } else if registers(&i.text).iter().any(|r| pending.contains(r)) {
+                break;
+            }
+        }
+        loops.push((loads, issued));
+    }
+    loops
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +159,32 @@ mod tests {
         assert!(tree_loop(&sass["reduce6_b256_i32"]).is_none());
         assert_eq!(count(&sass["reduce11_i32"], "REDUX"), 2);
         assert_eq!(count(&sass["reduce9_i32"], "REDUX"), 0);
+    }
+
+    #[test]
+    fn the_wide_loads_of_a_loop_are_counted_until_one_is_waited_for() {
+        let line = |address: u32, text: &str| format!("        /*{address:04x}*/   {text} ;\n");
+        // Four loads, then their adds, then a single-load loop that adds before it loops.
+        let listing = [
+            line(0x10, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
+            line(0x20, "LDG.E.EF.128 R8, desc[UR10][R8.64]"),
+            line(0x30, "LDG.E.EF.128 R12, desc[UR10][R12.64]"),
+            line(0x40, "LDG.E.EF.128 R16, desc[UR10][R22.64]"),
+            line(0x50, "FADD R26, R4, R5"),
+            line(0x60, "@!P0 BRA 0x10"),
+            line(0x70, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
+            line(0x80, "FADD R9, R4, R5"),
+            line(0x90, "@!P0 BRA 0x70"),
+        ]
+        .concat();
+        assert_eq!(wide_load_loops(&parse(&listing)), vec![(4, 4), (1, 1)]);
+        // The fourth load after an add of the first's registers: three in flight, not four.
+        let waits = listing.replace("/*0040*/   LDG.E.EF.128 R16, desc[UR10][R22.64]", "/*0040*/   FADD R20, R4, R5").replace("/*0050*/   FADD R26, R4, R5", "/*0050*/   LDG.E.EF.128 R16, desc[UR10][R22.64]");
+        assert_eq!(wide_load_loops(&parse(&waits))[0], (4, 3));
+        // An address register that is not a loaded one does not count as a use.
+        assert_eq!(registers("LDG.E.EF.128 R16, desc[UR10][R22.64]"), vec![16, 22], "UR10 is a uniform register");
+        // The committed SASS of kernel 12: the unrolled loop's 4 loads in flight, then a loop of one.
+        let sass = load(&sass_dir(&crate::records::repo_root().join("plots/data"), ARCH)).unwrap();
+        assert_eq!(wide_load_loops(&sass["reduce12_b256_f32"]), vec![(4, 4), (1, 1)]);
     }
 }

@@ -7,7 +7,9 @@
 use crate::element::Dtype;
 use crate::kernels::dispatch::BANDS;
 use crate::records::bench::{Cache, Row, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL, READ_ONLY_KERNEL};
+use crate::records::sass::{self, Instruction};
 use crate::records::Machine;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The peers, graph-amortized, in the columns' order: (kernel, column).
@@ -169,7 +171,7 @@ pub fn host_result(experiments: Option<&[crate::records::experiments::Experiment
 
 /// `dispatch_bands.md`: the entry point's rule as a table — each band's sizes, kernel, block and
 /// why — from `kernels::dispatch::BANDS` itself, with the file each band's evidence is in.
-pub fn dispatch_bands() -> String {
+pub fn dispatch_bands(sass: &BTreeMap<String, Vec<Instruction>>) -> String {
     let mut s = String::from("| f32 values | kernel | block | why | evidence |\n|---|---|--:|---|---|\n");
     let mut low = 0u64;
     for band in BANDS {
@@ -179,9 +181,30 @@ pub fn dispatch_bands() -> String {
         low = band.up_to_bytes;
     }
     for (dtype, n, what) in crate::kernels::dispatch::KNOWN_GAPS {
-        writeln!(s, "\nWhere the rule is not the fastest by more than its slack (`KNOWN_GAPS`, which `tests/dispatch.rs` holds to the data): {dtype}, n = {n}: {what}.").unwrap();
+        writeln!(s, "\nWhere the rule is not the fastest by more than its slack (`KNOWN_GAPS`, which `tests/dispatch.rs` holds to the data): {dtype}, n = {n}: {what}.{}",
+            leftover_loads_sentence(sass, *dtype, *n)).unwrap();
     }
     s
+}
+
+/// What the committed SASS of the kernel the rule gives `n` values of `dtype` shows of its loops of
+/// 16-byte loads: the main loop's loads in flight, and a loop after it that loads one pack at a
+/// time and adds it before the next (`plots/data/sass/sm_90/`); empty where the listing is not
+/// committed or shows no such loop.
+fn leftover_loads_sentence(sass: &BTreeMap<String, Vec<Instruction>>, dtype: Dtype, n: usize) -> String {
+    let bytes = n as u64 * dtype.size_bytes() as u64;
+    let Some(band) = BANDS.iter().find(|b| bytes <= b.up_to_bytes) else { return String::new() };
+    let names = [format!("{}_b{}_{dtype}", band.kernel, band.block), format!("{}_{dtype}", band.kernel)];
+    let Some((entry, code)) = names.iter().find_map(|name| sass.get(name).map(|code| (name, code))) else { return String::new() };
+    match sass::wide_load_loops(code)[..] {
+        [(main, main_in_flight), .., (1, 1)] if main > 1 => format!(
+            " In `{entry}`'s machine code (`plots/data/sass/{}/`, NVRTC for `{}`), the main loop issues {main_in_flight} of its {main} 16-byte loads before it waits \
+            for one; the loop after it, for the packs a thread has left, loads one pack and adds it before it loads the next, so a thread with packs left waits \
+            for each in turn.",
+            sass::ARCH, sass::ARCH
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The entry point's Nsight Compute profiles (`plots/data/ncu/entry_<2pK>_<type>.txt`, made on

@@ -269,8 +269,23 @@ fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
 
 #[test]
 fn the_bands_table_is_the_rule_itself() {
-    let table = dispatch_bands();
+    let table = dispatch_bands(&std::collections::BTreeMap::new());
     assert_eq!(table.lines().filter(|l| l.starts_with('|')).count(), 2 + crate::kernels::dispatch::BANDS.len());
     assert!(table.contains("| 1 to 4096 | `reduce12` | 256 |"), "{table}");
     assert!(table.contains("more than"), "{table}");
+    assert!(!table.contains("machine code"), "no SASS, no sentence about it: {table}");
+}
+
+#[test]
+fn the_gap_at_a_million_values_reads_the_committed_sass() {
+    use crate::records::sass;
+    let listings = sass::load(&sass::sass_dir(&crate::records::repo_root().join("plots/data"), sass::ARCH)).unwrap();
+    let table = dispatch_bands(&listings);
+    assert!(table.contains("In `reduce12_b256_f32`'s machine code (`plots/data/sass/sm_90/`, NVRTC for `sm_90`), the main loop issues 4 of its 4 16-byte loads before it waits for one; \
+        the loop after it, for the packs a thread has left, loads one pack and adds it before it loads the next"), "{table}");
+    // A listing whose leftovers are loaded together says nothing of the kind.
+    let mut together = listings.clone();
+    let code = together.get_mut("reduce12_b256_f32").unwrap();
+    code.retain(|i| !(i.opcode() == "BRA" && i.text.ends_with("0x870")));
+    assert!(!dispatch_bands(&together).contains("machine code"), "without the one-load loop");
 }
