@@ -122,20 +122,23 @@ pub struct Choice {
     pub band: &'static Band,
 }
 
+/// The band of the rule for `n` values of `dtype`, and its kernel, before any GPU's limits (the
+/// band of the input's size in bytes, or the next that has an entry point for the type).
+pub fn band_for(n: usize, dtype: Dtype) -> (&'static Band, &'static KernelSpec) {
+    let bytes = (n as u64).saturating_mul(dtype.size_bytes() as u64);
+    let start = BANDS.iter().position(|b| bytes <= b.up_to_bytes).unwrap_or(BANDS.len() - 1);
+    BANDS[start..].iter().find_map(|b| find(b.kernel).ok().filter(|k| k.supports(dtype)).map(|k| (b, k))).unwrap_or_else(|| {
+        let last = &BANDS[BANDS.len() - 1];
+        (last, find(last.kernel).expect("the last band's kernel is registered"))
+    })
+}
+
 /// The launch for a sum of `n` values of `dtype` on `device`: the band of the input's size in
 /// bytes, its block clamped to what the kernel and the GPU allow. A band whose kernel has no
 /// entry point for the element type (kernel 6 takes f32 and i32 only) hands the size to the next
 /// band that has one.
 pub fn choose(n: usize, dtype: Dtype, device: &DeviceInfo) -> Choice {
-    let bytes = (n as u64).saturating_mul(dtype.size_bytes() as u64);
-    let start = BANDS.iter().position(|b| bytes <= b.up_to_bytes).unwrap_or(BANDS.len() - 1);
-    let (band, kernel) = BANDS[start..]
-        .iter()
-        .find_map(|b| find(b.kernel).ok().filter(|k| k.supports(dtype)).map(|k| (b, k)))
-        .unwrap_or_else(|| {
-            let last = &BANDS[BANDS.len() - 1];
-            (last, find(last.kernel).expect("the last band's kernel is registered"))
-        });
+    let (band, kernel) = band_for(n, dtype);
     // The largest power of two the GPU allows per block (every kernel takes powers of two).
     let device_max = 1u32 << (31 - device.max_threads_per_block.max(32).leading_zeros());
     let block = band.block.min(kernel.max_block).min(device_max).max(kernel.min_block);

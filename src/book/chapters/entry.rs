@@ -192,10 +192,9 @@ pub fn dispatch_bands(sass: &BTreeMap<String, Vec<Instruction>>) -> String {
 /// time and adds it before the next (`plots/data/sass/sm_90/`); empty where the listing is not
 /// committed or shows no such loop.
 fn leftover_loads_sentence(sass: &BTreeMap<String, Vec<Instruction>>, dtype: Dtype, n: usize) -> String {
-    let bytes = n as u64 * dtype.size_bytes() as u64;
-    let Some(band) = BANDS.iter().find(|b| bytes <= b.up_to_bytes) else { return String::new() };
-    let names = [format!("{}_b{}_{dtype}", band.kernel, band.block), format!("{}_{dtype}", band.kernel)];
-    let Some((entry, code)) = names.iter().find_map(|name| sass.get(name).map(|code| (name, code))) else { return String::new() };
+    let (band, kernel) = crate::kernels::dispatch::band_for(n, dtype);
+    let entry = kernel.entry_name_of(dtype, band.block);
+    let Some(code) = sass.get(&entry) else { return String::new() };
     match sass::wide_load_loops(code)[..] {
         [(main, main_in_flight), .., (1, 1)] if main > 1 => format!(
             " In `{entry}`'s machine code (`plots/data/sass/{}/`, NVRTC for `{}`), the main loop issues {main_in_flight} of its {main} 16-byte loads before it waits \
