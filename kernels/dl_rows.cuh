@@ -847,15 +847,20 @@ struct DotOf {
 // zero is rounded at their scale (rows of mean 300 and spread 0.006: the tests' BigMean), so m̂
 // alone can be off by much of σ; d is exact where x and m̂ are within a factor of two, and Σd
 // takes the error back out.
+// The second pass: the team's sums of the deviations from the first mean and of their squares.
+template <class Values, class Team>
+__device__ __forceinline__ MeanM2 second_pass_about(const Values& values, float count, float first_mean, const Team& team) {
+    ShiftedOf dev{first_mean, 0.0f, 0.0f};
+    values(dev);
+    const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
+    return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
+}
 template <class Values, class Team>
 __device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, const Team& team) {
     const float count = (float)n;
     SumOf sum{0.0f};
     values(sum);
-    ShiftedOf dev{team.sum(sum.s) / count, 0.0f, 0.0f};
-    values(dev);
-    const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
-    return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
+    return second_pass_about(values, count, team.sum(sum.s) / count, team);
 }
 // The same for a team's share of a row (a block of a cluster), its count not known ahead: the
 // first pass sums the values and their count as a pair (a count 0 gives Chan's identity).
@@ -865,10 +870,7 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
     values(sum);
     const TwoFloats total = team.sums(TwoFloats{sum.s, values.count()});
     if (total.b == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};  // the same in every thread of the team
-    ShiftedOf dev{total.a / total.b, 0.0f, 0.0f};
-    values(dev);
-    const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
-    return mean_m2_about(total.b, ShiftedOf{dev.pivot, d.a, d.b});
+    return second_pass_about(values, total.b, total.a / total.b, team);
 }
 
 }  // namespace dl
