@@ -299,6 +299,21 @@ if has order; then
   kill $smi 2>/dev/null
   pack
 fi
+# The median of every row of the results files in a run's folder (not its subfolders), on one
+# line: what the stages that time variants by turns print after each run. $2: the kernels to keep
+# (every one if empty); rows of an L2-resident input are left out.
+medians() {
+  python3 - "$1" "${2:-}" 2>/dev/null <<'PY'
+import csv, glob, sys
+keep = set(filter(None, sys.argv[2].split(",")))
+for f in sorted(glob.glob(sys.argv[1] + "/*.csv")):
+    for r in csv.DictReader(l for l in open(f) if not l.startswith("#")):
+        if (not keep or r["kernel"] in keep) and r.get("cache", "rotated") == "rotated":
+            shape = r["rows"] + "×" + r["n"] if r.get("rows") else r["n"]
+            print(r["kernel"], r["dtype"], shape, r["median_us"], "µs", end="; ")
+PY
+}
+
 # LayerNorm's experiment switches (kernels/operators.cuh, dl_rows.cuh, 18_norms.cu; each off by
 # default, set through REDUCTION_NVRTC_OPTIONS), by the names ln-switches and ln-ncu give them.
 switch_of() {
@@ -334,10 +349,7 @@ if has ln-switches; then
       esac
       REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
         --ops layer_norm "${args[@]}" --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
-      echo "  $v, round $round: $(python3 -c 'import csv, glob, sys
-for f in glob.glob(sys.argv[1] + "/dl/*.csv"):
-    for r in csv.DictReader(l for l in open(f) if not l.startswith("#")):
-        print(r["dtype"], r["rows"] + "×" + r["n"], r["median_us"], "µs;", end=" ")' "$d/$v-$round" 2>/dev/null)"
+      echo "  $v, round $round: $(medians "$d/$v-$round/dl")"
     done
   done
   for v in $variants; do
@@ -393,11 +405,7 @@ if has vec-tail; then
       opts=""; [ $v = tail ] && opts=$VEC_SWITCH
       REDUCTION_NVRTC_OPTIONS="$opts" timeout 200 $B/bin/reduction bench --no-peers --sizes 2^20,1e6,4194305,1e7,50331647,1e8 \
         --kernels reduce9,reduce10_last_block,reduce11,reduce12,entry_point --dtype f32,i32,bf16 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
-      echo "  $v, round $round: $(python3 -c 'import csv, glob, sys
-for f in glob.glob(sys.argv[1] + "/*.csv"):
-    for r in csv.DictReader(l for l in open(f) if not l.startswith("#")):
-        if r["kernel"] in ("reduce12", "entry_point") and r["cache"] == "rotated":
-            print(r["kernel"], r["dtype"], r["n"], r["median_us"], end="; ")' "$d/$v-$round" 2>/dev/null)"
+      echo "  $v, round $round: $(medians "$d/$v-$round" reduce12,entry_point)"
     done
   done
   if [[ $parts == *" tests "* ]]; then
