@@ -19,6 +19,8 @@
 #                                                   executed per SASS line, LayerNorm beside RMSNorm)
 #                                                   and vec-tail (only when named: kernels 9-12 with their
 #                                                   leftover loads in flight, -DVEC_TAIL_IN_FLIGHT, by turns)
+#                                                   and small-n (only when named: one block at 2^10 .. 2^12,
+#                                                   every block size, then beside the peers)
 #                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
@@ -391,9 +393,11 @@ fi
 if has vec-tail; then
   # The 16-byte kernels' last loads (kernels/vector_load.cuh): a thread whose share is not a whole
   # number of rounds of 4 loads ends with one load and its add at a time; VEC_SWITCH loads them at
-  # once. Both, by turns, two rounds, at sizes that are not a whole number of rounds (2^20 is, for
-  # the grids there: the control), f32, i32 and bf16 (the compiler still waits once in bf16's loop
-  # under the switch), then test-gpu's trials under the switch. VEC_PARTS="bench tests" the parts.
+  # once. Both, by turns, two rounds, at sizes that are not a whole number of rounds (2^11: two
+  # loads a thread of kernel 12's one block of 256, where the committed 2^11 took longer than 2^12;
+  # 2^12 and 2^20 are whole rounds for the grids there: the controls), f32, i32 and bf16 (the
+  # compiler still waits once in bf16's loop under the switch), then test-gpu's trials under the
+  # switch. VEC_PARTS="bench tests" the parts.
   # Writes $OUT/vec-tail/<variant>-<round>/<gpu>.csv and logs; nothing is copied back.
   echo "=== vec-tail (kernels 9-12, leftover loads in flight, by turns)"
   d="$OUT/vec-tail"; mkdir -p "$d"
@@ -403,7 +407,7 @@ if has vec-tail; then
     [[ $parts == *" bench "* ]] || break
     for v in plain tail; do
       opts=""; [ $v = tail ] && opts=$VEC_SWITCH
-      REDUCTION_NVRTC_OPTIONS="$opts" timeout 200 $B/bin/reduction bench --no-peers --sizes 2^20,1e6,4194305,1e7,50331647,1e8 \
+      REDUCTION_NVRTC_OPTIONS="$opts" timeout 200 $B/bin/reduction bench --no-peers --sizes 2^11,2^12,2^20,1e6,4194305,1e7,50331647,1e8 \
         --kernels reduce9,reduce10_last_block,reduce11,reduce12,entry_point --dtype f32,i32,bf16 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
       echo "  $v, round $round: $(medians "$d/$v-$round" reduce12,entry_point)"
     done
@@ -412,6 +416,25 @@ if has vec-tail; then
     REDUCTION_NVRTC_OPTIONS=$VEC_SWITCH REQUIRE_GPU=1 timeout 300 $B/tests/test-gpu > "$d/test-gpu-tail.log" 2>&1 || status=1
     echo "  test-gpu under $VEC_SWITCH: $(grep -E '^test result' "$d/test-gpu-tail.log" | tail -1)"
   fi
+  pack
+fi
+if has small-n; then
+  # One launch of one block at 2^10 .. 2^12 (the entry point's first band, kernel 12 at 256
+  # threads), at every block size: committed, CUB's one-tile kernel took 1.23 µs at 2^12 f32
+  # against kernel 12's 1.32 at 256 threads, the only block measured there. Kernels 9, 11, 12 at
+  # blocks of 128 .. 1024 (a thread of 1024 loads one pack at 2^12), then once with the peers at
+  # the default blocks, so that CUB is timed in the same call. Writes $OUT/small-n/b<block>/ and
+  # $OUT/small-n/peers/; nothing is copied back.
+  echo "=== small-n (one block, every block size, 2^10 .. 2^12)"
+  d="$OUT/small-n"; mkdir -p "$d"
+  for block in 128 256 512 1024; do
+    timeout 120 $B/bin/reduction bench --no-peers --sizes 2^10,2^11,2^12 --kernels reduce9,reduce11,reduce12,entry_point \
+      --dtype f32,i32 --block $block --out "$d/b$block" > "$d/b$block.log" 2>&1 || status=1
+    echo "  block $block: $(medians "$d/b$block" reduce12,entry_point)"
+  done
+  timeout 240 $B/bin/reduction bench --sizes 2^10,2^11,2^12 --kernels reduce12,entry_point --dtype f32,i32 \
+    --out "$d/peers" > "$d/peers.log" 2>&1 || status=1
+  echo "  with the peers: $(medians "$d/peers")"
   pack
 fi
 if has multigpu; then
