@@ -54,13 +54,20 @@ struct LayerNormTask {
     __device__ float map_one(float v, float, u64 e, const Stats& st) const {
         return fmaf(fmaf(v, st.rstd, st.shift), load_one(gamma, e), load_one(beta, e));
     }
+    // The per-column parameters (store_chunk may fetch them ahead: DL_PARAMS_AHEAD).
+    static constexpr int PARAMS = 2;
+    __device__ const T* param(int j) const { return j == 0 ? gamma : beta; }
+    template <int PER>
+    __device__ void map_params(const float (&v)[PER], const float (&g)[PER], const float (&b)[PER], const Stats& st, float (&out)[PER]) const {
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), g[j], b[j]);
+    }
     template <int PER>
     __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
         float g[PER], b[PER];
         load_params(gamma, pack, g);
         load_params(beta, pack, b);
-#pragma unroll
-        for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), g[j], b[j]);
+        map_params(v, g, b, st, out);
     }
 };
 // ANCHOR_END: layer_norm_task
@@ -100,12 +107,18 @@ struct RmsNormTask {
         return Stats{rrms};
     }
     __device__ float map_one(float v, float, u64 e, const Stats& st) const { return v * st.rrms * load_one(gamma, e); }
+    static constexpr int PARAMS = 1;
+    __device__ const T* param(int) const { return gamma; }
+    template <int PER>
+    __device__ void map_params(const float (&v)[PER], const float (&g)[PER], const float (&)[PER], const Stats& st, float (&out)[PER]) const {
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = v[j] * st.rrms * g[j];
+    }
     template <int PER>
     __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
         float g[PER];
         load_params(gamma, pack, g);
-#pragma unroll
-        for (int j = 0; j < PER; ++j) out[j] = v[j] * st.rrms * g[j];
+        map_params(v, g, g, st, out);
     }
 };
 // ANCHOR_END: rms_norm_task

@@ -15,6 +15,8 @@
 #                                                   after the kernels, plots/data/experiments/entry-point-order)
 #                                                   and ln-switches (only when named: LayerNorm's experiment
 #                                                   switches against the default, by turns)
+#                                                   and params-ahead (only when named: RMSNorm's γ loaded
+#                                                   packs ahead, DL_PARAMS_AHEAD, by turns)
 #                                                   and ln-ncu (only when named: Nsight Compute's instructions
 #                                                   executed per SASS line, LayerNorm beside RMSNorm)
 #                                                   and vec-tail (only when named: kernels 9-12 with their
@@ -316,8 +318,9 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.csv")):
 PY
 }
 
-# LayerNorm's experiment switches (kernels/operators.cuh, dl_rows.cuh, 18_norms.cu; each off by
-# default, set through REDUCTION_NVRTC_OPTIONS), by the names ln-switches and ln-ncu give them.
+# The norms' experiment switches (kernels/operators.cuh, dl_rows.cuh, 18_norms.cu; each off by
+# default, set through REDUCTION_NVRTC_OPTIONS), by the names ln-switches, params-ahead and
+# ln-ncu give them.
 switch_of() {
   case $1 in
     plain*) echo "" ;;
@@ -325,6 +328,8 @@ switch_of() {
     warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
     two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
     two_pass*) echo "-DDL_LN_TWO_PASS" ;;
+    params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
+    params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
   esac
 }
 
@@ -359,6 +364,31 @@ if has ln-switches; then
     [[ $parts == *" tests "* ]] || break
     REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl layer_norm > "$d/test-dl-$v.log" 2>&1 || status=1
     echo "  test-dl layer_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
+  done
+  pack
+fi
+if has params-ahead; then
+  # RMSNorm's writes with each thread's γ packs loaded D packs ahead into registers
+  # (DL_PARAMS_AHEAD, dl_rows.cuh) against the default, by turns, two rounds: `dl-bench
+  # --planner-only` of rms_norm at PA_SHAPES, bf16 and f32. By default the write loads each pack's
+  # γ behind a test, and the SASS of the long rows' cluster entries waits a round trip to L2 for
+  # every pack, eight one after the other (in Nsight Compute, RMSNorm f32 1024 × 262144 waited
+  # 14.1 cycles an instruction on L1TEX where softmax in the same team waited 7.6). D = 4 spills
+  # 36 to 48 bytes a thread; D = 2 none at f32. Then test-dl's RMSNorm trials under D = 2 and 4.
+  # Writes $OUT/params-ahead/<variant>-<round>/dl/<gpu>.csv and logs; nothing is copied back.
+  echo "=== params-ahead (RMSNorm's γ loaded packs ahead, by turns)"
+  d="$OUT/params-ahead"; mkdir -p "$d"
+  shapes=${PA_SHAPES:-4096x4096,4096x65536,2048x131072,1024x262144}
+  for round in 1 2; do
+    for v in plain params_ahead2 params_ahead4; do
+      REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
+        --ops rms_norm --shapes "$shapes" --dtypes bf16,f32 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
+      echo "  $v, round $round: $(medians "$d/$v-$round/dl")"
+    done
+  done
+  for v in params_ahead2 params_ahead4; do
+    REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl rms_norm > "$d/test-dl-$v.log" 2>&1 || status=1
+    echo "  test-dl rms_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
   done
   pack
 fi

@@ -155,7 +155,7 @@ fn main() {
 }
 
 /// The experiment switches `tests/gpu-host.sh` sets, with the kernel files each changes: what its
-/// `switch_of` gives LayerNorm's variants (its `echo "-D..."` lines), and the `VEC_SWITCH` of its
+/// `switch_of` gives the norms' variants (its `echo "-D..."` lines), and the `VEC_SWITCH` of its
 /// vec-tail stage.
 fn experiment_switches() -> Vec<(String, &'static [&'static str])> {
     const NORMS: &[&str] = &["18_norms.cu"];
