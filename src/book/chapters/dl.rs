@@ -239,7 +239,7 @@ pub fn fusion() -> String {
     // M·N. Counted in values of M·N, the per-row terms left out.
     let rows: [(&str, &str, u32, u32); 5] = [
         ("softmax", "m = x.amax(-1); e = (x - m).exp(); s = e.sum(-1); y = e / s", 2, 1 + 2 + 2 + 1 + 2),
-        ("log_softmax", "m = x.amax(-1); s = (x - m).exp().sum(-1); y = x - m - s.log()", 2, 1 + 2 + 2 + 1 + 2),
+        ("log_softmax", "m = x.amax(-1); d = x - m; s = d.exp().sum(-1); y = d - s.log()", 2, 1 + 2 + 2 + 1 + 2),
         ("LayerNorm", "μ = x.mean(-1); d = x - μ; v = (d * d).mean(-1); y = d * (v + ε).rsqrt() * γ + β", 2, 1 + 2 + 2 + 1 + 2 + 2 + 2),
         ("RMSNorm", "s = (x * x).mean(-1); y = x * (s + ε).rsqrt() * γ", 2, 2 + 1 + 2 + 2),
         ("cross-entropy", "m = x.amax(-1); l = (x - m).exp().sum(-1).log() + m - x.gather(t) (as torch.logsumexp composes it)", 1, 1 + 2 + 2 + 1),

@@ -103,7 +103,7 @@ pub fn bytes_in_flight(m: &Machine, rows: &[Row]) -> String {
     let per_sm_bytes_per_ns = peak / m.sm_count as f64; // GB/s = bytes per ns
     let n = 1usize << 30;
     // (kernel, loads as written, bytes per thread per step)
-    let kernels = [(names::REDUCE7, "7 and 8: two 4-byte loads per step", 8u32), (names::REDUCE9, "9: four 16-byte loads per step", 64)];
+    let kernels = [(names::REDUCE7, "7 (8 loads as it does): two 4-byte loads per step", 8u32), (names::REDUCE9, "9: four 16-byte loads per step", 64)];
     let mut s = format!(
         "Little's law says how many bytes must be on their way: bytes in flight = bandwidth × latency. At this GPU's theoretical \
         peak of {peak:.0} GB/s, shared by {} SMs, each SM must receive {per_sm_bytes_per_ns:.1} bytes every nanosecond, so every \
