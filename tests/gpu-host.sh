@@ -23,6 +23,8 @@
 #                                                   leftover loads in flight, -DVEC_TAIL_IN_FLIGHT, by turns)
 #                                                   and small-n (only when named: one block at 2^10 .. 2^12,
 #                                                   every block size, then beside the peers)
+#                                                   and big-tiles (only when named: the tile kernel at 512 and
+#                                                   1024 threads at 2^28 and 2^30, beside the read-only kernel)
 #                                                   and dl (only when named: the deep-learning reductions' tests, planted bugs and benchmark)
 #                                                   and peers (only when named: plots/op_peers.py and dl_peers.py,
 #                                                   with .gpu-peers/ from plots/pack_peers.sh)
@@ -465,6 +467,22 @@ if has small-n; then
   timeout 240 $B/bin/reduction bench --sizes 2^10,2^11,2^12 --kernels reduce12,entry_point --dtype f32,i32 \
     --out "$d/peers" > "$d/peers.log" 2>&1 || status=1
   echo "  with the peers: $(medians "$d/peers")"
+  pack
+fi
+if has big-tiles; then
+  # The entry point's first pass at 2^28 and 2^30 (reduce10_tiles_two_pass, 512 threads × 8 loads)
+  # against the same kernel at 1024 × 8, the read-only kernel's best shape at 2^28 in the committed
+  # data; every bench run also times the read-only kernel's 20 shapes beside them. f32, one round
+  # (BT_ROUNDS for more). Writes $OUT/big-tiles/b<block>-<round>/; nothing is copied back.
+  echo "=== big-tiles (the two-pass tile kernel at 512 and 1024 threads, 2^28 and 2^30)"
+  d="$OUT/big-tiles"; mkdir -p "$d"
+  for round in $(seq 1 ${BT_ROUNDS:-1}); do
+    for block in 512 1024; do
+      timeout 200 $B/bin/reduction bench --no-peers --sizes 2^28,2^30 --kernels reduce10_tiles_two_pass,entry_point --dtype f32 \
+        --block $block --out "$d/b$block-$round" > "$d/b$block-$round.log" 2>&1 || status=1
+      echo "  block $block, round $round: $(medians "$d/b$block-$round" reduce10_tiles_two_pass,entry_point,read_only)"
+    done
+  done
   pack
 fi
 if has multigpu; then
