@@ -808,8 +808,10 @@ __device__ __forceinline__ void rows_by_split(const Task& task, unsigned slices,
 // Online softmax (Milakov & Gimelshein, 2018): a running maximum m and the sum s of e^(x - m)
 // over the values seen. Two states merge by rescaling each sum to the larger maximum:
 //   (m_a, s_a) ⊕ (m_b, s_b) = (M, s_a·e^(m_a − M) + s_b·e^(m_b − M)),  M = max(m_a, m_b).
-// A state with m = −∞ has seen no finite value; its sum (0, or NaN if it saw a NaN) is kept
-// as it is instead of being multiplied by e^(−∞ − M) (and a state at M keeps its sum unscaled).
+// `rescaled`: a side whose maximum is the merged maximum M keeps its sum as it is; any other
+// side's sum is multiplied by e^(m − M), which is 0 for a side with m = −∞ (no finite value seen)
+// under a finite M. Two sides both at m = −∞ (so M = −∞) therefore add their sums unscaled
+// instead of computing e^(−∞ + ∞) = NaN.
 struct MaxSum {
     float max, sum;
 };
@@ -877,11 +879,10 @@ __device__ __forceinline__ MaxSum max_sum_of(const Values& values) {
 // ANCHOR_END: online_merge
 
 // ANCHOR: welford
-// A thread's own values as operators.cuh's (count, mean, M2), in two passes over its registers:
-// their mean, then the squared deviations from it. Exact but for rounding; the threads' states
-// then meet by Chan's merge (chan_merge in operators.cuh).
-// One pass over the registers: sums of (x − K) and (x − K)² about K, the thread's first value
-// (close to the others, so that nothing cancels), and the count known without counting.
+// A thread's own values as operators.cuh's (count, mean, M2), in one pass over its registers:
+// sums of (x − K) and (x − K)² about K, the thread's first value (close to the others, so that
+// nothing cancels), and the count known without counting. Exact but for rounding; the threads'
+// states then meet by Chan's merge (chan_merge in operators.cuh).
 struct ShiftedOf {
     float pivot, s1, s2;
     __device__ __forceinline__ void operator()(float x, float, u64) {

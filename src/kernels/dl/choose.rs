@@ -26,14 +26,14 @@ pub const PORTABLE_CLUSTER: u32 = 8;
 pub const MAX_CLUSTER: u32 = 16;
 
 /// The cluster for a row of `p` packs, as (blocks, threads a block), 8 packs a thread; None past
-/// 16 × 512 × 8 packs. From dl-bench on the H200 with the exchange through transaction barriers
-/// (the long-row table): up to 16384 packs 4 blocks of 512 beat 2 of 1024 for every op (f32 2^16:
-/// softmax 517.1 against 543.9 µs, LayerNorm 704.5 against 753.0; bf16 2^17: softmax 290.0
-/// against 315.0); up to 32768, 8 of 512 beat 4 of 1024 (f32 2^17: softmax 524.6 against 587.3);
-/// 8 of 1024 beat 16 co-resident blocks (f32 2^18: 607.8 against 917.6); and past 32768, 16 of
-/// 512 (a non-portable cluster) beat 8 of 1024 (f32 2^18, one run: softmax 536.2 against 583.0 µs,
-/// log_softmax 534.9 against 578.4, RMSNorm 628.1 against 653.8, LayerNorm 805.9 against 817.7).
-/// (With the first exchange, through two cluster barriers, 2 of 1024 had been the faster:
+/// 16 × 512 × 8 packs. From dl-bench on the H200 with the exchange through transaction barriers:
+/// up to 16384 packs 4 blocks of 512 beat 2 of 1024 for every op (f32 2^16, bf16 2^17); up to
+/// 32768, 8 of 512 beat 4 of 1024 (f32 2^17); 8 of 1024 beat 16 co-resident blocks (f32 2^18);
+/// and past 32768, 16 of 512 (a non-portable cluster) beat 8 of 1024 (f32 2^18). The times are in
+/// the book's data, plots/data/dl/nvidia-h200.csv: each op's cluster of 512 (`dl_<op>`,
+/// `dl_<op>_cluster`) beside its blocks of 1024 (`dl_<op>_wide_block`) and its co-resident blocks
+/// (`dl_<op>_split`), the softmax chapter's long-row table; tests/book.rs holds the order at f32
+/// 2^18. (With the first exchange, through two cluster barriers, 2 of 1024 had been the faster:
 /// s32-a-long-rows.csv.) Tried and slower on the H200 (2026-12-03): 16 blocks of 512 × 4 packs with
 /// registers for three blocks an SM, in place of 8 of 512 at f32 2^17 and 128256 and bf16 2^18;
 /// 16 blocks of 256 at 32768 packs (the teams file).
@@ -73,9 +73,12 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         return (Choice { team: Team::Lanes(lanes as u32), vpt: vpt as u32, block }, "a short row: a team of lanes holds it, shuffles only");
     }
     if op == DlOp::Softmax && dtype.size_bytes() == 2 && p > BLOCK_MAX_PACKS / 2 && p <= BLOCK_MAX_PACKS && device.has_clusters() {
-        // Measured, not derived: dl-bench on the H200, one run, bf16 2^12 × 2^16: block × 1024
-        // 272.9 µs, cluster 2 × 512 260.1 µs; log_softmax (no exponential per value on the way
-        // out) 262.0 and 260.4, f32 softmax at 8192 packs 515.0 and 517.5, so those keep the block.
+        // Measured, not derived: dl-bench on the H200, bf16 2^12 × 2^16, the cluster 2 × 512 faster
+        // than the block × 1024 (plots/data/dl/nvidia-h200.csv: `dl_softmax` beside
+        // `dl_softmax_wide_block`; tests/book.rs holds the order). log_softmax (no exponential per
+        // value on the way out) gained little from the cluster and f32 softmax at 8192 packs
+        // nothing (`dl_log_softmax`, `dl_softmax` beside their `_cluster` rows), so those keep the
+        // block.
         return (Choice { team: Team::Cluster(2), vpt: 8, block: 512 }, "softmax's row of 8192 packs of 16-bit values: a cluster of two blocks of 512 (faster than one block of 1024 on the H200)");
     }
     if op == DlOp::RmsNorm && dtype.size_bytes() == 2 && p > LANES_MAX_PACKS && p <= 1024 && rows <= FEW_ROWS {
@@ -108,8 +111,8 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         // 128256, 8 blocks of 256 against 4 of 512: softmax 1040.2 against 1097.4 µs,
         // log_softmax 1006.9 against 1040.2; 2048 × 2^17: softmax 260.3 against 265.9,
         // log_softmax 258.9 against 259.8.
-        // f32 rows of as many packs (4096 × 2^16) were 0.7% slower with 8 of 256, so they keep 4
-        // of 512; so did RMSNorm at bf16 8192 × 128256 (1090.5 against 1081.2).
+        // f32 rows of as many packs (4096 × 2^16) were slower with 8 of 256 (the teams file), so
+        // they keep 4 of 512; so did RMSNorm at bf16 8192 × 128256 (1090.5 against 1081.2).
         return (Choice { team: Team::Cluster(PORTABLE_CLUSTER), vpt: 8, block: 256 }, "softmax's row of up to 16384 packs of 16-bit values: a cluster of 8 blocks of 256 (faster than 4 of 512 on the H200)");
     }
     if op != DlOp::CrossEntropy && device.has_clusters() {
