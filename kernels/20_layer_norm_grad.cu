@@ -100,7 +100,7 @@ __device__ void layer_norm_grad_columns(const T* __restrict__ x, const T* __rest
                 }
             return;
         }
-        // Each chunk's sums go to `partials`; the strip's last chunk to finish adds them in order.
+        // Each chunk's sums go to `partials`; the strip's last chunk to finish adds them in a fixed order.
         float* mine = partials + 2 * (u64)blockIdx.y * cols;
 #pragma unroll
         for (int j = 0; j < PER; ++j)
