@@ -25,7 +25,7 @@ pub const COLUMN_ROWS_IN_FLIGHT: u64 = 4;
 /// while registers let 3 (f16, bf16) or 4 (f32) run at once: short blocks in two or three waves;
 /// at bf16 4096 × 4096 the kernel took longer than torch's.) Where they do not (long rows), the
 /// rule before, 8 blocks an SM: one chunk a strip was measured slower there at bf16 2^11 × 2^17,
-/// whose second wave was mostly empty (plots/data/dl/experiments/<gpu>-columns-{eight,wave}.csv,
+/// whose second wave was mostly empty (`plots/data/dl/experiments/<gpu>-columns-{eight,wave}.csv`,
 /// the norms chapter's table of the two plans). A chunk keeps at least one round of rows for every
 /// warp.
 pub fn plan_columns(dtype: Dtype, rows: u64, cols: u64, resident: u64, sm_count: u32) -> Option<Columns> {
