@@ -21,7 +21,7 @@ __device__ void reduce1(const T* __restrict__ in, T* __restrict__ out, u64 n) {
 
     // ANCHOR: tree
     for (unsigned s = 1; s < blockDim.x; s *= 2) {
-        if (tid % (2 * s) == 0) {  // modulo is slow, and the branch diverges in every warp
+        if (tid % (2 * s) == 0) {  // modulo is slow, and the branch splits the lanes of a warp
             sdata[tid] += sdata[tid + s];
         }
         __syncthreads();
