@@ -2,8 +2,9 @@
 //
 // Each block loads blockDim.x elements into shared memory and halves them in a tree: at step s,
 // thread tid adds sdata[tid + s] into sdata[tid] when tid is a multiple of 2s.
-// Still slow: `tid % (2 * s)` is an integer modulo (tens of instructions), and the active threads
-// are scattered across every warp, so all warps stay busy while most of their lanes idle.
+// Still slow: `tid % (2 * s)` is an integer modulo (a division: about half the loop's instructions
+// in the SASS), and the active threads are scattered across the warps, so while 2s <= 32 every
+// warp stays busy with most of its lanes idle.
 // Preconditions: blockDim.x a power of two; dynamic shared memory of blockDim.x elements;
 // one output per block, so the host reduces the partial sums with further launches.
 #include "common.cuh"

@@ -5,7 +5,8 @@
 // for sizes this instantiation does not have. The host compiles one entry per block size and
 // picks it at launch, as Harris's `switch (threads)` did.
 // Still slow: each thread still adds only two elements, and the grid has one block per
-// 2 * BLOCK elements — launching and retiring all those blocks costs more than the adds.
+// 2 * BLOCK elements — a thread does little work for the fixed costs of its block (kernel 7
+// gives each thread more).
 // Preconditions: blockDim.x == BLOCK, a power of two from 64 to 1024; dynamic shared memory of
 // BLOCK elements; 2 * BLOCK elements per block.
 #include "unrolled_tree.cuh"  // warp_reduce and block_tree
