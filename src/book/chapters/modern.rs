@@ -8,7 +8,7 @@
 use super::common::{by_capability, find, has_ceiling, pct_of_ceiling, pct_of_peak, size_text, CEILING_NOT_MEASURED, MAX_THREADS_PER_SM};
 use crate::element::Dtype;
 use crate::kernels::names;
-use crate::records::bench::{Cache, Machine, Row, Status};
+use crate::records::bench::{Cache, Machine, Row, Status, READ_ONLY_KERNEL};
 use crate::records::experiments::{self, Experiment};
 use crate::records::sass::{count, Instruction};
 use std::collections::BTreeMap;
@@ -54,7 +54,10 @@ pub fn modern_table(m: &Machine, rows: &[Row]) -> String {
     for r in rows.iter().filter(|r| r.dtype == Dtype::F32 && !r.is_host_visible() && (r.chapter >= 7 || r.status == Status::Peer || r.is_read_only())) {
         if !kernels.iter().any(|(k, ..)| *k == r.kernel) {
             let order = if r.is_read_only() { 1 } else if r.status == Status::Peer { 2 } else { 0 };
-            kernels.push((&r.kernel, &r.title, order));
+            // The read-only row's title names the shape of one size; its row here is the fastest
+            // shape at each size (the ceiling's table names them).
+            let title = if r.is_read_only() { r.title.split(": ").next().unwrap_or(&r.title) } else { r.title.as_str() };
+            kernels.push((&r.kernel, title, order));
         }
     }
     kernels.sort_by_key(|(_, _, order)| *order);
@@ -67,7 +70,8 @@ pub fn modern_table(m: &Machine, rows: &[Row]) -> String {
             Some(r) => format!("{:.2} µs ({})", r.median_us, pct_of_peak(m, r).replace(" %", "%")),
             None => "–".into(),
         }).collect();
-        writeln!(s, "| `{kernel}`: {title} | {} |", cells.join(" | ")).unwrap();
+        let each = if kernel == READ_ONLY_KERNEL { " at each size" } else { "" };
+        writeln!(s, "| `{kernel}`: {title}{each} | {} |", cells.join(" | ")).unwrap();
     }
     if !has_ceiling(rows) {
         writeln!(s, "\n*The read-only ceiling (`read_only`) is {CEILING_NOT_MEASURED}.*").unwrap();
@@ -194,8 +198,8 @@ pub fn redux_sentence(rows: &[Row], sass: &BTreeMap<String, Vec<Instruction>>, e
             `REDUX.SUM.S32` — the hardware's warp-wide integer sum (`redux.sync`, sm_80 and later) — {r11} of them and {s11} shuffles in \
             `reduce11_i32`, and CUB's warp reduction to {r12} in `reduce12_b256_i32`, where kernel 9's `warp_sum` makes {s9} shuffles \
             and {r9} `REDUX`: five `SHFL.DOWN` and five adds for each warp's sum become one instruction. There is no floating-point \
-            `REDUX` on this GPU (CUB's float `redux` needs sm_100), so `reduce12_b256_f32` still shuffles ({s12f} `SHFL`) and the `f32` \
-            times do not differ. Both libraries choose it in their source: CCCL's `cub/warp/specializations/warp_reduce_shfl.cuh` \
+            `REDUX` on this GPU (CUB's float `redux` needs sm_100), so `reduce12_b256_f32` still shuffles ({s12f} `SHFL`): whatever \
+            separates the `f32` times above, it is not this instruction. Both libraries choose it in their source: CCCL's `cub/warp/specializations/warp_reduce_shfl.cuh` \
             (`WarpReduceShfl::Reduce` calls `warp_redux`, which `warp_redux.cuh` maps to `__reduce_add_sync` for integers of at most \
             4 bytes; NVIDIA/cccl at 571f2fc3, v3.6.0.dev), and CUDA 13.0's `cooperative_groups/details/reduce.h` \
             (`_redux_is_add_supported`: integral types of at most 4 bytes, `__reduce_add_sync` on sm_80 and later).").unwrap();
@@ -394,7 +398,6 @@ pub fn finish_cost(experiments: Option<&[Experiment]>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::bench::READ_ONLY_KERNEL;
 
     pub(crate) fn row(kernel: &str, n: usize, median: f64, min: f64, max: f64) -> Row {
         Row {

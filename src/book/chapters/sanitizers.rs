@@ -7,7 +7,7 @@
 
 use crate::child::Sanitizer;
 use crate::records::bench::{COPY_KERNEL, READ_ONLY_KERNEL};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// "compute-sanitizer's racecheck reported 3 hazards displayed (0 errors, 10 warnings)." The
@@ -55,7 +55,8 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
         // names: the word after the binary, unless it is an option.
         let binary = match binary.split_once("--") {
             Some((binary, _)) => {
-                let args: Vec<&str> = header.split(&format!(".gpu-bundle/tests/{binary} ")).nth(1).map_or(Vec::new(), |r| r.split("--test-threads").next().unwrap_or("").split_whitespace().collect());
+                // The binary's folder is the bundle's (`.gpu-bundle/tests/`) or a slimmer copy's.
+                let args: Vec<&str> = header.split(&format!("/{binary} ")).nth(1).map_or(Vec::new(), |r| r.split("--test-threads").next().unwrap_or("").split_whitespace().collect());
                 let skipped: Vec<String> = args.windows(2).filter(|w| w[0] == "--skip").map(|w| format!("`{}`", w[1])).collect();
                 let but = if skipped.is_empty() { String::new() } else { format!(", but {}", skipped.join(" and ")) };
                 match args.first().filter(|w| !w.starts_with("--")) {
@@ -66,8 +67,16 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
             }
             None => format!("{binary}`"),
         };
+        // `; exit 0 after 12 s;` or, in a header without the time, `; exit 0;` (then the time is
+        // the test harness's own `finished in 2.35s`).
         let after = header.split("; exit ").nth(1).unwrap_or_default();
-        let (exit, seconds) = after.split_once(" after ").map(|(e, r)| (e.trim(), r.split(" s").next().unwrap_or("?"))).unwrap_or(("?", "?"));
+        let code: String = after.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let seconds = after[code.len()..]
+            .strip_prefix(" after ")
+            .map(|r| r.split(" s").next().unwrap_or("?").to_string())
+            .or_else(|| text.lines().filter_map(|l| l.split("; finished in ").nth(1)).next_back().map(|t| t.trim().trim_end_matches('s').to_string()))
+            .unwrap_or_else(|| "?".to_string());
+        let exit = if code.is_empty() { "?" } else { code.as_str() };
         let run = match exit {
             "0" => format!("finished in {seconds} s"),
             "124" => format!("stopped by its time limit after {seconds} s"),
@@ -164,6 +173,9 @@ pub struct Log {
     pub name: String,
     pub tool: Option<Sanitizer>,
     pub passed_by_kernel: BTreeMap<String, usize>,
+    /// Checked runs of `reduction sum --kernel <k>` under the tool that were all right (its
+    /// line `<k> <type> n=<n> block=<b>: 0 of <runs> runs wrong`), by kernel.
+    pub sum_runs_by_kernel: BTreeMap<String, usize>,
     pub failed: usize,
     /// `ERROR SUMMARY: 0 errors` / `RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)`.
     pub summary: Option<String>,
@@ -189,6 +201,18 @@ pub fn parse_log(name: &str, text: &str) -> Log {
         if let Some(rest) = line.strip_prefix("ERROR SUMMARY: ").or_else(|| line.strip_prefix("RACECHECK SUMMARY: ")) {
             if !rest.contains("not printed") {
                 log.summary = Some(rest.to_string());
+            }
+            continue;
+        }
+        if let Some((what, verdict)) = line.split_once(": ").filter(|(what, _)| what.contains(" n=") && what.contains(" block=")) {
+            let kernel = what.split_whitespace().next().unwrap_or_default();
+            let runs = verdict.strip_prefix("0 of ").and_then(|r| r.strip_suffix(" runs wrong")).and_then(|r| r.parse::<usize>().ok());
+            if kernels.iter().any(|k| k == kernel) {
+                match runs {
+                    Some(runs) => *log.sum_runs_by_kernel.entry(kernel.to_string()).or_default() += runs,
+                    None if verdict.ends_with(" runs wrong") => log.failed += 1,
+                    None => {}
+                }
             }
             continue;
         }
@@ -221,6 +245,24 @@ pub struct Cell {
     pub passed: usize,
     pub errors: u64,
     pub passed_in_cut_logs: usize,
+    /// Checked runs of `reduction sum` (as [`Log::sum_runs_by_kernel`]), in finished logs and in
+    /// logs cut short.
+    pub sum_runs: usize,
+    pub sum_runs_in_cut_logs: usize,
+}
+
+impl Cell {
+    /// What ran: "12 tests", "1 run of `reduction sum`", or both.
+    fn what_ran(passed: usize, runs: usize) -> String {
+        let mut parts = Vec::new();
+        if passed > 0 || runs == 0 {
+            parts.push(format!("{passed} tests"));
+        }
+        if runs > 0 {
+            parts.push(format!("{runs} run{} of `reduction sum`", if runs == 1 { "" } else { "s" }));
+        }
+        parts.join(" and ")
+    }
 }
 
 /// A [`Cell`] for each kernel and tool (by the tool's name). A kernel that a finished log covers
@@ -229,14 +271,21 @@ pub fn coverage(logs: &[Log]) -> BTreeMap<(String, &'static str), Cell> {
     let mut out: BTreeMap<(String, &'static str), Cell> = BTreeMap::new();
     for log in logs {
         let Some(tool) = log.tool else { continue };
-        for (kernel, passed) in &log.passed_by_kernel {
+        let kernels: BTreeSet<&String> = log.passed_by_kernel.keys().chain(log.sum_runs_by_kernel.keys()).collect();
+        for kernel in kernels {
+            let passed = log.passed_by_kernel.get(kernel).copied().unwrap_or(0);
+            let runs = log.sum_runs_by_kernel.get(kernel).copied().unwrap_or(0);
             let cell = out.entry((kernel.clone(), tool.name())).or_default();
             match log.errors() {
                 Some(errors) if log.summary.is_some() => {
                     cell.passed += passed;
+                    cell.sum_runs += runs;
                     cell.errors += errors;
                 }
-                _ => cell.passed_in_cut_logs += passed,
+                _ => {
+                    cell.passed_in_cut_logs += passed;
+                    cell.sum_runs_in_cut_logs += runs;
+                }
             }
         }
     }
@@ -256,8 +305,10 @@ pub fn coverage_table(logs: &[(String, String)]) -> String {
         let mut tools_missing = Vec::new();
         for tool in Sanitizer::ALL {
             match cells.get(&(kernel.clone(), tool.name())) {
-                Some(cell) if cell.passed > 0 => write!(s, " {} tests, {} {} |", cell.passed, cell.errors, if tool == Sanitizer::Racecheck { "hazards" } else { "errors" }).unwrap(),
-                Some(cell) => write!(s, " {} tests, no summary (the run was cut short) |", cell.passed_in_cut_logs).unwrap(),
+                Some(cell) if cell.passed + cell.sum_runs > 0 => {
+                    write!(s, " {}, {} {} |", Cell::what_ran(cell.passed, cell.sum_runs), cell.errors, if tool == Sanitizer::Racecheck { "hazards" } else { "errors" }).unwrap()
+                }
+                Some(cell) => write!(s, " {}, no summary (the run was cut short) |", Cell::what_ran(cell.passed_in_cut_logs, cell.sum_runs_in_cut_logs)).unwrap(),
                 None => {
                     write!(s, " not run |").unwrap();
                     tools_missing.push(tool.name());
@@ -338,6 +389,12 @@ test rows::max::f32::warp::3x257/257 ... ok\n========= RACECHECK SUMMARY: 0 haza
         assert!(whole.contains("`test-rows` (the whole binary)"), "{whole}");
         let filtered = runs_table(&[("sanitize-memcheck-test-ops--n_1025".to_string(), log.replace("x257/257", "n=1025 --skip planted:: --skip large::"))]);
         assert!(filtered.contains("`test-ops` (tests matching `n=1025`, but `planted::` and `large::`)"), "{filtered}");
+        // A slimmer copy of the bundle, and a header with the exit code but not the time: the
+        // harness's own time stands in.
+        let slim = "# MAX_TEST_N=65537 REQUIRE_GPU=1 compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 .gpu-slim/test-gpu reduce10_tiles --test-threads 8   (NVIDIA H200, 2026-12-02; exit 0; the tests' lines)\n\
+test reduce10_tiles::i32::n=9 ... ok\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 5076 filtered out; finished in 2.35s\n========= ERROR SUMMARY: 0 errors\n";
+        let table = runs_table(&[("sanitize-memcheck-test-gpu--reduce10_tiles".to_string(), slim.to_string())]);
+        assert!(table.contains("| memcheck | `test-gpu` (tests matching `reduce10_tiles`) | finished in 2.35 s | 1 | 0 errors |"), "{table}");
     }
 
     #[test]
@@ -358,6 +415,14 @@ test rows::max::f32::warp::3x257/257 ... ok\n========= RACECHECK SUMMARY: 0 haza
         // Errors in a finished log are counted, whatever a cut log says.
         let bad = coverage_table(&[("sanitize-memcheck-test-gpu-sweep".to_string(), "test reduce9::f32::n=1025 ... ok\n========= ERROR SUMMARY: 3 errors\n".to_string())]);
         assert!(bad.contains("| `reduce9` | 1 tests, 3 errors |"), "{bad}");
+        // A checked `reduction sum` under the tool covers its kernel; one with a wrong run does not.
+        let sum = "# compute-sanitizer --tool racecheck --print-limit 5 .gpu-bundle/bin/reduction sum --kernel reduce9 --n 4097 --block 64\n\
+reduce9 f32 n=4097 block=64: 0 of 1 runs wrong\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
+        let runs = coverage_table(&[("racecheck-reduce9-sum".to_string(), sum.to_string())]);
+        assert!(runs.contains("| `reduce9` | not run | 1 run of `reduction sum`, 0 hazards |"), "{runs}");
+        let wrong = coverage_table(&[("racecheck-reduce9-sum".to_string(), sum.replace("0 of 1", "1 of 1"))]);
+        assert!(wrong.contains("| `reduce9` | not run | not run |"), "{wrong}");
+        assert_eq!(parse_log("racecheck-reduce9-sum", &sum.replace("0 of 1", "1 of 1")).failed, 1);
     }
 
     /// The sanitize stage of `tests/gpu-host.sh` runs every test binary but those it names, and
