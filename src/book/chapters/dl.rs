@@ -268,7 +268,12 @@ pub fn demos(text: &str) -> Option<String> {
         let (m, n) = (get(3).parse().unwrap_or(0), get(4).parse().unwrap_or(0));
         let err: f64 = get(6).parse().unwrap_or(f64::NAN);
         let err = if get(0) == "f16_large" { format!("{err:.2} × its bound") } else if err.is_nan() { "NaN".into() } else { format!("{err:.3}") };
-        writeln!(out, "| {what} | `{}` | {} | {} | {err} | {} of {} | {} |", get(1), shape(m, n), get(5), get(7), get(8), get(9)).unwrap();
+        // The harness leaves the rows with a NaN out of the error and of the note's row sums.
+        let (err, note) = match get(7).parse::<u64>() {
+            Ok(nan_rows) if nan_rows > 0 && err != "NaN" => (format!("{err} (rows without a NaN)"), format!("{} (rows without a NaN)", get(9))),
+            _ => (err, get(9)),
+        };
+        writeln!(out, "| {what} | `{}` | {} | {} | {err} | {} of {} | {note} |", get(1), shape(m, n), get(5), get(7), get(8)).unwrap();
         any = true;
     }
     any.then_some(out)
@@ -368,6 +373,16 @@ pub fn chart(c: &Context) -> Result<Option<String>> {
 mod tests {
     use super::*;
     use crate::records::bench::{Cache, Status};
+
+    #[test]
+    fn a_demo_with_nan_rows_says_its_error_leaves_them_out() {
+        let csv = "demo,kernel,dtype,m,n,kind,max_rel_error,nan_rows,rows,note\n\
+shift_missing,softmax_block8_f32,f32,64,4096,shifted,3.2e-7,21,64,rows of the output sum to 1.000000 … 1.000000\n\
+shift_missing,softmax_block8_f32,f32,64,4096,plain,3.2e-7,0,64,rows of the output sum to 1.000000 … 1.000000\n";
+        let t = demos(csv).unwrap();
+        assert!(t.contains("| 0.000 (rows without a NaN) | 21 of 64 | rows of the output sum to 1.000000 … 1.000000 (rows without a NaN) |"), "{t}");
+        assert!(t.contains("| 0.000 | 0 of 64 | rows of the output sum to 1.000000 … 1.000000 |"), "{t}");
+    }
 
     fn row(kernel: &str, op: &str, status: Status, m: usize, n: usize, us: f64) -> DlRow {
         let bytes = 2 * m * n * 4;
