@@ -157,10 +157,51 @@ pub fn ceiling_shapes(rows: &[Row], shapes: Option<&[Row]>) -> String {
     s
 }
 
+/// `working_set.md`: up to which size a graph's inputs, all of them together, fit in this GPU's
+/// L2, so that a replay after the first may find them there (the `working_set_bytes` column of
+/// every rotated row of the run).
+pub fn working_set(m: &Machine, rows: &[Row]) -> String {
+    let rotated: Vec<&Row> = rows.iter().filter(|r| r.cache == Cache::Rotated && r.working_set_bytes > 0 && !r.is_host_visible()).collect();
+    if m.l2_bytes == 0 || rotated.is_empty() {
+        return "*The L2 size or the graphs' working sets are not recorded in this run.*\n".into();
+    }
+    let fits = |r: &Row| r.working_set_bytes <= m.l2_bytes;
+    // The largest size at which every row's graph fits, and the largest at which any does.
+    let mut sizes: Vec<usize> = rotated.iter().map(|r| r.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let all_fit = sizes.iter().copied().take_while(|&n| rotated.iter().filter(|r| r.n == n).all(|r| fits(r))).last();
+    let any_fit = rotated.iter().filter(|r| fits(r)).map(|r| r.n).max();
+    let l2 = crate::error::human_bytes(m.l2_bytes);
+    let mut s = match (all_fit, any_fit) {
+        (_, None) => format!("In this run every graph read more than this GPU's L2 ({l2}): each sum's input came from DRAM."),
+        (Some(a), Some(b)) if a == b => format!("In this run a graph's inputs, all of them together, were smaller than this GPU's L2 ({l2}) for every kernel up to {} values.", size_text(a)),
+        (Some(a), Some(b)) => format!("In this run a graph's inputs, all of them together, were smaller than this GPU's L2 ({l2}) for every kernel up to {} values, and for some up to {}.", size_text(a), size_text(b)),
+        (None, Some(b)) => format!("In this run a graph's inputs, all of them together, were smaller than this GPU's L2 ({l2}) for some kernels, up to {} values.", size_text(b)),
+    };
+    if any_fit.is_some() {
+        s.push_str(" There a replay after the first can find its inputs in L2, so those times are of sums over inputs that a program summing a few megabytes again and again would also find in L2, not of inputs fresh from DRAM; the peers are timed the same way.");
+    }
+    s.push('\n');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernels::names;
+
+    #[test]
+    fn the_working_set_sentence_says_up_to_which_size_graphs_fit_in_l2() {
+        let m = Machine { l2_bytes: 60 << 20, ..Machine::default() };
+        let at = |kernel: &str, n: usize, ws: usize| Row { working_set_bytes: ws, ..row(kernel, n, 1.0, 1.0, 1.0) };
+        let rows = vec![at(names::REDUCE12, 1 << 10, 2 << 20), at(names::REDUCE9, 1 << 10, 1 << 20), at(names::REDUCE12, 1 << 16, 110 << 20), at(names::REDUCE9, 1 << 16, 36 << 20), at(names::REDUCE12, 1 << 20, 1 << 30)];
+        let s = working_set(&m, &rows);
+        assert!(s.contains("for every kernel up to 2^10 values, and for some up to 2^16.") && s.contains("find its inputs in L2"), "{s}");
+        let dram = working_set(&m, &rows[4..]);
+        assert!(dram.contains("every graph read more than this GPU's L2") && !dram.contains("find its inputs"), "{dram}");
+        assert!(working_set(&Machine::default(), &rows).contains("not recorded"));
+    }
 
     fn row(kernel: &str, n: usize, median: f64, min: f64, max: f64) -> Row {
         Row {
