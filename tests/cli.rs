@@ -131,6 +131,8 @@ fn options_are_typed_when_they_are_parsed() {
         ("multigpu sum --n 2^20 --per-gpu 2^20", "cannot be used with"),
         ("multigpu allreduce --max 1TB", "\"1TB\" is not a size in bytes (write 8B, 64KiB, 1GiB or 2^30)"),
         ("mistakes --deadline 0", "invalid value '0' for '--deadline <SECONDS>': must be more than 0"),
+        ("bench --sizes 2^20,0", "invalid value '0' for '--sizes <N,...>': \"0\": a size to measure must be at least 1"),
+        ("ops-bench --sizes 0", "\"0\": a size to measure must be at least 1"),
         ("sum --kernel reduce9 --bogus 1", "unexpected argument '--bogus'"),
         ("sum --kernel", "a value is required for '--kernel <NAME>'"),
         ("dl-bench --planner-only", "the following required arguments were not provided:\n  --out <DIR>"),

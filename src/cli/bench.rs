@@ -1,7 +1,7 @@
 //! `reduction bench`: every kernel at every size, written to plots/data/<gpu>.csv, then the book
 //! redrawn from it; `--plot-only` only redraws.
 
-use super::{command_line, machine_of, parse_seed, parse_size, render, Outcome};
+use super::{command_line, machine_of, parse_measured_size, parse_seed, parse_size, render, Outcome};
 use clap::Args;
 use reduction::limits::Need;
 use reduction::measure::bench::{self, BenchConfig};
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct BenchArgs {
     /// Sizes to measure [default: 2^10 … 2^30 and a few that are not powers of two]
-    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_size)]
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_measured_size)]
     sizes: Option<Vec<usize>>,
     /// Kernels to measure, `entry_point` for the entry point [default: every registered kernel and the entry point]
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]

@@ -85,6 +85,15 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     s.parse().map_err(|_| bad())
 }
 
+/// A size to measure, written as [`parse_size`] reads it, at least 1: a benchmark of no values
+/// has nothing to time (and its pool's stride would be 0).
+pub fn parse_measured_size(s: &str) -> Result<usize, String> {
+    match parse_size(s)? {
+        0 => Err(format!("{s:?}: a size to measure must be at least 1")),
+        n => Ok(n),
+    }
+}
+
 /// A seed, written like a size.
 pub fn parse_seed(s: &str) -> Result<u64, String> {
     parse_size(s).map(|v| v as u64)

@@ -1,7 +1,7 @@
 //! `reduction op` and `reduction ops-bench`: one operator on one random input, checked; or every
 //! operator measured, with the peers in the same run.
 
-use super::{command_line, machine_of, parse_seed, parse_size, render, Outcome};
+use super::{command_line, machine_of, parse_measured_size, parse_seed, parse_size, render, Outcome};
 use clap::Args;
 use reduction::records::operators as ops_records;
 use reduction::check::ops::{self as checks, Case, OpInput};
@@ -102,7 +102,7 @@ pub struct OpsBenchArgs {
     #[arg(long = "dtype", value_name = "TYPE,...", value_delimiter = ',', default_value = "f32,f16,bf16,i32")]
     dtypes: Vec<Dtype>,
     /// Whole-array sizes [default: 2^10 … 2^30]
-    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    #[arg(long, value_delimiter = ',', value_parser = parse_measured_size)]
     sizes: Option<Vec<usize>>,
     /// Row shapes, MxN [default: 4096 × 64, and M·N = 2^28 from 2^20 × 2^8 to 16 × 2^24]
     #[arg(long, value_name = "MxN,...", value_delimiter = ',', value_parser = super::rows::parse_shape)]

@@ -81,9 +81,11 @@ pub fn run(args: SumArgs) -> Outcome {
     let (name, block) = match &kernel {
         Some(kernel) => (kernel.clone(), block.unwrap_or(256)),
         None => {
-            let choice = kernels::dispatch::choose(n, dtype, gpu.info());
+            let choice = kernels::dispatch::choose_here(n, dtype, gpu.info());
             let block = block.unwrap_or(choice.block);
-            println!("entry point: {} at block {block}{} ({})", choice.kernel.name, if choice.one_block { ", one block" } else { "" }, choice.band.why);
+            let rule = kernels::dispatch::choose(n, dtype, gpu.info()).kernel.name;
+            let instead = if rule != choice.kernel.name { format!("; the CUDA headers are not found, so not {rule}") } else { String::new() };
+            println!("entry point: {} at block {block}{} ({}{instead})", choice.kernel.name, if choice.one_block { ", one block" } else { "" }, choice.band.why);
             (choice.kernel.name.to_string(), block)
         }
     };

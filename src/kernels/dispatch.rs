@@ -10,7 +10,7 @@
 
 use crate::element::Dtype;
 use crate::gpu::DeviceInfo;
-use crate::kernels::names::{REDUCE10_TILES_TWO_PASS, REDUCE12, REDUCE6};
+use crate::kernels::names::{REDUCE10_TILES_TWO_PASS, REDUCE12, REDUCE6, REDUCE9};
 use crate::kernels::{find, KernelSpec};
 
 /// The measurements a band of the rule rests on: the rows of `kernel` at `block` in `file` (a
@@ -145,6 +145,29 @@ pub fn choose(n: usize, dtype: Dtype, device: &DeviceInfo) -> Choice {
     Choice { kernel, block, one_block: band.one_block, band }
 }
 
+/// [`choose`], on this machine: [`without_cuda_headers`] where NVRTC cannot find the CUDA
+/// headers. What [`crate::Reducer::auto`] launches.
+pub fn choose_here(n: usize, dtype: Dtype, device: &DeviceInfo) -> Choice {
+    let choice = choose(n, dtype, device);
+    if choice.kernel.needs_cuda_headers && crate::nvrtc::cuda_include_dir().is_err() {
+        without_cuda_headers(choice)
+    } else {
+        choice
+    }
+}
+
+/// The choice where NVRTC cannot find the CUDA headers (a driver and NVRTC, no toolkit and no
+/// header wheels): a kernel that includes CUB or cooperative groups gives way to kernel 9, the
+/// same 16-byte walk with the book's own warp and block sums, at the same block (clamped to
+/// kernel 9's range). Every other choice is kept.
+pub fn without_cuda_headers(choice: Choice) -> Choice {
+    if !choice.kernel.needs_cuda_headers {
+        return choice;
+    }
+    let kernel = find(REDUCE9).expect("kernel 9 is registered");
+    Choice { kernel, block: choice.block.clamp(kernel.min_block, kernel.max_block), ..choice }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,5 +241,22 @@ mod tests {
         // Sizes past any band, and zero, still get a launch rule.
         assert_eq!(pick(usize::MAX, Dtype::F64).0, "reduce10_tiles_two_pass");
         assert_eq!(pick(0, Dtype::F32), ("reduce12", 256));
+    }
+
+    #[test]
+    fn without_the_cuda_headers_every_choice_needs_none() {
+        for dtype in Dtype::ALL {
+            for band in BANDS {
+                let n = (band.up_to_bytes.min(1 << 40) / dtype.size_bytes() as u64) as usize;
+                let chosen = choose(n, dtype, &h200());
+                let c = without_cuda_headers(chosen);
+                assert!(!c.kernel.needs_cuda_headers && c.kernel.supports(dtype), "{dtype} n={n}: {}", c.kernel.name);
+                assert!(c.kernel.block_sizes().any(|b| b == c.block), "{dtype} n={n}: {} has no block {}", c.kernel.name, c.block);
+                if !chosen.kernel.needs_cuda_headers {
+                    assert_eq!((c.kernel.name, c.block), (chosen.kernel.name, chosen.block), "a choice that needs no headers is kept");
+                }
+            }
+        }
+        assert_eq!(without_cuda_headers(choose(4096, Dtype::F32, &h200())).kernel.name, "reduce9");
     }
 }

@@ -54,7 +54,7 @@ impl<T: Element> Reducer<T> {
     /// rule of [`crate::kernels::dispatch`] picks for this size, element type and GPU. Used for
     /// another length it still sums right, with the launch chosen for `n`.
     pub fn auto(gpu: &Gpu, n: usize) -> Result<Self> {
-        let choice = crate::kernels::dispatch::choose(n, T::DTYPE, gpu.info());
+        let choice = crate::kernels::dispatch::choose_here(n, T::DTYPE, gpu.info());
         let mut reducer = Reducer::with_spec(gpu, choice.kernel, choice.block)?;
         if choice.one_block {
             // A resident-grid kernel loops over its input: one block reads it all (the

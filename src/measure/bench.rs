@@ -134,10 +134,16 @@ impl<T: Checked> Pool<T> {
         let largest = config.largest_sum();
         // Under REDUCTION_DEVICE_MEMORY `free` is the capped figure, so the pool fits the cap.
         let (free, _) = gpu.memory()?;
-        let len = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
+        let on_gpu = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
+        // The pool has a host copy too (the references are computed from it): it takes at most
+        // the same share of the host's available memory.
+        let host_free = crate::limits::host_available_bytes().map(|b| b.min(usize::MAX as u128) as usize);
+        let on_host = host_free.map_or(usize::MAX, |b| (b as f64 * crate::limits::POOL_SHARE) as usize / elem);
+        let len = on_gpu.min(on_host);
         if len < largest {
-            note(bar, format!("{}: the pool holds {} values in 45% of {} free{}; larger sizes are skipped", T::SUFFIX, len,
-                crate::error::human_bytes(free), gpu.memory_note().map(|n| format!(" ({n})")).unwrap_or_default()));
+            let (limit, what) = if on_host < on_gpu { (host_free.unwrap_or(0), " on the host".to_string()) } else { (free, gpu.memory_note().map(|n| format!(" ({n})")).unwrap_or_default()) };
+            note(bar, format!("{}: the pool holds {} values in {:.0}% of {} free{what}; larger sizes are skipped", T::SUFFIX, len,
+                crate::limits::POOL_SHARE * 100.0, crate::error::human_bytes(limit)));
         }
         note(bar, format!("{}: input pool of {} values ({}), exact by construction (nonzero integers up to {}, random signs), seed {}",
             T::SUFFIX, len, crate::error::human_bytes(len * elem), T::exact_limit(largest), config.seed));
@@ -364,6 +370,7 @@ fn cublas_peer<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
             // f32 on the device, as the device pointer mode requires.
             unsafe { cudarc::cublas::result::sasum(*blas.handle(), n as i32, x as *const f32, 1, out as *mut f32) }.map_err(cublas_error)
         };
+        gpu.fill(&mut result, f32::NAN)?;  // poisoned: a call that writes nothing cannot pass
         enqueue(0)?;
         let got = gpu.download(&result)?[0];
         let r = reference(n);

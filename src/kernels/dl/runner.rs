@@ -300,7 +300,12 @@ impl DlRunner {
         if layout.rows > 0 && layout.cols == 0 {
             return Err(refuse(op, layout, "a row of no logits has no cross-entropy".into()));
         }
-        let Some(launch) = self.plan(op, T::DTYPE, layout.rows, layout.cols)? else { return Ok(None) };
+        let Some(launch) = self.plan(op, T::DTYPE, layout.rows, layout.cols)? else {
+            // No rows, so none counted: the mean is 0 / 0, NaN, as torch's and the reference's.
+            let mut first = mean.slice_mut(0..1);
+            self.gpu.stream().memcpy_htod(&[f32::NAN], &mut first).during("writing the mean of no rows")?;
+            return Ok(None);
+        };
         let p = self.prepare(&launch, layout)?;
         let (partials, arrive, _, ticket) = self.scratch(p.partials, p.counters)?;
         let mut args = p.stream.launch_builder(&p.function);
