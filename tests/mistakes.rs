@@ -99,6 +99,16 @@ fn selftest_child(mode: &str) -> i32 {
             std::thread::sleep(Duration::from_secs(600));
             0
         }
+        "sleep-with-grandchild" => {
+            // As compute-sanitizer runs its target: the work in a process of its own. Never
+            // waited for: this process sleeps until the guard kills it.
+            #[allow(clippy::zombie_processes)]
+            let grandchild = Command::new(std::env::current_exe().expect("the test binary")).env(SELFTEST_ENV, "sleep-before-ready").spawn().expect("a grandchild");
+            eprintln!("grandchild {}", grandchild.id());
+            guard::say_ready();
+            std::thread::sleep(Duration::from_secs(600));
+            0
+        }
         "correct" => {
             guard::say_ready();
             report(Outcome::Correct, 0).print().expect("stdout takes the report");
@@ -204,6 +214,26 @@ fn guard_trials() -> Vec<Trial> {
             let verdict = mistakes::find("grid_barrier_spin").unwrap().verdict(&observed, deadline);
             if verdict.is_ok() {
                 return Err("a start-up hang passed for the grid barrier's hang".into());
+            }
+            Ok(())
+        }),
+        Trial::test("guard::a_hung_child_is_killed_with_what_it_started", || {
+            let deadline = Deadline { startup: Duration::from_secs(30), run: Duration::from_secs(1) };
+            let (run, observed, _) = selftest("sleep-with-grandchild", deadline)?;
+            if !matches!(observed.outcome(), Outcome::Hang { phase: Phase::Run, .. }) {
+                return Err(format!("expected a hang in the run phase, got {observed:?}").into());
+            }
+            let grandchild: u32 = run.stderr.lines().find_map(|l| l.strip_prefix("grandchild ")).ok_or("the child did not say its grandchild's id")?.trim().parse()?;
+            // Killed, then reaped by whoever adopted it: gone within a moment.
+            let until = Instant::now() + Duration::from_secs(5);
+            while !process_is_gone(grandchild) || std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| s.contains(") Z ")) {
+                if Instant::now() > until {
+                    if std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| s.contains(") Z ")) {
+                        break; // killed; its zombie waits for the process that adopted it
+                    }
+                    return Err(format!("the grandchild {grandchild} outlived the kill").into());
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
             Ok(())
         }),

@@ -265,7 +265,12 @@ pub fn run_with_deadline(mut command: Command, deadline: Deadline) -> std::io::R
 /// still not gone (a driver tearing down a hung context can take a while) is handed to a
 /// thread that waits for it, so that the caller goes on. True when it was reaped in time.
 fn kill_and_reap(mut child: Child) -> bool {
+    // Its descendants first noted (once it is gone they are no longer its), then killed after it:
+    // a tool that runs the real work in a process of its own (compute-sanitizer) would otherwise
+    // leave that process running on the GPU.
+    let left_behind = descendants(child.id());
     let _ = child.kill();
+    kill_all(&left_behind);
     let until = Instant::now() + REAP_GRACE;
     while Instant::now() < until {
         match child.try_wait() {
@@ -279,6 +284,44 @@ fn kill_and_reap(mut child: Child) -> bool {
     });
     false
 }
+
+/// Every process below `pid`, from the parent ids in /proc (empty where there is no /proc).
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    // (pid, parent) of every process: /proc/<pid>/stat is "pid (comm) state ppid ...", and comm
+    // may hold spaces and parentheses, so the fields are read after the last ')'.
+    let parents: Vec<(u32, u32)> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((p, ppid))
+        })
+        .collect();
+    let mut found = vec![pid];
+    let mut next = 0;
+    while next < found.len() {
+        let parent = found[next];
+        found.extend(parents.iter().filter(|&&(_, pp)| pp == parent).map(|&(p, _)| p));
+        next += 1;
+    }
+    found.split_off(1)
+}
+
+/// SIGKILL to each of `pids` (Linux; elsewhere nothing).
+#[cfg(target_os = "linux")]
+pub fn kill_all(pids: &[u32]) {
+    for &pid in pids {
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: kill(2) with a positive pid and SIGKILL has no memory effects; a process
+            // gone meanwhile gives ESRCH, which is ignored.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn kill_all(_pids: &[u32]) {}
 
 fn exited(status: ExitStatus) -> Ending {
     Ending::Exited { success: status.success(), status: describe_status(status) }
