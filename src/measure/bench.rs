@@ -137,11 +137,11 @@ impl<T: Checked> Pool<T> {
         let on_gpu = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
         // The pool has a host copy too (the references are computed from it): it takes at most
         // the same share of the host's available memory.
-        let host_free = crate::limits::host_available_bytes().map(|b| b.min(usize::MAX as u128) as usize);
-        let on_host = host_free.map_or(usize::MAX, |b| (b as f64 * crate::limits::POOL_SHARE) as usize / elem);
+        let on_host = crate::limits::host_pool_values(elem);
         let len = on_gpu.min(on_host);
         if len < largest {
-            let (limit, what) = if on_host < on_gpu { (host_free.unwrap_or(0), " on the host".to_string()) } else { (free, gpu.memory_note().map(|n| format!(" ({n})")).unwrap_or_default()) };
+            let host_free = crate::limits::host_available_bytes().map_or(0, |b| b.min(usize::MAX as u128) as usize);
+            let (limit, what) = if on_host < on_gpu { (host_free, " on the host".to_string()) } else { (free, gpu.memory_note().map(|n| format!(" ({n})")).unwrap_or_default()) };
             note(bar, format!("{}: the pool holds {} values in {:.0}% of {} free{what}; larger sizes are skipped", T::SUFFIX, len,
                 crate::limits::POOL_SHARE * 100.0, crate::error::human_bytes(limit)));
         }

@@ -88,7 +88,8 @@ fn bench_typed<T: Checked + Element<Acc = f32>>(gpu: &Gpu, config: &RowsBenchCon
     // Under REDUCTION_DEVICE_MEMORY `free` is the capped figure: the pool fits the cap, and the
     // shapes larger than the pool are skipped below, with the reason.
     let (free, _) = gpu.memory()?;
-    let pool_len = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem);
+    // Its host copy (the references are computed from it) within the host's share as well.
+    let pool_len = crate::limits::pool_values(largest, gpu.info().l2_cache_bytes, free, elem).min(crate::limits::host_pool_values(elem));
     // Exact by construction for the longest row, so that every row of every shape is checked bit
     // for bit before it is timed (the time of an f32 add does not depend on its operands).
     let longest = config.shapes.iter().map(|&(_, n)| n).max().unwrap_or(1);

@@ -99,6 +99,12 @@ pub fn pool_values(largest: usize, l2_bytes: usize, free: usize, element_bytes: 
     want.min((free as f64 * POOL_SHARE) as usize / element_bytes)
 }
 
+/// Values of `element_bytes` that an input pool's host copy may hold: [`POOL_SHARE`] of the
+/// host's available memory (no limit where the host does not say).
+pub fn host_pool_values(element_bytes: usize) -> usize {
+    host_available_bytes().map_or(usize::MAX, |b| (b.min(usize::MAX as u128) as f64 * POOL_SHARE) as usize / element_bytes.max(1))
+}
+
 /// `2^40` for a power of two from 2^10 up, the number itself otherwise.
 pub fn count_in_words(count: usize) -> String {
     if count >= 1024 && count.is_power_of_two() {
