@@ -54,20 +54,13 @@ struct LayerNormTask {
     __device__ float map_one(float v, float, u64 e, const Stats& st) const {
         return fmaf(fmaf(v, st.rstd, st.shift), load_one(gamma, e), load_one(beta, e));
     }
-    // The per-column parameters (store_chunk may fetch them ahead: DL_PARAMS_AHEAD).
-    static constexpr int PARAMS = 2;
-    __device__ const T* param(int j) const { return j == 0 ? gamma : beta; }
-    template <int PER>
-    __device__ void map_params(const float (&v)[PER], const float (&g)[PER], const float (&b)[PER], const Stats& st, float (&out)[PER]) const {
-#pragma unroll
-        for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), g[j], b[j]);
-    }
     template <int PER>
     __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
         float g[PER], b[PER];
         load_params(gamma, pack, g);
         load_params(beta, pack, b);
-        map_params(v, g, b, st, out);
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), g[j], b[j]);
     }
 };
 // ANCHOR_END: layer_norm_task
@@ -107,10 +100,9 @@ struct RmsNormTask {
         return Stats{rrms};
     }
     __device__ float map_one(float v, float, u64 e, const Stats& st) const { return v * st.rrms * load_one(gamma, e); }
-    static constexpr int PARAMS = 1;
-    __device__ const T* param(int) const { return gamma; }
+    // y from a pack of x and of γ (store_chunk may load γ ahead: DL_PARAMS_AHEAD).
     template <int PER>
-    __device__ void map_params(const float (&v)[PER], const float (&g)[PER], const float (&)[PER], const Stats& st, float (&out)[PER]) const {
+    __device__ void map_params(const float (&v)[PER], const float (&g)[PER], const Stats& st, float (&out)[PER]) const {
 #pragma unroll
         for (int j = 0; j < PER; ++j) out[j] = v[j] * st.rrms * g[j];
     }
@@ -118,7 +110,7 @@ struct RmsNormTask {
     __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
         float g[PER];
         load_params(gamma, pack, g);
-        map_params(v, g, g, st, out);
+        map_params(v, g, st, out);
     }
 };
 // ANCHOR_END: rms_norm_task
@@ -128,6 +120,15 @@ struct RmsNormTask {
 template <typename T>
 struct TwoPassRows<LayerNormTask<T>> {
     static constexpr bool ok = true;
+};
+#endif
+
+#ifdef DL_PARAMS_AHEAD
+// An experiment (dl_rows.cuh's store_chunk_params_ahead): RMSNorm's γ loaded packs ahead.
+template <typename T>
+struct ParamAhead<RmsNormTask<T>> {
+    static constexpr bool ok = true;
+    __device__ static const T* of(const RmsNormTask<T>& task) { return task.gamma; }
 };
 #endif
 

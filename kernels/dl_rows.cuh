@@ -137,13 +137,17 @@ struct Io<bf16_t> {
     __device__ static void set_bits(Held& p, int j, unsigned bits) { p.w[j >> 1] |= (bits & 0xffffu) << (16 * (j & 1)); }
 };
 
-// A whole pack of per-column parameters (LayerNorm's gamma and beta), as f32.
+// A pack of values as loaded (16 bytes), as f32.
 template <typename T>
-__device__ __forceinline__ void load_params(const T* p, u64 pack, float (&v)[Io<T>::PER]) {
-    const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p) + pack);
+__device__ __forceinline__ void unpack(uint4 raw, float (&v)[Io<T>::PER]) {
     const Held q = {{raw.x, raw.y, raw.z, raw.w}};
 #pragma unroll
     for (int j = 0; j < Io<T>::PER; ++j) v[j] = Io<T>::get(q, j);
+}
+// A whole pack of per-column parameters (LayerNorm's gamma and beta), as f32.
+template <typename T>
+__device__ __forceinline__ void load_params(const T* p, u64 pack, float (&v)[Io<T>::PER]) {
+    unpack<T>(__ldg(reinterpret_cast<const uint4*>(p) + pack), v);
 }
 // ---- States move as 4-byte words (operators.cuh's StateWords): through shuffles there, and
 // here through distributed shared memory and global memory.
@@ -311,65 +315,54 @@ __device__ __forceinline__ void for_each(const Held (&h0)[VPT], const Held (&h1)
     }
 }
 
+// Pack i of an output row, from f32 values: written once, evict first.
+template <typename T>
+__device__ __forceinline__ void store_pack(T* __restrict__ out, u64 i, const float (&y)[Io<T>::PER]) {
+    Held o;
+    Io<T>::put(o, y);
+    __stcs(reinterpret_cast<uint4*>(out) + i, make_uint4(o.w[0], o.w[1], o.w[2], o.w[3]));
+}
+
 #ifdef DL_PARAMS_AHEAD
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_AHEAD=D): the norms' writes with their γ (and
-// β) packs loaded D packs ahead, into registers. By default each pack's parameters are loaded
-// just before the pack is written, behind a test (the packs of a row that may be past its end):
-// the SASS (nvcc 13.0, sm_90) then waits a round trip to L2 for every pack, eight one after the
-// other in a thread of the long rows' cluster entries. Prefetching the lines into L1 instead
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_AHEAD=D): a task's write with its per-column
+// parameter's packs loaded D packs ahead, into registers. By default each pack's parameters are
+// loaded just before the pack is written, behind a test (the packs of a row that may be past its
+// end): the SASS (nvcc 13.0, sm_90) then waits a round trip to L2 for every pack, eight one after
+// the other in a thread of the long rows' cluster entries. Prefetching the lines into L1 instead
 // (plots/data/dl/experiments/prefetch.diff) was measured: slower at most shapes, RMSNorm's
-// longest rows within 1%. A task with such parameters names them: PARAMS of them, param(j),
-// and map_params, which map_pack also uses.
-// Only tasks with one (RMSNorm's γ): under the 64 registers of the 1024-thread bound, D = 2 fits
-// RMSNorm's f32 entries with no spill (its 16-bit cluster entries spill 12 bytes a thread), where
-// LayerNorm's γ and β spilled 192 to 288 bytes (nvcc 13.0, sm_90). With D = 2 the SASS of
-// rms_norm_cluster16x8_f32 has two or three loads in flight at each wait, and no branch.
-template <class...>
-using dl_void_t = void;
-template <class Task, class = void>
-struct ParamsOf {
-    static constexpr int value = 0;
-};
+// longest rows within 1%. Only the tasks ParamAhead names (18_norms.cu: RMSNorm's γ), each with a
+// map_params(x, g, stats, y) that map_pack also uses: under the 64 registers of the
+// 1024-thread bound, D = 2 fits RMSNorm's f32 entries with no spill (its 16-bit cluster entries
+// spill 12 bytes a thread), where LayerNorm's γ and β spilled 192 to 288 bytes. With D = 2 the
+// SASS of rms_norm_cluster16x8_f32 has two or three loads in flight at each wait, and no branch.
 template <class Task>
-struct ParamsOf<Task, dl_void_t<decltype(Task::PARAMS)>> {
-    static constexpr int value = Task::PARAMS;
+struct ParamAhead {
+    static constexpr bool ok = false;
 };
 template <typename T, int VPT, int UNTESTED, class Task>
 __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
                                                          const typename Task::Stats& st) {
-    constexpr int PER = Io<T>::PER, P = ParamsOf<Task>::value, D = DL_PARAMS_AHEAD < VPT ? DL_PARAMS_AHEAD : VPT;
-    uint4* p = reinterpret_cast<uint4*>(out);
-    uint4 ring[D][P];  // pack k's parameters, in ring[k % D] from D packs before it is written
+    constexpr int PER = Io<T>::PER, D = DL_PARAMS_AHEAD < VPT ? DL_PARAMS_AHEAD : VPT;
+    const uint4* param = reinterpret_cast<const uint4*>(ParamAhead<Task>::of(task));
+    uint4 ring[D];  // pack k's parameter, in ring[k % D] from D packs before it is written
 #pragma unroll
     for (int k = 0; k < D; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
-#pragma unroll
-        for (int j = 0; j < P; ++j) ring[k][j] = k < UNTESTED || i < packs ? __ldg(reinterpret_cast<const uint4*>(task.param(j)) + i) : make_uint4(0, 0, 0, 0);
+        ring[k] = k < UNTESTED || i < packs ? __ldg(param + i) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
-        uint4 now[P];
-#pragma unroll
-        for (int j = 0; j < P; ++j) now[j] = ring[k % D][j];
-        if (k + D < VPT) {
-            const u64 ahead = pack_index<VPT>(c, k + D, s);
-#pragma unroll
-            for (int j = 0; j < P; ++j)
-                if (k + D < UNTESTED || ahead < packs) ring[k % D][j] = __ldg(reinterpret_cast<const uint4*>(task.param(j)) + ahead);
-        }
+        const uint4 now = ring[k % D];
+        const u64 ahead = pack_index<VPT>(c, k + D, s);
+        if (k + D < VPT && (k + D < UNTESTED || ahead < packs)) ring[k % D] = __ldg(param + ahead);
         if (k < UNTESTED || i < packs) {
-            float x[PER], g[PER], b[PER], y[PER];
+            float x[PER], g[PER], y[PER];
 #pragma unroll
-            for (int e = 0; e < PER; ++e) {
-                x[e] = Io<T>::get(h0[k], e);
-                g[e] = Io<T>::get(Held{{now[0].x, now[0].y, now[0].z, now[0].w}}, e);
-                b[e] = Io<T>::get(Held{{now[P - 1].x, now[P - 1].y, now[P - 1].z, now[P - 1].w}}, e);
-            }
-            task.map_params(x, g, b, st, y);
-            Held o;
-            Io<T>::put(o, y);
-            __stcs(p + i, make_uint4(o.w[0], o.w[1], o.w[2], o.w[3]));
+            for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k], j);
+            unpack<T>(now, g);
+            task.map_params(x, g, st, y);
+            store_pack(out, i, y);
         }
     }
 }
@@ -380,7 +373,6 @@ template <typename T, int VPT, int UNTESTED = 0, class Task>
 __device__ __forceinline__ void store_chunk_by_packs(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT],
                                                      u64 packs, unsigned c, Slot s, const typename Task::Stats& st) {
     constexpr int PER = Io<T>::PER;
-    uint4* p = reinterpret_cast<uint4*>(out);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
@@ -392,9 +384,7 @@ __device__ __forceinline__ void store_chunk_by_packs(const Task& task, T* __rest
                 x1[j] = Io<T>::get(h1[k], j);
             }
             task.map_pack(x0, x1, i, st, y);
-            Held o;
-            Io<T>::put(o, y);
-            __stcs(p + i, make_uint4(o.w[0], o.w[1], o.w[2], o.w[3]));  // written once: evict first
+            store_pack(out, i, y);
         }
     }
 }
@@ -403,7 +393,7 @@ template <typename T, int VPT, int UNTESTED = 0, class Task>
 __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs,
                                             unsigned c, Slot s, const typename Task::Stats& st) {
 #ifdef DL_PARAMS_AHEAD
-    if constexpr (ParamsOf<Task>::value == 1)
+    if constexpr (ParamAhead<Task>::ok)
         store_chunk_params_ahead<T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else
 #endif
