@@ -15,7 +15,7 @@ pub mod supervisor;
 
 pub use protocol::{outcome_line, print_outcome, say_ready, OUTCOME, READY};
 pub use sanitizer::Sanitizer;
-pub use supervisor::{descendants, describe_status, kill_all, parse_seconds, run_with_deadline, tail_lines, ChildRun, Deadline, Ending, Phase, DEADLINE_ENV, REAP_GRACE, STARTUP_ENV};
+pub use supervisor::{describe_status, kill_with_descendants, parse_seconds, run_with_deadline, tail_lines, ChildRun, Deadline, Ending, Phase, DEADLINE_ENV, REAP_GRACE, STARTUP_ENV};
 
 /// One kind of child: the environment variable whose value names its task (a mistake's name, an
 /// exercise's number), and what the child does with it: run it and print its report

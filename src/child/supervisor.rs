@@ -265,12 +265,7 @@ pub fn run_with_deadline(mut command: Command, deadline: Deadline) -> std::io::R
 /// still not gone (a driver tearing down a hung context can take a while) is handed to a
 /// thread that waits for it, so that the caller goes on. True when it was reaped in time.
 fn kill_and_reap(mut child: Child) -> bool {
-    // Its descendants first noted (once it is gone they are no longer its), then killed after it:
-    // a tool that runs the real work in a process of its own (compute-sanitizer) would otherwise
-    // leave that process running on the GPU.
-    let left_behind = descendants(child.id());
-    let _ = child.kill();
-    kill_all(&left_behind);
+    kill_with_descendants(&mut child);
     let until = Instant::now() + REAP_GRACE;
     while Instant::now() < until {
         match child.try_wait() {
@@ -285,8 +280,18 @@ fn kill_and_reap(mut child: Child) -> bool {
     false
 }
 
+/// SIGKILL to `child` and to every process below it. Its descendants are noted first (once it is
+/// gone they are no longer its) and killed after it: a tool that runs the real work in a process
+/// of its own (compute-sanitizer's target, torch.compile's workers) would otherwise leave that
+/// process running on the GPU.
+pub fn kill_with_descendants(child: &mut Child) {
+    let left_behind = descendants(child.id());
+    let _ = child.kill();
+    kill_all(&left_behind);
+}
+
 /// Every process below `pid`, from the parent ids in /proc (empty where there is no /proc).
-pub fn descendants(pid: u32) -> Vec<u32> {
+fn descendants(pid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     // (pid, parent) of every process: /proc/<pid>/stat is "pid (comm) state ppid ...", and comm
     // may hold spaces and parentheses, so the fields are read after the last ')'.
@@ -310,7 +315,7 @@ pub fn descendants(pid: u32) -> Vec<u32> {
 
 /// SIGKILL to each of `pids` (Linux; elsewhere nothing).
 #[cfg(target_os = "linux")]
-pub fn kill_all(pids: &[u32]) {
+fn kill_all(pids: &[u32]) {
     for &pid in pids {
         if let Ok(pid) = libc::pid_t::try_from(pid) {
             // SAFETY: kill(2) with a positive pid and SIGKILL has no memory effects; a process
@@ -321,7 +326,7 @@ pub fn kill_all(pids: &[u32]) {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn kill_all(_pids: &[u32]) {}
+fn kill_all(_pids: &[u32]) {}
 
 fn exited(status: ExitStatus) -> Ending {
     Ending::Exited { success: status.success(), status: describe_status(status) }

@@ -114,10 +114,7 @@ pub fn run_within(command: &mut Command, deadline: std::time::Duration) -> Resul
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => return Err(format!("exited with {status} (it says why above)")),
             Ok(None) if started.elapsed() > deadline => {
-                // With what it started (torch.compile's workers, a CUDA child of its own).
-                let left_behind = reduction::child::descendants(child.id());
-                let _ = child.kill();
-                reduction::child::kill_all(&left_behind);
+                reduction::child::kill_with_descendants(&mut child);
                 let _ = child.wait();
                 return Err(format!("killed after {:.1} s, its deadline", deadline.as_secs_f64()));
             }
