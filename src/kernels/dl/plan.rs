@@ -203,6 +203,23 @@ impl Launch {
         let tree = 5 + 5 + (self.team.blocks_per_row() as u64).next_power_of_two().trailing_zeros() as u64;
         per_thread + self.chunks + tree + 2
     }
+
+    /// The most roundings one row's loss goes through in cross-entropy's mean over `rows`
+    /// (kernels/19_cross_entropy.cu): the rows a thread adds one after another, the blocks'
+    /// partials a thread of the last block adds (lanes and block teams), the block's tree, and
+    /// the division by the count. Where a thread adds hundreds of rows this is far deeper than
+    /// the row's own [`Launch::depth`].
+    pub fn mean_depth(&self, rows: u64) -> u64 {
+        let block = self.block.max(1) as u64;
+        let grid = self.grid.max(1) as u64;
+        let tree = block.next_power_of_two().trailing_zeros() as u64;
+        let serial = match self.team {
+            Team::Lanes(l) => rows.div_ceil(grid * (block / l.max(1) as u64).max(1)) + grid.div_ceil(block),
+            Team::Split(_) => rows.div_ceil(block),
+            _ => rows.div_ceil(grid) + grid.div_ceil(block),
+        };
+        serial + tree + 2
+    }
 }
 
 /// The entry point of `op`'s `team` with `vpt` packs per thread, for `dtype`.
@@ -347,6 +364,16 @@ mod tests {
 
     fn auto(op: DlOp, dtype: Dtype, rows: u64, cols: u64) -> Launch {
         plan(op, dtype, rows, cols, Device::h200(), None, |_, _| 264).unwrap().unwrap()
+    }
+
+    #[test]
+    fn the_mean_of_many_rows_is_deeper_than_a_row() {
+        // 65536 rows of 4096 (M·N = 2^28): each thread of a resident grid adds many rows' losses
+        // (with this module's occupancy stub, a grid of 1056 × 128: 81 roundings, the row 45).
+        let l = auto(DlOp::CrossEntropy, Dtype::F32, 1 << 16, 4096);
+        assert!(l.mean_depth(1 << 16) > l.depth(4096), "{l}: mean {} row {}", l.mean_depth(1 << 16), l.depth(4096));
+        // One row: the mean is the loss over its count.
+        assert!(l.mean_depth(1) <= 2 + 10 + l.grid.div_ceil(l.block) as u64 + 1);
     }
 
     #[test]
