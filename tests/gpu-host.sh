@@ -377,11 +377,14 @@ if has params-ahead; then
   # every pack, eight one after the other (in Nsight Compute, RMSNorm f32 1024 × 262144 waited
   # 14.1 cycles an instruction on L1TEX where softmax in the same team waited 7.6). D = 4 spills
   # 36 to 48 bytes a thread; D = 2 none at f32. Then test-dl's RMSNorm trials under D = 2 and 4.
+  # PA_PARTS="bench tests" the parts.
   # Writes $OUT/params-ahead/<variant>-<round>/dl/<gpu>.csv and logs; nothing is copied back.
   echo "=== params-ahead (RMSNorm's γ loaded packs ahead, by turns)"
   d="$OUT/params-ahead"; mkdir -p "$d"
   shapes=${PA_SHAPES:-4096x4096,4096x65536,2048x131072,1024x262144}
+  parts=" ${PA_PARTS:-bench tests} "
   for round in 1 2; do
+    [[ $parts == *" bench "* ]] || break
     for v in plain params_ahead2 params_ahead4; do
       REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
         --ops rms_norm --shapes "$shapes" --dtypes bf16,f32 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
@@ -389,6 +392,7 @@ if has params-ahead; then
     done
   done
   for v in params_ahead2 params_ahead4; do
+    [[ $parts == *" tests "* ]] || break
     REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl rms_norm > "$d/test-dl-$v.log" 2>&1 || status=1
     echo "  test-dl rms_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
   done
