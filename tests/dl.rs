@@ -65,7 +65,7 @@ enum Kind {
     ExactDy,
     /// One value of each row raised by 6 (see `Inputs::Spike`).
     Spike,
-    /// One value of each of the first half of the rows, 16 at most, raised by 12 (see `Inputs::LeadingRows`).
+    /// One value of each of the first half of the rows, 16 at most, raised by 12 + ln n (see `Inputs::LeadingRows`).
     LeadingRows,
 }
 
@@ -129,6 +129,57 @@ fn row_conditioning<T: Element>(x: &[T], layout: RowLayout, r: usize) -> Conditi
     c
 }
 
+/// The input of a case: uniform values in [-1, 1] in a strided buffer `shift` values in, then
+/// what `kind` does to them.
+fn case_input<T: FromF32>(layout: RowLayout, shift: usize, kind: Kind, seed: u64) -> Vec<T> {
+    let (m, n) = (layout.rows, layout.cols);
+    let mut x: Vec<T> = buffer(layout, shift, -1.0, 1.0, seed);
+    match kind {
+        Kind::HugeRows => {
+            let big = if T::DTYPE == Dtype::F16 { 200.0 } else { 1e4 };
+            for r in (1..m).step_by(3) {
+                for c in 0..n {
+                    let i = shift + r * layout.stride + c;
+                    x[i] = T::from_f32(x[i].to_f64() as f32 + big);
+                }
+            }
+        }
+        Kind::VastRows => {
+            let shifts = [5e8f32, 3.3e9, 1e20, -1e20, 3e38];
+            for r in (1..m).step_by(2) {
+                let big = shifts[(r / 2) % shifts.len()];
+                for c in 0..n {
+                    let i = shift + r * layout.stride + c;
+                    x[i] = T::from_f32(x[i].to_f64() as f32 * (big.abs() * 1e-7) + big);
+                }
+            }
+        }
+        Kind::NanRow if m > 1 => x[shift + layout.stride] = T::from_f32(f32::NAN),
+        Kind::Spike | Kind::LeadingRows => {
+            // LeadingRows: 12 above what e^x of the row's other values add up to (about n), so
+            // that a raised row's loss stands about 12 above another's whatever the targets. By 12
+            // alone, at f32 3 × 70001 (block team) on the H200, the raised logit moved log Σ e^x
+            // by about 1.1, as much as x[target] varies, and in one run of three the mean without
+            // block 0's row 0 came out the same within the bound (the planted bug not caught).
+            let (rows, by) = if kind == Kind::Spike { (m, 6.0) } else { (m.div_ceil(2).min(16), 12.0 + (n as f32).ln()) };
+            for r in 0..rows {
+                let i = shift + r * layout.stride + (r * 7919 + n / 3) % n;
+                x[i] = T::from_f32(x[i].to_f64() as f32 + by);
+            }
+        }
+        Kind::BigMean => {
+            for r in 0..m {
+                for c in 0..n {
+                    let i = shift + r * layout.stride + c;
+                    x[i] = T::from_f32(300.0 + 0.01 * x[i].to_f64() as f32);
+                }
+            }
+        }
+        _ => {}
+    }
+    x
+}
+
 /// Run one case on the GPU with `runner` (unchanged or planted) and gather its outputs and the
 /// references. Outputs are poisoned before, and the guard after them must stay poisoned.
 fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -> Result<Outcome, Failed> {
@@ -154,45 +205,7 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
         }
         Ok(())
     };
-    let mut x: Vec<T> = buffer(layout, shift, -1.0, 1.0, seed);
-    match kind {
-        Kind::HugeRows => {
-            let big = if T::DTYPE == Dtype::F16 { 200.0 } else { 1e4 };
-            for r in (1..m).step_by(3) {
-                for c in 0..n {
-                    let i = shift + r * layout.stride + c;
-                    x[i] = T::from_f32(x[i].to_f64() as f32 + big);
-                }
-            }
-        }
-        Kind::VastRows => {
-            let shifts = [5e8f32, 3.3e9, 1e20, -1e20, 3e38];
-            for r in (1..m).step_by(2) {
-                let big = shifts[(r / 2) % shifts.len()];
-                for c in 0..n {
-                    let i = shift + r * layout.stride + c;
-                    x[i] = T::from_f32(x[i].to_f64() as f32 * (big.abs() * 1e-7) + big);
-                }
-            }
-        }
-        Kind::NanRow if m > 1 => x[shift + layout.stride] = T::from_f32(f32::NAN),
-        Kind::Spike | Kind::LeadingRows => {
-            let (rows, by) = if kind == Kind::Spike { (m, 6.0) } else { (m.div_ceil(2).min(16), 12.0) };
-            for r in 0..rows {
-                let i = shift + r * layout.stride + (r * 7919 + n / 3) % n;
-                x[i] = T::from_f32(x[i].to_f64() as f32 + by);
-            }
-        }
-        Kind::BigMean => {
-            for r in 0..m {
-                for c in 0..n {
-                    let i = shift + r * layout.stride + c;
-                    x[i] = T::from_f32(300.0 + 0.01 * x[i].to_f64() as f32);
-                }
-            }
-        }
-        _ => {}
-    }
+    let x: Vec<T> = case_input(layout, shift, kind, seed);
     let rows_x = &x[shift..];
     let dev_x = g.upload(&x)?;
     let xv = dev_x.slice(shift..);
@@ -760,6 +773,34 @@ fn host_trials(trials: &mut Vec<Trial>) {
                 }
             }
         }
+        Ok(())
+    }));
+    trials.push(Trial::test("mutants::leading_rows_move_the_mean_when_block_0_is_left_out", || {
+        // mean_partial_dropped's inputs, on the host: at every shape of up to 64 rows, the mean
+        // without block 0's rows (row 0 alone for one row a block; rows 0..k for k rows a block,
+        // the lanes teams) must stand well outside any bound the GPU's mean is held to (under
+        // 1e-4 relative at these shapes), over 12 seeds. With the old raise of 12 alone, 64 × 256
+        // moved 0.94% at seed 0 and 3 × 70001 came out unmoved within the bound once on the H200.
+        let mutant = dl_mutants::ALL.iter().find(|m| m.name == "mean_partial_dropped").ok_or("mean_partial_dropped is gone")?;
+        let mut closest = f64::INFINITY;
+        for (m, n) in mutant_shapes(mutant).into_iter().filter(|&(m, _)| m <= 64) {
+            let layout = RowLayout::dense(m, n);
+            for seed in 0..12u64 {
+                let x: Vec<f32> = case_input(layout, 0, Kind::LeadingRows, seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                let targets = check::targets(m, n, IGNORE, 16, seed ^ 5);
+                let (loss, mean) = check::cross_entropy(&x, &targets, layout, IGNORE);
+                for rows_in_block_0 in [1usize, 8, 16, 32].into_iter().filter(|&k| k < m) {
+                    let kept: Vec<f64> = (rows_in_block_0..m).filter(|&r| targets[r] != IGNORE).map(|r| loss[r]).collect();
+                    let without = kept.iter().sum::<f64>() / kept.len() as f64;
+                    let moved = ((without - mean) / mean).abs();
+                    closest = closest.min(moved);
+                    if moved.is_finite() && moved < 1e-2 {
+                        return Err(format!("{m}x{n}, seed {seed}, {rows_in_block_0} rows in block 0: the mean moves {moved:e} (want {mean}, without {without})").into());
+                    }
+                }
+            }
+        }
+        eprintln!("  the mean moved at least {:.1}% relative", closest * 100.0);
         Ok(())
     }));
     trials.push(Trial::test("mutants::nine_bugs_each_a_file_of_the_registry_as_chapter_18_counts", || {

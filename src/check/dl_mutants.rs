@@ -39,7 +39,9 @@ pub enum Inputs {
     Spike,
     /// dy small integers, so that dβ is exact and one row more or less shows.
     ExactDy,
-    /// The first half of the rows, 16 at most, stand out (one logit of each raised by 12): a mean
+    /// The first half of the rows, 16 at most, stand out (one logit of each raised by 12 + ln n,
+    /// above what the row's other n values add to log Σ e^x, so that its loss is about 12 higher
+    /// whatever the target; by 12 alone, 3 × 70001 was once not caught on the H200): a mean
     /// that leaves out a block's (sum, count) moves only as far as that block's losses differ from
     /// the mean, and on random rows, whose losses are all alike, that can be less than the bound
     /// (bf16 40000 × 64 on the H200: block 0's partial left out, not caught). Only half: where
