@@ -44,27 +44,48 @@ pub struct Band {
 }
 
 const BENCH: &str = "plots/data/nvidia-h200.csv";
+/// Kernels 9-12 and the tile kernel at every block from 128 to 1024, 2^10 … 2^14 (the benchmark
+/// times each kernel at its preferred block only).
+const SMALL_N: &str = "plots/data/experiments/small-n/nvidia-h200.csv";
 
 // ANCHOR: bands
-/// The rule for 4-byte elements (f32, i32), from the benchmark's own data on the H200 (`reduction
-/// bench`, 2026-12-02): at each size, the kernel and block that were fastest for both element
-/// types, within [`EVIDENCE_SLACK`]. Other element types use the band of their size in bytes.
+/// The rule for 4-byte elements (f32, i32), from the benchmark's own data on the H200: at each
+/// size, the kernel and block that were fastest for both element types, within
+/// [`EVIDENCE_SLACK`] (up to 2^14 values from every block size, `tests/gpu-host.sh small-n`,
+/// 2026-12-05; above, `reduction bench`, 2026-12-02). Other element types use the band of their
+/// size in bytes.
 pub const BANDS: &[Band] = &[
+    Band {
+        up_to_bytes: 4 << 10,
+        kernel: REDUCE12,
+        block: 256,
+        one_block: false,
+        why: "up to 1024 f32 values: one block of 256 threads, one 16-byte load each, one launch",
+        evidence: Evidence { file: SMALL_N, kernel: REDUCE12, block: 256 },
+    },
+    Band {
+        up_to_bytes: 8 << 10,
+        kernel: REDUCE12,
+        block: 128,
+        one_block: false,
+        why: "up to 2048 f32 values: one block of 128 threads, one round of four 16-byte loads each, one launch",
+        evidence: Evidence { file: SMALL_N, kernel: REDUCE12, block: 128 },
+    },
     Band {
         up_to_bytes: 16 << 10,
         kernel: REDUCE12,
         block: 256,
         one_block: false,
-        why: "up to 4096 f32 values: one block of 256 threads reads them all in one launch",
-        evidence: Evidence { file: BENCH, kernel: REDUCE12, block: 256 },
+        why: "up to 4096 f32 values: one block of 256 threads, one round of four 16-byte loads each, one launch",
+        evidence: Evidence { file: SMALL_N, kernel: REDUCE12, block: 256 },
     },
     Band {
         up_to_bytes: 32 << 10,
-        kernel: REDUCE10_TILES_TWO_PASS,
-        block: 256,
+        kernel: REDUCE12,
+        block: 512,
         one_block: false,
-        why: "up to 8192 f32 values: one tile, so one block of 256 threads, eight 16-byte loads each in flight, and one launch",
-        evidence: Evidence { file: BENCH, kernel: REDUCE10_TILES_TWO_PASS, block: 256 },
+        why: "up to 8192 f32 values: one block of 512 threads, one round of four 16-byte loads each, one launch",
+        evidence: Evidence { file: SMALL_N, kernel: REDUCE12, block: 512 },
     },
     Band {
         up_to_bytes: 64 << 10,
@@ -72,7 +93,7 @@ pub const BANDS: &[Band] = &[
         block: 512,
         one_block: false,
         why: "up to 16384 f32 values: one tile, so one block of 512 threads, eight 16-byte loads each in flight, and one launch",
-        evidence: Evidence { file: BENCH, kernel: REDUCE10_TILES_TWO_PASS, block: 512 },
+        evidence: Evidence { file: SMALL_N, kernel: REDUCE10_TILES_TWO_PASS, block: 512 },
     },
     Band {
         up_to_bytes: 1 << 20,
@@ -222,8 +243,11 @@ mod tests {
             (c.kernel.name, c.block)
         };
         assert_eq!(pick(1, Dtype::F32), ("reduce12", 256));
+        assert_eq!(pick(1024, Dtype::F32), ("reduce12", 256));
+        assert_eq!(pick(1025, Dtype::F32), ("reduce12", 128));
+        assert_eq!(pick(2048, Dtype::F32), ("reduce12", 128));
         assert_eq!(pick(4096, Dtype::F32), ("reduce12", 256));
-        assert_eq!(pick(4097, Dtype::F32), ("reduce10_tiles_two_pass", 256));
+        assert_eq!(pick(4097, Dtype::F32), ("reduce12", 512));
         assert_eq!(pick(8193, Dtype::F32), ("reduce10_tiles_two_pass", 512));
         assert_eq!(pick(1 << 15, Dtype::F32), ("reduce6", 256));
         assert_eq!(pick(1 << 22, Dtype::F32), ("reduce12", 256));

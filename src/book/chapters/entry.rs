@@ -22,6 +22,12 @@ pub const SAME_RUN: &str = "in reduction bench's run";
 
 const NOT_MEASURED: &str = "*The entry point is not yet measured on this GPU beside the libraries: `cargo run --release -- bench` measures it and runs the peers in the same run.*\n";
 
+/// The median of `kernel` at `block` in a band's evidence file (a path from the repository's root).
+fn evidence_time(file: &str, kernel: &str, block: u32, dtype: Dtype, n: usize) -> Option<f64> {
+    let (_, rows) = crate::records::bench::read_csv(&crate::records::repo_root().join(file)).ok()?;
+    rows.iter().find(|r| r.kernel == kernel && r.block == block && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated).map(|r| r.median_us)
+}
+
 fn row<'a>(rows: &'a [Row], kernel: &str, dtype: Dtype, n: usize) -> Option<&'a Row> {
     rows.iter().find(|r| r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated)
 }
@@ -85,7 +91,16 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
                 let bytes = (n * 4) as u64;
                 let band = BANDS.iter().find(|b| bytes <= b.up_to_bytes)?;
                 let now = format!("{}, block {}", band.kernel, band.block);
-                (!picked.starts_with(&now)).then(|| format!("{} (`{}` at block {})", size(n), band.kernel, band.block))
+                if picked.starts_with(&now) {
+                    return None;
+                }
+                // The new choice against the one it replaced, both from the band's evidence file.
+                let was = picked.split_once(", block ").and_then(|(k, b)| Some((k.to_string(), b.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok()?)));
+                let times = was.and_then(|(k, b)| Some((evidence_time(band.evidence.file, band.kernel, band.block, dtype, n)?, evidence_time(band.evidence.file, &k, b, dtype, n)?, k, b)));
+                Some(match times {
+                    Some((new, old, k, b)) => format!("{} (`{}` at block {}: {new:.2} µs there, against {old:.2} for `{k}` at block {b})", size(n), band.kernel, band.block),
+                    None => format!("{} (`{}` at block {})", size(n), band.kernel, band.block),
+                })
             })
             .collect();
         let peers_measured = ns.iter().filter(|&&n| PEERS.iter().any(|(k, _)| peer(rows, k, dtype, n).is_some())).count();
@@ -97,7 +112,9 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
             writeln!(s, "\nOn {dtype} the entry point was at least as fast as every peer beside it at {ahead} of {peers_measured} sizes; behind at {}.", behind.join("; ")).unwrap();
         }
         if !revised.is_empty() {
-            writeln!(s, "\nThe rule was revised after this run, from this run's own rows (`kernels::dispatch::BANDS`): it now picks another kernel at {}; the entry point's times above are those of the rule it replaced, until the next `reduction bench`.", revised.join(", ")).unwrap();
+            let files: Vec<&str> = BANDS.iter().map(|b| b.evidence.file).fold(Vec::new(), |mut v, f| { if !v.contains(&f) { v.push(f) } v });
+            writeln!(s, "\nThe rule was revised after this run (`kernels::dispatch::BANDS`, from the rows its bands cite: {}): it now picks another kernel at {}; the entry point's times above are those of the rule it replaced, until the next `reduction bench`.",
+                files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "), revised.join(", ")).unwrap();
         }
     }
     writeln!(s, "\n*Measured on an {} on {} by `{}`; each peer only where it ran in the same run (its `method` column says so), the same way: checked first, inputs rotated past L2, CUDA events around graphs of back-to-back calls (CuPy's sum is not captured: K back-to-back calls).*", m.gpu, m.date, m.command).unwrap();

@@ -271,7 +271,8 @@ fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
 fn the_bands_table_is_the_rule_itself() {
     let table = dispatch_bands(&std::collections::BTreeMap::new());
     assert_eq!(table.lines().filter(|l| l.starts_with('|')).count(), 2 + crate::kernels::dispatch::BANDS.len());
-    assert!(table.contains("| 1 to 4096 | `reduce12` | 256 |"), "{table}");
+    assert!(table.contains("| 1 to 1024 | `reduce12` | 256 |"), "{table}");
+    assert!(table.contains("| 1025 to 2048 | `reduce12` | 128 |"), "{table}");
     assert!(table.contains("more than"), "{table}");
     assert!(!table.contains("machine code"), "no SASS, no sentence about it: {table}");
 }
