@@ -5,6 +5,8 @@
 use super::dl::{peak, shape, team_of};
 use crate::book::context::Context;
 use crate::error::Result;
+use crate::element::Dtype;
+use crate::records::bench::Status;
 use crate::records::dl::{self as records, Loaded};
 use std::fmt::Write as _;
 
@@ -213,7 +215,8 @@ fn before_after_table(before: &[records::DlRow], after: &[records::DlRow], peak:
 
 /// `dl_norms_experiments.md`: two changes to the norms' long rows, measured on the GPU host and
 /// not taken (`plots/data/dl/experiments/`: `<slug>-staged.csv`, `<slug>-staged-ncu.txt`,
-/// `<slug>-prefetch.log`, and the patches `staged.diff`, `prefetch.diff`).
+/// `<slug>-prefetch.log`, and the patches `staged.diff`, `prefetch.diff`), then the switches
+/// timed by turns against the default build (`switches/params-ahead/`, `switches/ln-switches/`).
 pub fn norms_experiments_markdown(c: &Context) -> Result<String> {
     let gpu = &c.book()?.0.gpu;
     let slug = crate::records::slug(gpu);
@@ -226,7 +229,121 @@ pub fn norms_experiments_markdown(c: &Context) -> Result<String> {
     let read = |name: String| std::fs::read_to_string(dir.join(&name)).map_err(|e| crate::error::io_error(&dir.join(&name), e));
     let ncu = read(format!("{slug}-staged-ncu.txt")).unwrap_or_default();
     let prefetch = read(format!("{slug}-prefetch.log")).unwrap_or_default();
-    Ok(format!("{}\n{}\n{}", staged_table(&rows, peak(&machine)), ncu_sentence(&ncu), prefetch_table(&prefetch)))
+    let switches = dir.join("switches");
+    Ok(format!(
+        "{}\n{}\n{}\n{}\n{}",
+        staged_table(&rows, peak(&machine)),
+        ncu_sentence(&ncu),
+        prefetch_table(&prefetch),
+        switches_table(&switches.join("params-ahead"), "RMSNorm's γ loaded packs ahead (`-DDL_PARAMS_AHEAD=D`, `tests/gpu-host.sh params-ahead`)")?,
+        switches_table(&switches.join("ln-switches"), "LayerNorm's two passes over the held row (`-DDL_LN_TWO_PASS`, `tests/gpu-host.sh ln-switches`)")?
+    ))
+}
+
+/// The experiment switches of the norms against the default build, timed by turns in two rounds
+/// (`<variant>-<round>.csv` in `dir`, each a `dl-bench --planner-only` run; a variant named
+/// `plain…` is the default build): each case's median in each round, and each switch's change
+/// against the default's mean of the two rounds, where the default ran the same entry.
+fn switches_table(dir: &std::path::Path, what: &str) -> Result<String> {
+    let mut runs: Vec<(String, u32, Vec<records::DlRow>)> = Vec::new();
+    for file in crate::records::csv_files(dir) {
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        let Some((variant, round)) = stem.rsplit_once('-').and_then(|(v, r)| Some((v.to_string(), r.parse::<u32>().ok()?))) else { continue };
+        runs.push((variant, round, records::read_csv::<records::DlRow>(&file)?.1));
+    }
+    if runs.is_empty() {
+        return Ok(String::new());
+    }
+    // A case: the op, the type, the shape, and the entry (the title's [..]).
+    type Case = (String, Dtype, usize, usize, String);
+    let entry = |r: &records::DlRow| r.title.rsplit_once('[').map_or(String::new(), |(_, e)| e.trim_end_matches(']').to_string());
+    let mut cases: Vec<Case> = Vec::new();
+    let mut variants: Vec<String> = Vec::new();
+    for (v, _, rows) in &runs {
+        if !variants.contains(v) {
+            variants.push(v.clone());
+        }
+        for r in rows.iter().filter(|r| r.status == Status::Correct) {
+            let c = (r.op.clone(), r.dtype, r.rows, r.n, entry(r));
+            if !cases.contains(&c) {
+                cases.push(c);
+            }
+        }
+    }
+    // Default build first, then the switches by name.
+    variants.sort_by_key(|v| (!v.starts_with("plain"), v.clone()));
+    let times = |v: &str, c: &Case| -> Vec<f64> {
+        let mut t: Vec<(u32, f64)> = runs.iter().filter(|(rv, ..)| rv == v).flat_map(|(_, round, rows)| {
+            rows.iter().filter(|r| r.status == Status::Correct && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3) && entry(r) == c.4).map(move |r| (*round, r.median_us))
+        }).collect();
+        t.sort_by_key(|x| x.0);
+        t.into_iter().map(|x| x.1).collect()
+    };
+    let mean = |t: &[f64]| t.iter().sum::<f64>() / t.len() as f64;
+    let mut out = format!("*µs, the median of each of two rounds (`a / b`), by turns in one call: {what}; `plots/data/dl/experiments/switches/`.*\n\n| op | type | M × N | entry |");
+    for v in &variants {
+        write!(out, " {v} |").unwrap();
+    }
+    out.push_str("\n|---|---|---|---|");
+    out.push_str(&"--:|".repeat(variants.len()));
+    out.push('\n');
+    // Per switch: its cases, those faster and slower in both rounds, its best and worst change.
+    struct Tally {
+        switch: String,
+        cases: usize,
+        faster: usize,
+        slower: usize,
+        best: (f64, String),
+        worst: (f64, String),
+    }
+    let mut tally: Vec<Tally> = Vec::new();
+    for c in &cases {
+        let base = variants.iter().filter(|v| v.starts_with("plain")).map(|v| times(v, c)).find(|t| !t.is_empty());
+        write!(out, "| {} | {} | {} | `{}` |", c.0, c.1, shape(c.2, c.3), c.4).unwrap();
+        for v in &variants {
+            let t = times(v, c);
+            if t.is_empty() {
+                out.push_str(" – |");
+                continue;
+            }
+            let cell = t.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(" / ");
+            match base.as_ref().filter(|_| !v.starts_with("plain")) {
+                Some(b) => {
+                    let change = mean(&t) / mean(b) - 1.0;
+                    write!(out, " {cell} ({:+.1}%) |", change * 100.0).unwrap();
+                    let faster = t.iter().all(|x| b.iter().all(|y| x < y));
+                    let slower = t.iter().all(|x| b.iter().all(|y| x > y));
+                    let here = (change, c.4.clone());
+                    match tally.iter_mut().find(|x| &x.switch == v) {
+                        Some(x) => {
+                            x.cases += 1;
+                            x.faster += usize::from(faster);
+                            x.slower += usize::from(slower);
+                            if change < x.best.0 {
+                                x.best = here.clone();
+                            }
+                            if change > x.worst.0 {
+                                x.worst = here;
+                            }
+                        }
+                        None => tally.push(Tally { switch: v.clone(), cases: 1, faster: usize::from(faster), slower: usize::from(slower), best: here.clone(), worst: here }),
+                    }
+                }
+                None => write!(out, " {cell} |").unwrap(),
+            }
+        }
+        out.push('\n');
+    }
+    for Tally { switch: v, cases: n, faster, slower, best, worst } in &tally {
+        let range = if *n == 1 {
+            format!("{:+.1}%", best.0 * 100.0)
+        } else {
+            format!("from {:+.1}% (`{}`) to {:+.1}% (`{}`)", best.0 * 100.0, best.1, worst.0 * 100.0, worst.1)
+        };
+        write!(out, "\n`{v}` against the default build on the same entry: faster in both rounds at {faster} of {n} case{}, slower in both at {slower}; \
+            {range} on the mean of the rounds.\n", if *n == 1 { "" } else { "s" }).unwrap();
+    }
+    Ok(out)
 }
 
 /// The staged cluster (the planner's row of that build, `[<op>_staged<C>x8_<type>]`) beside the
@@ -487,6 +604,30 @@ mod tests {
         assert!(t.contains("| rms_norm | f32 | 2^13 × 2^15 | 514.4 (86.7%) | 533.7 (83.6%) | +3.8% |"), "{t}");
         assert!(t.contains("slower at 1 of 2 cases."), "{t}");
         assert_eq!(prefetch_table("base  rms_norm  f32  8192 x 32768  514.39  86.7%\n"), "", "no build beside it");
+    }
+
+    #[test]
+    fn a_switch_is_set_against_the_default_build_on_the_same_entry() {
+        let dir = std::env::temp_dir().join(format!("switches-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = "# gpu: NVIDIA H200\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows\n";
+        let row = |entry: &str, n: usize, us: f64| format!("dl_rms_norm,18,t [{entry}],correct,f32,{n},512,rotated,{us},1,2,3,1,1,15,m,rms_norm,1024\n");
+        let write = |name: &str, long: f64, short: f64| {
+            std::fs::write(dir.join(name), format!("{head}{}{}", row("rms_norm_cluster16x8_f32", 262144, long), row("rms_norm_block2_f32", 4096, short))).unwrap()
+        };
+        write("plain-1.csv", 600.0, 35.0);
+        write("plain-2.csv", 602.0, 35.0);
+        write("ahead-1.csv", 570.0, 47.0);
+        write("ahead-2.csv", 571.0, 47.0);
+        let t = switches_table(&dir, "test").unwrap();
+        assert!(t.contains("| rms_norm | f32 | 2^10 × 2^18 | `rms_norm_cluster16x8_f32` | 600.0 / 602.0 | 570.0 / 571.0 (-5.1%) |"), "{t}");
+        assert!(t.contains("faster in both rounds at 1 of 2 cases, slower in both at 1; from -5.1% (`rms_norm_cluster16x8_f32`) to +34.3% (`rms_norm_block2_f32`)"), "{t}");
+        // A round where the switch lost at the long rows: no longer faster in both rounds.
+        write("ahead-2.csv", 605.0, 47.0);
+        let t = switches_table(&dir, "test").unwrap();
+        assert!(t.contains("faster in both rounds at 0 of 2 cases"), "{t}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(switches_table(&dir, "test").unwrap(), "", "nothing measured, nothing said");
     }
 
     #[test]
