@@ -22,6 +22,64 @@ pub const SAME_RUN: &str = "in reduction bench's run";
 
 const NOT_MEASURED: &str = "*The entry point is not yet measured on this GPU beside the libraries: `cargo run --release -- bench` measures it and runs the peers in the same run.*\n";
 
+/// `vec_tail.md`: kernels 9-12's leftover loads issued at once (`-DVEC_TAIL_IN_FLIGHT`,
+/// kernels/vector_load.cuh) against the default build, timed by turns in two rounds
+/// (`plots/data/experiments/vec-tail/{plain,tail}-<round>.csv`, `tests/gpu-host.sh vec-tail`):
+/// kernel 12 and the entry point at each size and type, and where the switch won and lost.
+pub fn vec_tail_table(dir: &std::path::Path) -> crate::error::Result<String> {
+    let mut runs: Vec<(String, u32, Vec<Row>)> = Vec::new();
+    for file in crate::records::csv_files(dir) {
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        let Some((variant, round)) = stem.rsplit_once('-').and_then(|(v, r)| Some((v.to_string(), r.parse::<u32>().ok()?))) else { continue };
+        runs.push((variant, round, crate::records::bench::read_csv(&file)?.1));
+    }
+    if !runs.iter().any(|r| r.0 == "plain") || !runs.iter().any(|r| r.0 == "tail") {
+        return Ok("*The leftover loads in flight (`VEC_TAIL_IN_FLIGHT`) are not yet measured on this GPU (`tests/gpu-host.sh vec-tail`).*\n".into());
+    }
+    let times = |variant: &str, kernel: &str, dtype: Dtype, n: usize| -> Vec<f64> {
+        let mut t: Vec<(u32, f64)> = runs.iter().filter(|r| r.0 == variant)
+            .filter_map(|(_, round, rows)| row(rows, kernel, dtype, n).map(|r| (*round, r.median_us))).collect();
+        t.sort_by_key(|x| x.0);
+        t.into_iter().map(|x| x.1).collect()
+    };
+    let mut cases: Vec<(String, Dtype, usize)> = Vec::new();
+    for (_, _, rows) in &runs {
+        for r in rows.iter().filter(|r| (r.kernel == "reduce12" || r.kernel == ENTRY_POINT_KERNEL) && r.cache == Cache::Rotated) {
+            let c = (r.kernel.clone(), r.dtype, r.n);
+            if !cases.contains(&c) {
+                cases.push(c);
+            }
+        }
+    }
+    cases.sort_by_key(|c| (c.0 != "reduce12", c.1.name(), c.2));
+    let mean = |t: &[f64]| t.iter().sum::<f64>() / t.len() as f64;
+    let mut s = String::from("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build and `-DVEC_TAIL_IN_FLIGHT` by turns in one call \
+        (`plots/data/experiments/vec-tail/`).*\n\n| kernel | type | n | default | leftover loads at once | change |\n|---|---|--:|--:|--:|--:|\n");
+    let (mut faster, mut slower, mut counted) = (Vec::new(), Vec::new(), 0);
+    for (kernel, dtype, n) in &cases {
+        let (plain, tail) = (times("plain", kernel, *dtype, *n), times("tail", kernel, *dtype, *n));
+        if plain.is_empty() || tail.is_empty() {
+            continue;
+        }
+        let change = mean(&tail) / mean(&plain) - 1.0;
+        let cell = |t: &[f64]| t.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(" / ");
+        writeln!(s, "| `{kernel}` | {dtype} | {n} | {} | {} | {:+.1}% |", cell(&plain), cell(&tail), change * 100.0).unwrap();
+        if kernel == "reduce12" {
+            counted += 1;
+            let label = format!("{dtype} {n} ({:+.1}%)", change * 100.0);
+            if tail.iter().all(|x| plain.iter().all(|y| x < y)) {
+                faster.push(label);
+            } else if tail.iter().all(|x| plain.iter().all(|y| x > y)) {
+                slower.push(label);
+            }
+        }
+    }
+    let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    write!(s, "\nKernel 12 with its leftover loads at once, against the default build: faster in both rounds at {} of {counted} cases: {}; slower in both at {}: {}.\n",
+        faster.len(), list(&faster), slower.len(), list(&slower)).unwrap();
+    Ok(s)
+}
+
 /// The median of `kernel` at `block` in a band's evidence file (a path from the repository's root).
 fn evidence_time(file: &str, kernel: &str, block: u32, dtype: Dtype, n: usize) -> Option<f64> {
     let (_, rows) = crate::records::bench::read_csv(&crate::records::repo_root().join(file)).ok()?;
@@ -307,6 +365,27 @@ mod tests {
     use super::*;
 
     const PROFILE: &str = "  reduce10_tiles_b512_l8_f32 (1, 1, 1)x(512, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         2.82\n    DRAM Throughput                   %         0.36\n    Compute (SM) Throughput           %         0.10\n    Block Size                                                   512\n    Grid Size                                                      1\n    Registers Per Thread             register/thread              32\n    Block Limit Registers                 block            4\n    Theoretical Occupancy                     %          100\n    Achieved Occupancy                        %        23.96\n";
+
+    #[test]
+    fn the_leftover_loads_are_set_against_the_default_build() {
+        let dir = std::env::temp_dir().join(format!("vec-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(vec_tail_table(&dir).unwrap().contains("not yet measured"));
+        let head = "# gpu: NVIDIA H200\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method\n";
+        let line = |n: usize, us: f64| format!("reduce12,12,t,correct,f32,{n},256,rotated,{us},1,2,3,4,5,15,m\n");
+        let write = |name: &str, a: f64, b: f64| std::fs::write(dir.join(name), format!("{head}{}{}", line(1_000_000, a), line(10_000_000, b))).unwrap();
+        write("plain-1.csv", 4.75, 12.10);
+        write("plain-2.csv", 4.74, 12.04);
+        write("tail-1.csv", 4.12, 12.76);
+        write("tail-2.csv", 4.12, 12.72);
+        let t = vec_tail_table(&dir).unwrap();
+        assert!(t.contains("| `reduce12` | f32 | 1000000 | 4.75 / 4.74 | 4.12 / 4.12 | -13.2% |"), "{t}");
+        assert!(t.contains("faster in both rounds at 1 of 2 cases: f32 1000000 (-13.2%); slower in both at 1: f32 10000000 (+5.6%)."), "{t}");
+        // A round that does not agree is neither.
+        write("tail-2.csv", 4.80, 12.00);
+        assert!(vec_tail_table(&dir).unwrap().contains("faster in both rounds at 0 of 2 cases: none; slower in both at 0: none."));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn the_entry_points_profiles_say_what_bounds_each_launch() {
