@@ -224,13 +224,11 @@ fn guard_trials() -> Vec<Trial> {
                 return Err(format!("expected a hang in the run phase, got {observed:?}").into());
             }
             let grandchild: u32 = run.stderr.lines().find_map(|l| l.strip_prefix("grandchild ")).ok_or("the child did not say its grandchild's id")?.trim().parse()?;
-            // Killed, then reaped by whoever adopted it: gone within a moment.
+            // Killed within a moment: gone, or a zombie waiting for the process that adopted it.
+            let killed = || process_is_gone(grandchild) || std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| s.contains(") Z "));
             let until = Instant::now() + Duration::from_secs(5);
-            while !process_is_gone(grandchild) || std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| s.contains(") Z ")) {
+            while !killed() {
                 if Instant::now() > until {
-                    if std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| s.contains(") Z ")) {
-                        break; // killed; its zombie waits for the process that adopted it
-                    }
                     return Err(format!("the grandchild {grandchild} outlived the kill").into());
                 }
                 std::thread::sleep(Duration::from_millis(20));
