@@ -7,6 +7,7 @@ use crate::book::context::Context;
 use crate::error::Result;
 use crate::element::Dtype;
 use crate::records::bench::Status;
+use super::turns::{cell, mean, read_turns, rounds, verdict, Verdict};
 use crate::records::dl::{self as records, Loaded};
 use std::fmt::Write as _;
 
@@ -245,12 +246,7 @@ pub fn norms_experiments_markdown(c: &Context) -> Result<String> {
 /// `plain…` is the default build): each case's median in each round, and each switch's change
 /// against the default's mean of the two rounds, where the default ran the same entry.
 fn switches_table(dir: &std::path::Path, what: &str) -> Result<String> {
-    let mut runs: Vec<(String, u32, Vec<records::DlRow>)> = Vec::new();
-    for file in crate::records::csv_files(dir) {
-        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-        let Some((variant, round)) = stem.rsplit_once('-').and_then(|(v, r)| Some((v.to_string(), r.parse::<u32>().ok()?))) else { continue };
-        runs.push((variant, round, records::read_csv::<records::DlRow>(&file)?.1));
-    }
+    let runs = read_turns(dir, |f| Ok(records::read_csv::<records::DlRow>(f)?.1))?;
     if runs.is_empty() {
         return Ok(String::new());
     }
@@ -258,12 +254,12 @@ fn switches_table(dir: &std::path::Path, what: &str) -> Result<String> {
     type Case = (String, Dtype, usize, usize, String);
     let entry = |r: &records::DlRow| r.title.rsplit_once('[').map_or(String::new(), |(_, e)| e.trim_end_matches(']').to_string());
     let mut cases: Vec<Case> = Vec::new();
-    let mut variants: Vec<String> = Vec::new();
-    for (v, _, rows) in &runs {
-        if !variants.contains(v) {
-            variants.push(v.clone());
+    let mut variants: Vec<&str> = Vec::new();
+    for run in &runs {
+        if !variants.contains(&run.variant.as_str()) {
+            variants.push(&run.variant);
         }
-        for r in rows.iter().filter(|r| r.status == Status::Correct) {
+        for r in run.rows.iter().filter(|r| r.status == Status::Correct) {
             let c = (r.op.clone(), r.dtype, r.rows, r.n, entry(r));
             if !cases.contains(&c) {
                 cases.push(c);
@@ -271,15 +267,10 @@ fn switches_table(dir: &std::path::Path, what: &str) -> Result<String> {
         }
     }
     // Default build first, then the switches by name.
-    variants.sort_by_key(|v| (!v.starts_with("plain"), v.clone()));
-    let times = |v: &str, c: &Case| -> Vec<f64> {
-        let mut t: Vec<(u32, f64)> = runs.iter().filter(|(rv, ..)| rv == v).flat_map(|(_, round, rows)| {
-            rows.iter().filter(|r| r.status == Status::Correct && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3) && entry(r) == c.4).map(move |r| (*round, r.median_us))
-        }).collect();
-        t.sort_by_key(|x| x.0);
-        t.into_iter().map(|x| x.1).collect()
-    };
-    let mean = |t: &[f64]| t.iter().sum::<f64>() / t.len() as f64;
+    variants.sort_by_key(|v| (!v.starts_with("plain"), *v));
+    let times = |v: &str, c: &Case| rounds(&runs, v, |r| {
+        (r.status == Status::Correct && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3) && entry(r) == c.4).then_some(r.median_us)
+    });
     let mut out = format!("*µs, the median of each of two rounds (`a / b`), by turns in one call: {what}; `plots/data/dl/experiments/switches/`.*\n\n| op | type | M × N | entry |");
     for v in &variants {
         write!(out, " {v} |").unwrap();
@@ -287,61 +278,38 @@ fn switches_table(dir: &std::path::Path, what: &str) -> Result<String> {
     out.push_str("\n|---|---|---|---|");
     out.push_str(&"--:|".repeat(variants.len()));
     out.push('\n');
-    // Per switch: its cases, those faster and slower in both rounds, its best and worst change.
-    struct Tally {
-        switch: String,
-        cases: usize,
-        faster: usize,
-        slower: usize,
-        best: (f64, String),
-        worst: (f64, String),
-    }
-    let mut tally: Vec<Tally> = Vec::new();
+    // Each switch's cases: (change against the default, entry, verdict of the rounds).
+    let mut outcomes: Vec<(&str, Vec<(f64, &str, Verdict)>)> = variants.iter().filter(|v| !v.starts_with("plain")).map(|v| (*v, Vec::new())).collect();
     for c in &cases {
         let base = variants.iter().filter(|v| v.starts_with("plain")).map(|v| times(v, c)).find(|t| !t.is_empty());
         write!(out, "| {} | {} | {} | `{}` |", c.0, c.1, shape(c.2, c.3), c.4).unwrap();
         for v in &variants {
             let t = times(v, c);
-            if t.is_empty() {
-                out.push_str(" – |");
-                continue;
-            }
-            let cell = t.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(" / ");
-            match base.as_ref().filter(|_| !v.starts_with("plain")) {
-                Some(b) => {
+            match (t.is_empty(), base.as_ref().filter(|_| !v.starts_with("plain"))) {
+                (true, _) => out.push_str(" – |"),
+                (false, Some(b)) => {
                     let change = mean(&t) / mean(b) - 1.0;
-                    write!(out, " {cell} ({:+.1}%) |", change * 100.0).unwrap();
-                    let faster = t.iter().all(|x| b.iter().all(|y| x < y));
-                    let slower = t.iter().all(|x| b.iter().all(|y| x > y));
-                    let here = (change, c.4.clone());
-                    match tally.iter_mut().find(|x| &x.switch == v) {
-                        Some(x) => {
-                            x.cases += 1;
-                            x.faster += usize::from(faster);
-                            x.slower += usize::from(slower);
-                            if change < x.best.0 {
-                                x.best = here.clone();
-                            }
-                            if change > x.worst.0 {
-                                x.worst = here;
-                            }
-                        }
-                        None => tally.push(Tally { switch: v.clone(), cases: 1, faster: usize::from(faster), slower: usize::from(slower), best: here.clone(), worst: here }),
+                    write!(out, " {} ({:+.1}%) |", cell(&t, 1), change * 100.0).unwrap();
+                    if let Some((_, o)) = outcomes.iter_mut().find(|(s, _)| s == v) {
+                        o.push((change, &c.4, verdict(&t, b)));
                     }
                 }
-                None => write!(out, " {cell} |").unwrap(),
+                (false, None) => write!(out, " {} |", cell(&t, 1)).unwrap(),
             }
         }
         out.push('\n');
     }
-    for Tally { switch: v, cases: n, faster, slower, best, worst } in &tally {
-        let range = if *n == 1 {
+    for (v, o) in outcomes.iter().filter(|(_, o)| !o.is_empty()) {
+        let count = |want: Verdict| o.iter().filter(|x| x.2 == want).count();
+        let best = o.iter().min_by(|a, b| a.0.total_cmp(&b.0)).expect("not empty");
+        let worst = o.iter().max_by(|a, b| a.0.total_cmp(&b.0)).expect("not empty");
+        let range = if o.len() == 1 {
             format!("{:+.1}%", best.0 * 100.0)
         } else {
             format!("from {:+.1}% (`{}`) to {:+.1}% (`{}`)", best.0 * 100.0, best.1, worst.0 * 100.0, worst.1)
         };
-        write!(out, "\n`{v}` against the default build on the same entry: faster in both rounds at {faster} of {n} case{}, slower in both at {slower}; \
-            {range} on the mean of the rounds.\n", if *n == 1 { "" } else { "s" }).unwrap();
+        write!(out, "\n`{v}` against the default build on the same entry: faster in both rounds at {} of {} case{}, slower in both at {}; \
+            {range} on the mean of the rounds.\n", count(Verdict::Faster), o.len(), if o.len() == 1 { "" } else { "s" }, count(Verdict::Slower)).unwrap();
     }
     Ok(out)
 }

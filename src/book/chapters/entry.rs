@@ -27,50 +27,38 @@ const NOT_MEASURED: &str = "*The entry point is not yet measured on this GPU bes
 /// (`plots/data/experiments/vec-tail/{plain,tail}-<round>.csv`, `tests/gpu-host.sh vec-tail`):
 /// kernel 12 and the entry point at each size and type, and where the switch won and lost.
 pub fn vec_tail_table(dir: &std::path::Path) -> crate::error::Result<String> {
-    let mut runs: Vec<(String, u32, Vec<Row>)> = Vec::new();
-    for file in crate::records::csv_files(dir) {
-        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-        let Some((variant, round)) = stem.rsplit_once('-').and_then(|(v, r)| Some((v.to_string(), r.parse::<u32>().ok()?))) else { continue };
-        runs.push((variant, round, crate::records::bench::read_csv(&file)?.1));
-    }
-    if !runs.iter().any(|r| r.0 == "plain") || !runs.iter().any(|r| r.0 == "tail") {
+    use super::turns::{cell, mean, read_turns, rounds, verdict, Verdict};
+    let runs = read_turns(dir, |f| Ok(crate::records::bench::read_csv(f)?.1))?;
+    if !runs.iter().any(|r| r.variant == "plain") || !runs.iter().any(|r| r.variant == "tail") {
         return Ok("*The leftover loads in flight (`VEC_TAIL_IN_FLIGHT`) are not yet measured on this GPU (`tests/gpu-host.sh vec-tail`).*\n".into());
     }
-    let times = |variant: &str, kernel: &str, dtype: Dtype, n: usize| -> Vec<f64> {
-        let mut t: Vec<(u32, f64)> = runs.iter().filter(|r| r.0 == variant)
-            .filter_map(|(_, round, rows)| row(rows, kernel, dtype, n).map(|r| (*round, r.median_us))).collect();
-        t.sort_by_key(|x| x.0);
-        t.into_iter().map(|x| x.1).collect()
-    };
-    let mut cases: Vec<(String, Dtype, usize)> = Vec::new();
-    for (_, _, rows) in &runs {
-        for r in rows.iter().filter(|r| (r.kernel == "reduce12" || r.kernel == ENTRY_POINT_KERNEL) && r.cache == Cache::Rotated) {
-            let c = (r.kernel.clone(), r.dtype, r.n);
-            if !cases.contains(&c) {
-                cases.push(c);
+    let mut cases: Vec<(&str, Dtype, usize)> = Vec::new();
+    for run in &runs {
+        for r in run.rows.iter().filter(|r| (r.kernel == "reduce12" || r.kernel == ENTRY_POINT_KERNEL) && r.cache == Cache::Rotated) {
+            if !cases.contains(&(r.kernel.as_str(), r.dtype, r.n)) {
+                cases.push((&r.kernel, r.dtype, r.n));
             }
         }
     }
     cases.sort_by_key(|c| (c.0 != "reduce12", c.1.name(), c.2));
-    let mean = |t: &[f64]| t.iter().sum::<f64>() / t.len() as f64;
     let mut s = String::from("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build and `-DVEC_TAIL_IN_FLIGHT` by turns in one call \
         (`plots/data/experiments/vec-tail/`).*\n\n| kernel | type | n | default | leftover loads at once | change |\n|---|---|--:|--:|--:|--:|\n");
     let (mut faster, mut slower, mut counted) = (Vec::new(), Vec::new(), 0);
-    for (kernel, dtype, n) in &cases {
-        let (plain, tail) = (times("plain", kernel, *dtype, *n), times("tail", kernel, *dtype, *n));
+    for &(kernel, dtype, n) in &cases {
+        let times = |variant: &str| rounds(&runs, variant, |r| (r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated).then_some(r.median_us));
+        let (plain, tail) = (times("plain"), times("tail"));
         if plain.is_empty() || tail.is_empty() {
             continue;
         }
         let change = mean(&tail) / mean(&plain) - 1.0;
-        let cell = |t: &[f64]| t.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(" / ");
-        writeln!(s, "| `{kernel}` | {dtype} | {n} | {} | {} | {:+.1}% |", cell(&plain), cell(&tail), change * 100.0).unwrap();
+        writeln!(s, "| `{kernel}` | {dtype} | {n} | {} | {} | {:+.1}% |", cell(&plain, 2), cell(&tail, 2), change * 100.0).unwrap();
         if kernel == "reduce12" {
             counted += 1;
             let label = format!("{dtype} {n} ({:+.1}%)", change * 100.0);
-            if tail.iter().all(|x| plain.iter().all(|y| x < y)) {
-                faster.push(label);
-            } else if tail.iter().all(|x| plain.iter().all(|y| x > y)) {
-                slower.push(label);
+            match verdict(&tail, &plain) {
+                Verdict::Faster => faster.push(label),
+                Verdict::Slower => slower.push(label),
+                Verdict::Mixed => {}
             }
         }
     }

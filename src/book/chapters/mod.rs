@@ -21,5 +21,6 @@ pub mod rows;
 pub mod rows_short;
 pub mod sanitizers;
 pub mod tile;
+pub mod turns;
 #[cfg(test)]
 mod tests;
