@@ -5,7 +5,7 @@
 //! entry it can draw, in this order; the tests below check that every `{{#include}}` of a
 //! generated file has exactly one entry and that every entry is included by its chapter.
 
-use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, rows_short, sanitizers, tile};
+use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, dl_norms, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, rows_short, sanitizers, tile};
 use super::context::Context;
 use super::draw::{charts, diagrams, figures};
 use crate::error::Result;
@@ -176,7 +176,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("dl_ce_mean.md", "dl_norms.md", "book::chapters::dl_limits::ce_mean_markdown", dl_limits::ce_mean_markdown),
         md("dl_columns_wave.md", "dl_norms.md", "book::chapters::dl_limits::columns_wave_markdown", dl_limits::columns_wave_markdown),
         md("dl_columns_shared.md", "dl_norms.md", "book::chapters::dl_limits::columns_shared_markdown", dl_limits::columns_shared_markdown),
-        md("dl_norms_experiments.md", "dl_norms.md", "book::chapters::dl_limits::norms_experiments_markdown", dl_limits::norms_experiments_markdown),
+        md("dl_norms_experiments.md", "dl_norms.md", "book::chapters::dl_norms::norms_experiments_markdown", dl_norms::norms_experiments_markdown),
         md("dl_long_rows.md", "dl_softmax.md", "book::chapters::dl::long_rows", |c| dl::from_results(c, dl::long_rows)),
         md("dl_ceilings.md", "dl_softmax.md", "book::chapters::dl_limits::ceilings", |c| dl::from_results(c, dl_limits::ceilings)),
         md("dl_copy_shapes.md", "dl_softmax.md", "book::chapters::dl_limits::copy_shapes_markdown", dl_limits::copy_shapes_markdown),
@@ -185,7 +185,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         drawn("plots/dl.svg", "dl_softmax.md", "book::chapters::dl::chart", dl::chart),
         md("dl_goal.md", "dl_softmax.md", "book::chapters::dl_goal::goal", |c| dl::from_results(c, dl_goal::goal)),
         md("dl_ncu.md", "dl_softmax.md", "book::chapters::dl_limits::ncu_markdown", dl_limits::ncu_markdown),
-        md("dl_norms_instructions.md", "dl_norms.md", "book::chapters::dl_limits::norms_instructions_markdown", dl_limits::norms_instructions_markdown),
+        md("dl_norms_instructions.md", "dl_norms.md", "book::chapters::dl_norms::norms_instructions_markdown", dl_norms::norms_instructions_markdown),
         md("dl_backward.md", "dl_norms.md", "book::chapters::dl::backward_markdown", |c| dl::from_results(c, dl::backward_markdown)),
         md("dl_columns.md", "dl_norms.md", "book::chapters::dl::columns", |c| dl::from_results(c, dl::columns)),
     ]);

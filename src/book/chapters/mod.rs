@@ -10,6 +10,7 @@ pub mod determinism;
 pub mod dl;
 pub mod dl_goal;
 pub mod dl_limits;
+pub mod dl_norms;
 pub mod entry;
 pub mod harris;
 pub mod introduction;
