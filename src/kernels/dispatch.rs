@@ -25,8 +25,11 @@ pub struct Evidence {
 
 /// How much slower than the fastest measured kernel a band's choice may be, at a size of its
 /// band, for its evidence to hold: one run's medians of kernels that are the same within the
-/// noise differ by about this much (two rounds of one run agreed to 0.1%, runs on different
-/// H200s to 2–3%).
+/// noise differ by about this much at large sizes (two rounds of one run agreed to 0.1%, runs on
+/// different H200s to 2–3%). Below about 2^22 values, where a sum takes a few microseconds, the
+/// same launch timed at two moments of one run differed by more (the entry point against its
+/// kernel's own row, up to 14%: the benchmark chapter's `entry_twins.md`), so there a band rests on
+/// one run's ordering, which the small-n runs repeat at every block size.
 pub const EVIDENCE_SLACK: f64 = 0.05;
 
 /// One band of the rule: inputs of at most `up_to_bytes` get `kernel` at `block`.

@@ -315,7 +315,9 @@ fn entry_point<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
             continue;
         }
         let mut reducer = Reducer::<T>::auto(gpu, n)?;
-        let title = format!("entry point: {}, block {}", reducer.kernel().name, reducer.block());
+        // A one-block launch is not the kernel's own row's launch: the title says so.
+        let one_block = if reducer.resident_blocks() == 1 { ", one block" } else { "" };
+        let title = format!("entry point: {}, block {}{one_block}", reducer.kernel().name, reducer.block());
         reducer.poison_outputs(n)?;
         let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
         reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{ENTRY_POINT} {} n={n}", T::SUFFIX), why })?;

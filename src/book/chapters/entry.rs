@@ -83,15 +83,27 @@ fn peer<'a>(rows: &'a [Row], kernel: &str, dtype: Dtype, n: usize) -> Option<&'a
     row(rows, kernel, dtype, n).filter(|r| r.method.contains(SAME_RUN))
 }
 
+/// Every size `kernel` was measured at, the ragged ones (10^6, 2^22 + 1, …) too: a peer that is
+/// ahead only where n is not a power of two is still ahead.
 fn sizes(rows: &[Row], kernel: &str, dtype: Dtype) -> Vec<usize> {
-    let mut n: Vec<usize> = rows.iter().filter(|r| r.kernel == kernel && r.dtype == dtype && r.cache == Cache::Rotated && r.n.is_power_of_two()).map(|r| r.n).collect();
+    let mut n: Vec<usize> = rows.iter().filter(|r| r.kernel == kernel && r.dtype == dtype && r.cache == Cache::Rotated).map(|r| r.n).collect();
     n.sort_unstable();
     n.dedup();
     n
 }
 
+/// `2^20`, `10^6`, or the number itself.
 fn size(n: usize) -> String {
-    format!("2^{}", n.trailing_zeros())
+    if n.is_power_of_two() {
+        return format!("2^{}", n.trailing_zeros());
+    }
+    let mut k = 0;
+    let mut m = n;
+    while m > 1 && m % 10 == 0 {
+        m /= 10;
+        k += 1;
+    }
+    if m == 1 { format!("10^{k}") } else { n.to_string() }
 }
 
 /// `entry_point.md`: the entry point at each size (the kernel it picked, its time, its share of
@@ -164,6 +176,76 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
         }
     }
     writeln!(s, "\n*Measured on an {} on {} by `{}`; each peer only where it ran in the same run (its `method` column says so), the same way: checked first, inputs rotated past L2, CUDA events around graphs of back-to-back calls (CuPy's sum is not captured: K back-to-back calls).*", m.gpu, m.date, m.command).unwrap();
+    s
+}
+
+/// The kernel and block an entry point row's title names (`entry point: reduce12, block 256`), if
+/// the launch was that kernel's own: a one-block launch (`, one block`) is not.
+fn entry_launch(title: &str) -> Option<(&str, u32)> {
+    let (kernel, rest) = title.strip_prefix("entry point: ")?.split_once(", block ")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let rest = &rest[digits.len()..];
+    (!rest.starts_with(", one block")).then_some((kernel, digits.parse().ok()?))
+}
+
+/// Two times of the same launch that differ by less than this agree.
+pub const TWIN_AGREE: f64 = 0.01;
+/// Differences larger than this are listed one by one.
+pub const TWIN_LISTED: f64 = 0.03;
+
+/// `entry_twins.md`: the entry point's launch is, at most sizes, a kernel at a block that the
+/// benchmark also times as that kernel's own row: the same launches, timed at another moment of
+/// the same run. How far apart the two came is how far apart two rows of one run can be with no
+/// difference in the code; and where a peer was ahead of the entry point's row, whether it was
+/// ahead of the same launch's other time too.
+pub fn entry_twins(rows: &[Row]) -> String {
+    let mut pairs: Vec<(Dtype, usize, &Row, &Row)> = Vec::new();
+    for ours in rows.iter().filter(|r| r.kernel == ENTRY_POINT_KERNEL && r.cache == Cache::Rotated) {
+        let Some((kernel, block)) = entry_launch(&ours.title) else { continue };
+        if let Some(twin) = rows.iter().find(|r| r.kernel == kernel && r.block == block && r.dtype == ours.dtype && r.n == ours.n && r.cache == Cache::Rotated) {
+            pairs.push((ours.dtype, ours.n, ours, twin));
+        }
+    }
+    if pairs.is_empty() {
+        return String::new();
+    }
+    pairs.sort_by_key(|p| (p.0.name(), p.1));
+    let change = |ours: &Row, twin: &Row| ours.median_us / twin.median_us - 1.0;
+    let agree = pairs.iter().filter(|(_, _, o, t)| change(o, t).abs() < TWIN_AGREE).count();
+    let listed = |slower: bool| -> Vec<String> {
+        pairs
+            .iter()
+            .filter(|(_, _, o, t)| if slower { change(o, t) > TWIN_LISTED } else { change(o, t) < -TWIN_LISTED })
+            .map(|(dtype, n, o, t)| format!("{} {dtype} ({:.2} µs against {:.2}, {:+.1}%)", size(*n), o.median_us, t.median_us, 100.0 * change(o, t)))
+            .collect()
+    };
+    let list = |v: Vec<String>| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    let mut s = format!(
+        "**The same launch, timed twice.** At {} of the sizes above (both types), the entry point launched a kernel at a block that this run also timed as that kernel's own row: \
+        the same launches, timed at another moment of the run. The two agreed within {:.0}% at {agree} of them. The entry point's row was slower by more than {:.0}% at {}; faster by more than {:.0}% at {}.",
+        pairs.len(), TWIN_AGREE * 100.0, TWIN_LISTED * 100.0, list(listed(true)), TWIN_LISTED * 100.0, list(listed(false))
+    );
+    // The smallest size from which every pair agrees: above it the moment does not show.
+    let mut by_size: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    by_size.sort_unstable();
+    by_size.dedup();
+    let from = by_size.iter().rev().take_while(|&&n| pairs.iter().filter(|p| p.1 >= n).all(|(_, _, o, t)| change(o, t).abs() < TWIN_AGREE)).last().copied();
+    if let Some(from) = from.filter(|&f| f > by_size[0]) {
+        let worst = pairs.iter().filter(|p| p.1 >= from).map(|(_, _, o, t)| change(o, t).abs()).fold(0.0, f64::max);
+        write!(s, " From {} values up they agreed within {:.1}%; below, where a sum takes a few microseconds, a difference like those listed between two rows of one run is the moment each was timed, not the code.", size(from), worst * 100.0).unwrap();
+    }
+    // Where a peer beat the entry point's row: did it beat the launch's other time?
+    let mut beaten = Vec::new();
+    for (dtype, n, ours, twin) in &pairs {
+        let peers: Vec<&Row> = PEERS.iter().filter_map(|(k, _)| peer(rows, k, *dtype, *n)).collect();
+        let Some(best) = peers.iter().filter(|r| r.median_us < ours.median_us).min_by(|a, b| a.median_us.total_cmp(&b.median_us)) else { continue };
+        let verdict = if twin.median_us <= best.median_us { "ahead of it" } else { "behind it too" };
+        beaten.push(format!("{} {dtype}: {} {:.2} µs, the same launch as its own row {:.2} µs, {verdict}", size(*n), best.title, best.median_us, twin.median_us));
+    }
+    if !beaten.is_empty() {
+        write!(s, " Where a library was ahead of the entry point's row, the same launch timed as its own row was: {}.", beaten.join("; ")).unwrap();
+    }
+    s.push('\n');
     s
 }
 

@@ -268,6 +268,42 @@ fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
 }
 
 #[test]
+fn the_entry_points_launch_is_set_against_its_own_row_and_ragged_sizes_are_shown() {
+    let same = |kernel: &str, n: usize, us: f64| Row {
+        status: Status::Peer, dtype: Dtype::F32, title: kernel.into(),
+        method: format!("graph of 10 back-to-back, CUDA events; {SAME_RUN}, after its f32 kernels"), ..row(kernel, n, Cache::Rotated, us)
+    };
+    let entry = |n: usize, title: &str, us: f64| Row { dtype: Dtype::F32, title: title.into(), ..row(ENTRY_POINT_KERNEL, n, Cache::Rotated, us) };
+    let own = |kernel: &str, block: u32, n: usize, us: f64| Row { block, ..named(kernel, Dtype::F32, n, Cache::Rotated, us) };
+    let rows = vec![
+        entry(1 << 14, "entry point: reduce10_tiles_two_pass, block 512", 2.07),
+        own("reduce10_tiles_two_pass", 512, 1 << 14, 1.81),
+        same("tilelang_sum", 1 << 14, 1.82),
+        entry(1_000_000, "entry point: reduce12, block 256", 4.99),
+        own("reduce12", 256, 1_000_000, 4.70),
+        same("cub_sum", 1_000_000, 3.90),
+        entry(1 << 28, "entry point: reduce10_tiles_two_pass, block 512", 236.4),
+        own("reduce10_tiles_two_pass", 512, 1 << 28, 236.3),
+        // Another block, and a one-block launch: not the same launch as any row.
+        entry(1 << 12, "entry point: reduce12, block 256", 1.34),
+        own("reduce12", 128, 1 << 12, 1.30),
+        entry(1 << 13, "entry point: reduce12, block 512, one block", 1.60),
+        own("reduce12", 512, 1 << 13, 1.50),
+    ];
+    // The ragged size is a row of the table, and a peer ahead there is said to be.
+    let table = entry_table(&h200(), &rows);
+    assert!(table.contains("| 10^6 | reduce12, block 256 | 4.99 |"), "{table}");
+    assert!(table.contains("10^6 (cub_sum 3.90 µs against 4.99, 27.9%)"), "{table}");
+    let twins = entry_twins(&rows);
+    assert!(twins.contains("At 3 of the sizes above"), "{twins}");
+    assert!(twins.contains("agreed within 1% at 1 of them"), "{twins}");
+    assert!(twins.contains("slower by more than 3% at 2^14 f32 (2.07 µs against 1.81, +14.4%), 10^6 f32 (4.99 µs against 4.70, +6.2%); faster by more than 3% at none."), "{twins}");
+    assert!(twins.contains("From 2^28 values up they agreed within 0.0%"), "{twins}");
+    assert!(twins.contains("2^14 f32: tilelang_sum 1.82 µs, the same launch as its own row 1.81 µs, ahead of it; 10^6 f32: cub_sum 3.90 µs, the same launch as its own row 4.70 µs, behind it too."), "{twins}");
+    assert!(entry_twins(&rows[8..]).is_empty(), "no pair, no paragraph");
+}
+
+#[test]
 fn the_bands_table_is_the_rule_itself() {
     let table = dispatch_bands(&std::collections::BTreeMap::new());
     assert_eq!(table.lines().filter(|l| l.starts_with('|')).count(), 2 + crate::kernels::dispatch::BANDS.len());

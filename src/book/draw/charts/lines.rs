@@ -257,7 +257,8 @@ pub(super) fn entry_ratio_chart((machine, all): &(Machine, Vec<Row>)) -> LineCha
     let mut series = Vec::new();
     for (i, dtype) in [Dtype::F32, Dtype::I32].into_iter().enumerate() {
         fn of<'a>(all: &'a [Row], kernel: &'a str, dtype: Dtype) -> impl Iterator<Item = &'a Row> + 'a {
-            all.iter().filter(move |r| r.kernel == kernel && r.dtype == dtype && r.cache == Cache::Rotated && r.n.is_power_of_two())
+            // Every size, the ragged ones too: a gap only there is still a gap.
+            all.iter().filter(move |r| r.kernel == kernel && r.dtype == dtype && r.cache == Cache::Rotated)
         }
         let mut points: Vec<(f64, f64)> = of(all, ENTRY_POINT_KERNEL, dtype)
             .filter_map(|ours| {
