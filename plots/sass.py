@@ -36,7 +36,7 @@ def splice(name, included, out):
             out.append(line)
 
 
-def compile_cubin(nvrtc, name, arch, includes):
+def compile_cubin(nvrtc, name, arch, includes, extra=()):
     out = []
     splice(name, [], out)
     src = "\n".join(out).encode()
@@ -46,6 +46,7 @@ def compile_cubin(nvrtc, name, arch, includes):
     opts = [b"-std=c++17", b"-lineinfo", f"--gpu-architecture={arch}".encode()]
     for inc in includes:
         opts += [f"--include-path={inc}".encode(), f"--include-path={inc}/cccl".encode()]
+    opts += [o.encode() for o in extra]
     rc = nvrtc.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     size = ctypes.c_size_t()
     nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
@@ -73,6 +74,7 @@ def main():
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--out", required=True)
     ap.add_argument("--include", action="append", default=[], help="a CUDA include folder (cooperative_groups.h, cccl/)")
+    ap.add_argument("--option", action="append", default=[], help="an NVRTC option more, as REDUCTION_NVRTC_OPTIONS gives the book (-DVEC_TAIL_PREDICATED)")
     ap.add_argument("entries", nargs="+")
     args = ap.parse_args()
     nvrtc = ctypes.CDLL(ctypes.util.find_library("nvrtc") or "libnvrtc.so.13")
@@ -84,7 +86,7 @@ def main():
         f = file_of(entry)
         if f not in disassembled:
             with tempfile.NamedTemporaryFile(suffix=".cubin") as tmp:
-                tmp.write(compile_cubin(nvrtc, f, args.arch, args.include))
+                tmp.write(compile_cubin(nvrtc, f, args.arch, args.include, args.option))
                 tmp.flush()
                 disassembled[f] = subprocess.run(["cuobjdump", "--dump-sass", tmp.name], check=True, capture_output=True, text=True).stdout
         lines, on = [], False
@@ -96,7 +98,8 @@ def main():
                 lines.append(re.sub(r"\s*/\* 0x[0-9a-f]{16} \*/", "", line).rstrip())
         if not lines:
             sys.exit(f"{entry}: not in the SASS of {f}")
-        header = (f"# SASS of {entry} ({f}), NVRTC {version[0].value}.{version[1].value} for {args.arch} with the book's options, "
+        more = f" and {' '.join(args.option)}" if args.option else ""
+        header = (f"# SASS of {entry} ({f}), NVRTC {version[0].value}.{version[1].value} for {args.arch} with the book's options{more}, "
                   f"disassembled by cuobjdump --dump-sass (plots/sass.py)\n")
         open(os.path.join(args.out, f"{entry}.sass"), "w").write(header + "\n".join(lines) + "\n")
         print(f"{entry}: {len(lines)} instructions from {f}")

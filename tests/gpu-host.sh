@@ -20,7 +20,7 @@
 #                                                   and ln-ncu (only when named: Nsight Compute's instructions
 #                                                   executed per SASS line, LayerNorm beside RMSNorm)
 #                                                   and vec-tail (only when named: kernels 9-12 with their
-#                                                   leftover loads in flight, -DVEC_TAIL_IN_FLIGHT, by turns)
+#                                                   leftover loads in flight, VEC_VARIANTS, by turns)
 #                                                   and small-n (only when named: one block at 2^10 .. 2^14,
 #                                                   every block size, then beside the peers)
 #                                                   and big-tiles (only when named: the tile kernel at 512 and
@@ -428,29 +428,40 @@ if has ln-ncu; then
 fi
 if has vec-tail; then
   # The 16-byte kernels' last loads (kernels/vector_load.cuh): a thread whose share is not a whole
-  # number of rounds of 4 loads ends with one load and its add at a time; VEC_SWITCH loads them at
-  # once. Both, by turns, two rounds, at sizes that are not a whole number of rounds (2^11: two
-  # loads a thread of kernel 12's one block of 256, where the committed 2^11 took longer than 2^12;
-  # 2^12 and 2^20 are whole rounds for the grids there: the controls), f32, i32 and bf16 (the
-  # compiler still waits once in bf16's loop under the switch), then test-gpu's trials under the
-  # switch. VEC_PARTS="bench tests" the parts.
+  # number of rounds of 4 loads ends with one load and its add at a time. Two switches load them at
+  # once: tail (-DVEC_TAIL_IN_FLIGHT, a function of its own that loads the last pack again past the
+  # end) and pred (-DVEC_TAIL_PREDICATED, inline, one more round of predicated loads). The default
+  # build and each switch of VEC_VARIANTS (default "plain pred"), by turns, two rounds, at sizes that
+  # are not a whole number of rounds (2^11: two loads a thread of kernel 12's one block of 256,
+  # where the committed 2^11 took longer than 2^12; 2^12 and 2^20 are whole rounds for the grids
+  # there: the controls), f32, i32 and bf16 (the compiler still waits once in bf16's loop), then
+  # test-gpu's trials under each switch. VEC_PARTS="bench tests" the parts.
   # Writes $OUT/vec-tail/<variant>-<round>/<gpu>.csv and logs; nothing is copied back.
   echo "=== vec-tail (kernels 9-12, leftover loads in flight, by turns)"
   d="$OUT/vec-tail"; mkdir -p "$d"
-  VEC_SWITCH=-DVEC_TAIL_IN_FLIGHT
+  vec_switch_of() {
+    case $1 in
+      tail) echo "-DVEC_TAIL_IN_FLIGHT" ;;
+      pred) echo "-DVEC_TAIL_PREDICATED" ;;
+      *) echo "" ;;
+    esac
+  }
+  variants=${VEC_VARIANTS:-plain pred}
   parts=" ${VEC_PARTS:-bench tests} "
   for round in 1 2; do
     [[ $parts == *" bench "* ]] || break
-    for v in plain tail; do
-      opts=""; [ $v = tail ] && opts=$VEC_SWITCH
-      REDUCTION_NVRTC_OPTIONS="$opts" timeout 200 $B/bin/reduction bench --no-peers --sizes 2^11,2^12,2^20,1e6,4194305,1e7,50331647,1e8 \
+    for v in $variants; do
+      REDUCTION_NVRTC_OPTIONS="$(vec_switch_of $v)" timeout 200 $B/bin/reduction bench --no-peers --sizes 2^11,2^12,2^20,1e6,4194305,1e7,50331647,1e8 \
         --kernels reduce9,reduce10_last_block,reduce11,reduce12,entry_point --dtype f32,i32,bf16 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
       echo "  $v, round $round: $(medians "$d/$v-$round" reduce12,entry_point)"
     done
   done
   if [[ $parts == *" tests "* ]]; then
-    REDUCTION_NVRTC_OPTIONS=$VEC_SWITCH REQUIRE_GPU=1 timeout 300 $B/tests/test-gpu > "$d/test-gpu-tail.log" 2>&1 || status=1
-    echo "  test-gpu under $VEC_SWITCH: $(grep -E '^test result' "$d/test-gpu-tail.log" | tail -1)"
+    for v in $variants; do
+      [ "$v" = plain ] && continue
+      REDUCTION_NVRTC_OPTIONS=$(vec_switch_of $v) REQUIRE_GPU=1 timeout 300 $B/tests/test-gpu > "$d/test-gpu-$v.log" 2>&1 || status=1
+      echo "  test-gpu under $(vec_switch_of $v): $(grep -E '^test result' "$d/test-gpu-$v.log" | tail -1)"
+    done
   fi
   pack
 fi

@@ -155,19 +155,23 @@ fn main() {
 }
 
 /// The experiment switches `tests/gpu-host.sh` sets, with the kernel files each changes: what its
-/// `switch_of` gives the norms' variants (its `echo "-D..."` lines), and the `VEC_SWITCH` of its
-/// vec-tail stage.
+/// `switch_of` gives the norms' variants and its `vec_switch_of` the vec-tail stage's (their
+/// `echo "-D..."` lines).
 fn experiment_switches() -> Vec<(String, &'static [&'static str])> {
     const NORMS: &[&str] = &["18_norms.cu"];
     const VECTOR_LOADS: &[&str] = &["09_vectorized.cu", "10_single_pass.cu", "11_cooperative_groups.cu", "12_cub_block_reduce.cu"];
     let script = include_str!("gpu-host.sh");
-    let start = script.find("switch_of() {").expect("gpu-host.sh defines switch_of");
-    let body = &script[start..start + script[start..].find("\n}").expect("switch_of ends")];
-    let mut switches: Vec<(String, &'static [&'static str])> =
-        body.lines().filter_map(|line| line.split("echo \"").nth(1)?.split('"').next()).filter(|o| o.starts_with("-D")).map(|o| (o.to_string(), NORMS)).collect();
+    let options_of = |function: &str, files: &'static [&'static str]| -> Vec<(String, &'static [&'static str])> {
+        let start = script.find(&format!("\n{function}() {{")).or_else(|| script.find(&format!(" {function}() {{"))).unwrap_or_else(|| panic!("gpu-host.sh defines {function}"));
+        // The first closing brace at the start of a line, indented or not.
+        let end = start + 1 + ["\n}", "\n  }"].iter().filter_map(|close| script[start + 1..].find(close)).min().unwrap_or_else(|| panic!("{function} ends"));
+        script[start..end].lines().filter_map(|line| line.split("echo \"").nth(1)?.split('"').next()).filter(|o| o.starts_with("-D")).map(|o| (o.to_string(), files)).collect()
+    };
+    let mut switches = options_of("switch_of", NORMS);
     assert!(switches.len() >= 3, "switch_of's options not found in gpu-host.sh: {switches:?}");
-    let vec_switch = script.lines().find_map(|l| l.trim().strip_prefix("VEC_SWITCH=")).expect("gpu-host.sh's vec-tail stage sets VEC_SWITCH");
-    switches.push((vec_switch.to_string(), VECTOR_LOADS));
+    let vector = options_of("vec_switch_of", VECTOR_LOADS);
+    assert!(vector.len() >= 2, "vec_switch_of's options not found in gpu-host.sh: {vector:?}");
+    switches.extend(vector);
     switches
 }
 
