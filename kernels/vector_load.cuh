@@ -133,7 +133,9 @@ __device__ __forceinline__ Acc thread_sum_vec_in_flight(const In* __restrict__ i
 // loaded in the same round, from a clamped address, and added only where they belong. A thread
 // then makes one round trip for what it has left instead of up to VEC_UNROLL - 1 (at 10^6 f32
 // values, 880 threads of kernel 12's grid of 245 × 256 make 3). Unlike VEC_TAIL_IN_FLIGHT, inline:
-// no call, and no load of a pack past the end.
+// no call, and no load of a pack past the end. 4-byte types only: with the extra round, NVRTC
+// 13.0 (sm_90) issued only two of the main loop's four loads before converting the first in f16 and
+// bf16 (four without it), and f64's loop waits after two either way; those keep the plain walk.
 __device__ __forceinline__ uint4 ldcs_if(const uint4* __restrict__ at, bool in_range) {
     uint4 v = make_uint4(0, 0, 0, 0);  // a pack out of range adds zeros
     asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t@q ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
@@ -143,6 +145,7 @@ __device__ __forceinline__ uint4 ldcs_if(const uint4* __restrict__ at, bool in_r
 }
 template <typename In, typename Acc>
 __device__ __forceinline__ Acc thread_sum_vec_predicated(const In* __restrict__ in, u64 n) {
+    if constexpr (sizeof(In) != 4) return thread_sum_vec<In, Acc>(in, n);
     constexpr u64 PER = 16 / sizeof(In);
     const u64 thread = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     const u64 threads = (u64)gridDim.x * blockDim.x;
