@@ -11,7 +11,10 @@ entry point asked for, the encodings left out:
 Needs no GPU: libnvrtc.so.13 (pip install nvidia-cuda-nvrtc==13.0.88; its lib folder on
 LD_LIBRARY_PATH), the CUDA headers for kernels 11 and 12 (--include, or pip install
 nvidia-cuda-runtime nvidia-cuda-cccl), and cuobjdump + nvdisasm (the CUDA toolkit, or pip install
-nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm). The book's generators count the instructions in
+nvidia-cuda-cuobjdump==13.2.78 nvidia-cuda-nvdisasm: PyPI has no 13.0 cuobjdump, and 13.2's reads
+NVRTC 13.0's CUBINs; with them this machine wrote the committed sm_90 files byte for byte, GPU or
+none). --option adds an NVRTC option, as REDUCTION_NVRTC_OPTIONS does for an experiment switch
+(-DVEC_TAIL_PREDICATED); the file's first line names it. The book's generators count the instructions in
 these files (src/records/sass.rs reads them for src/book/chapters/); the files say which
 compiler wrote them.
 """
