@@ -438,7 +438,9 @@ if has vec-tail; then
   # where the committed 2^11 took longer than 2^12; 2^12 and 2^20 are whole rounds for the grids
   # there: the controls), f32, i32 and bf16 (the compiler still waits once in bf16's loop), then
   # test-gpu's trials under each switch. VEC_PARTS="bench tests" the parts.
-  # Writes $OUT/vec-tail/<variant>-<round>/<gpu>.csv and logs; nothing is copied back.
+  # Writes $OUT/vec-tail/<variant>-<round>/<gpu>.csv and logs; nothing is copied back (the tail runs
+  # and their plain rounds are plots/data/experiments/vec-tail/, the book's table of them; pred's go
+  # beside their own plain rounds, not with another call's).
   echo "=== vec-tail (kernels 9-12, leftover loads in flight, by turns)"
   d="$OUT/vec-tail"; mkdir -p "$d"
   vec_switch_of() {
