@@ -126,6 +126,9 @@ __device__ __forceinline__ Acc thread_sum_vec_in_flight(const In* __restrict__ i
 #define thread_sum_vec thread_sum_vec_in_flight
 #endif
 
+#if defined(VEC_TAIL_PREDICATED) && defined(VEC_TAIL_IN_FLIGHT)
+#error "VEC_TAIL_PREDICATED and VEC_TAIL_IN_FLIGHT each replace thread_sum_vec: set one"
+#endif
 #ifdef VEC_TAIL_PREDICATED
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DVEC_TAIL_PREDICATED): the leftover packs as one more
 // round of the main loop, each of its loads predicated on its pack being in range (PTX `@p ld`, so
@@ -145,43 +148,46 @@ __device__ __forceinline__ uint4 ldcs_if(const uint4* __restrict__ at, bool in_r
 }
 template <typename In, typename Acc>
 __device__ __forceinline__ Acc thread_sum_vec_predicated(const In* __restrict__ in, u64 n) {
-    if constexpr (sizeof(In) != 4) return thread_sum_vec<In, Acc>(in, n);
-    constexpr u64 PER = 16 / sizeof(In);
-    const u64 thread = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    u64 head = ((16 - ((u64)in & 15)) & 15) / sizeof(In);
-    if (head > n) head = n;
-    const u64 packs = (n - head) / PER;
-    const u64 tail = head + packs * PER;
+    if constexpr (sizeof(In) != 4) {
+        return thread_sum_vec<In, Acc>(in, n);
+    } else {
+        constexpr u64 PER = 16 / sizeof(In);
+        const u64 thread = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+        const u64 threads = (u64)gridDim.x * blockDim.x;
+        u64 head = ((16 - ((u64)in & 15)) & 15) / sizeof(In);
+        if (head > n) head = n;
+        const u64 packs = (n - head) / PER;
+        const u64 tail = head + packs * PER;
 
-    Acc acc[VEC_UNROLL];
+        Acc acc[VEC_UNROLL];
 #pragma unroll
-    for (int u = 0; u < VEC_UNROLL; ++u) acc[u] = Acc(0);
-    const uint4* body = reinterpret_cast<const uint4*>(in + head);
-    u64 p = thread;
-    for (; p + (VEC_UNROLL - 1) * threads < packs; p += VEC_UNROLL * threads) {
-        uint4 v[VEC_UNROLL];
+        for (int u = 0; u < VEC_UNROLL; ++u) acc[u] = Acc(0);
+        const uint4* body = reinterpret_cast<const uint4*>(in + head);
+        u64 p = thread;
+        for (; p + (VEC_UNROLL - 1) * threads < packs; p += VEC_UNROLL * threads) {
+            uint4 v[VEC_UNROLL];
 #pragma unroll
-        for (int u = 0; u < VEC_UNROLL; ++u) v[u] = __ldcs(body + p + u * threads);
+            for (int u = 0; u < VEC_UNROLL; ++u) v[u] = __ldcs(body + p + u * threads);
 #pragma unroll
-        for (int u = 0; u < VEC_UNROLL; ++u) acc[u] += pack_sum<In, Acc>(v[u]);
+            for (int u = 0; u < VEC_UNROLL; ++u) acc[u] += pack_sum<In, Acc>(v[u]);
+        }
+        // The last round: at most VEC_UNROLL - 1 packs are left (the loop stops once
+        // p + (VEC_UNROLL - 1) · threads is past the end), and the head's or tail's value.
+        uint4 rest[VEC_UNROLL - 1];
+#pragma unroll
+        for (int u = 0; u < VEC_UNROLL - 1; ++u) rest[u] = ldcs_if(body + p + u * threads, p + u * threads < packs);
+        const bool has_head = thread < head, has_tail = thread < n - tail;
+        const In head_value = in[has_head ? thread : 0];
+        const In tail_value = in[has_tail ? tail + thread : 0];
+#pragma unroll
+        for (int u = 0; u < VEC_UNROLL - 1; ++u) acc[u] += pack_sum<In, Acc>(rest[u]);
+        if (has_head) acc[VEC_UNROLL - 1] += to_acc<Acc>(head_value);
+        if (has_tail) acc[VEC_UNROLL - 1] += to_acc<Acc>(tail_value);
+
+#pragma unroll
+        for (int u = 1; u < VEC_UNROLL; ++u) acc[0] += acc[u];
+        return acc[0];
     }
-    // The last round: at most VEC_UNROLL - 1 packs are left (the loop stops once
-    // p + (VEC_UNROLL - 1) · threads is past the end), and the head's or tail's value.
-    uint4 rest[VEC_UNROLL - 1];
-#pragma unroll
-    for (int u = 0; u < VEC_UNROLL - 1; ++u) rest[u] = ldcs_if(body + p + u * threads, p + u * threads < packs);
-    const bool has_head = thread < head, has_tail = thread < n - tail;
-    const In head_value = in[has_head ? thread : 0];
-    const In tail_value = in[has_tail ? tail + thread : 0];
-#pragma unroll
-    for (int u = 0; u < VEC_UNROLL - 1; ++u) acc[u] += pack_sum<In, Acc>(rest[u]);
-    if (has_head) acc[VEC_UNROLL - 1] += to_acc<Acc>(head_value);
-    if (has_tail) acc[VEC_UNROLL - 1] += to_acc<Acc>(tail_value);
-
-#pragma unroll
-    for (int u = 1; u < VEC_UNROLL; ++u) acc[0] += acc[u];
-    return acc[0];
 }
 #define thread_sum_vec thread_sum_vec_predicated
 #endif

@@ -447,7 +447,8 @@ if has vec-tail; then
     case $1 in
       tail) echo "-DVEC_TAIL_IN_FLIGHT" ;;
       pred) echo "-DVEC_TAIL_PREDICATED" ;;
-      *) echo "" ;;
+      plain) echo "" ;;
+      *) echo "vec-tail: no variant $1 (plain, tail, pred)" >&2; return 1 ;;
     esac
   }
   variants=${VEC_VARIANTS:-plain pred}
@@ -455,6 +456,7 @@ if has vec-tail; then
   for round in 1 2; do
     [[ $parts == *" bench "* ]] || break
     for v in $variants; do
+      vec_switch_of $v > /dev/null || { status=1; continue; }
       REDUCTION_NVRTC_OPTIONS="$(vec_switch_of $v)" timeout 200 $B/bin/reduction bench --no-peers --sizes 2^11,2^12,2^20,1e6,4194305,1e7,50331647,1e8 \
         --kernels reduce9,reduce10_last_block,reduce11,reduce12,entry_point --dtype f32,i32,bf16 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
       echo "  $v, round $round: $(medians "$d/$v-$round" reduce12,entry_point)"

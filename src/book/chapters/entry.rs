@@ -92,8 +92,8 @@ fn sizes(rows: &[Row], kernel: &str, dtype: Dtype) -> Vec<usize> {
     n
 }
 
-/// `2^20`, `10^6`, or the number itself.
-fn size(n: usize) -> String {
+/// `2^20`, `10^6`, `2^22 + 1`, `3·2^24 − 1`, or the number itself.
+pub fn size_label(n: usize) -> String {
     if n.is_power_of_two() {
         return format!("2^{}", n.trailing_zeros());
     }
@@ -103,7 +103,18 @@ fn size(n: usize) -> String {
         m /= 10;
         k += 1;
     }
-    if m == 1 { format!("10^{k}") } else { n.to_string() }
+    if m == 1 {
+        return format!("10^{k}");
+    }
+    // One off a power of two, or off three times one: the benchmark's sizes that are ragged on purpose.
+    for (near, sign) in [(n.wrapping_sub(1), "+ 1"), (n.wrapping_add(1), "− 1")] {
+        for (factor, prefix) in [(1, ""), (3, "3·")] {
+            if near > 2 && near % factor == 0 && (near / factor).is_power_of_two() {
+                return format!("{prefix}2^{} {sign}", (near / factor).trailing_zeros());
+            }
+        }
+    }
+    n.to_string()
 }
 
 /// `entry_point.md`: the entry point at each size (the kernel it picked, its time, its share of
@@ -132,10 +143,10 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
             let fastest = theirs.iter().flatten().map(|r| r.median_us).fold(ours.median_us, f64::min);
             let cell = |us: f64| if us == fastest { format!("**{us:.2}**") } else { format!("{us:.2}") };
             let cells: Vec<String> = theirs.iter().map(|r| r.map_or("–".into(), |r| cell(r.median_us))).collect();
-            writeln!(s, "| {} | {picked} | {} | {ceiling} | {} |", size(n), cell(ours.median_us), cells.join(" | ")).unwrap();
+            writeln!(s, "| {} | {picked} | {} | {ceiling} | {} |", size_label(n), cell(ours.median_us), cells.join(" | ")).unwrap();
             let measured = theirs.iter().flatten().count();
             match theirs.iter().flatten().filter(|r| r.median_us < ours.median_us).min_by(|a, b| a.median_us.total_cmp(&b.median_us)) {
-                Some(r) => behind.push(format!("{} ({} {:.2} µs against {:.2}, {:.1}%)", size(n), r.title, r.median_us, ours.median_us, 100.0 * (ours.median_us / r.median_us - 1.0))),
+                Some(r) => behind.push(format!("{} ({} {:.2} µs against {:.2}, {:.1}%)", size_label(n), r.title, r.median_us, ours.median_us, 100.0 * (ours.median_us / r.median_us - 1.0))),
                 None if measured > 0 => ahead += 1,
                 None => {}
             }
@@ -145,19 +156,18 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
         let revised: Vec<String> = ns
             .iter()
             .filter_map(|&n| {
-                let picked = row(rows, ENTRY_POINT_KERNEL, dtype, n)?.title.trim_start_matches("entry point: ").to_string();
+                let (kernel, block, one_block) = entry_launch(&row(rows, ENTRY_POINT_KERNEL, dtype, n)?.title)?;
                 let bytes = (n * 4) as u64;
                 let band = BANDS.iter().find(|b| bytes <= b.up_to_bytes)?;
-                let now = format!("{}, block {}", band.kernel, band.block);
-                if picked.starts_with(&now) {
+                if (kernel, block, one_block) == (band.kernel, band.block, band.one_block) {
                     return None;
                 }
                 // The new choice against the one it replaced, both from the band's evidence file.
-                let was = picked.split_once(", block ").and_then(|(k, b)| Some((k.to_string(), b.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok()?)));
-                let times = was.and_then(|(k, b)| Some((evidence_time(band.evidence.file, band.kernel, band.block, dtype, n)?, evidence_time(band.evidence.file, &k, b, dtype, n)?, k, b)));
+                let times = Some((evidence_time(band.evidence.file, band.kernel, band.block, dtype, n), evidence_time(band.evidence.file, kernel, block, dtype, n)))
+                    .and_then(|(new, old)| Some((new?, old?, kernel, block)));
                 Some(match times {
-                    Some((new, old, k, b)) => format!("{} (`{}` at block {}: {new:.2} µs there, against {old:.2} for `{k}` at block {b})", size(n), band.kernel, band.block),
-                    None => format!("{} (`{}` at block {})", size(n), band.kernel, band.block),
+                    Some((new, old, k, b)) => format!("{} (`{}` at block {}: {new:.2} µs there, against {old:.2} for `{k}` at block {b})", size_label(n), band.kernel, band.block),
+                    None => format!("{} (`{}` at block {})", size_label(n), band.kernel, band.block),
                 })
             })
             .collect();
@@ -179,13 +189,13 @@ pub fn entry_table(m: &Machine, rows: &[Row]) -> String {
     s
 }
 
-/// The kernel and block an entry point row's title names (`entry point: reduce12, block 256`), if
-/// the launch was that kernel's own: a one-block launch (`, one block`) is not.
-fn entry_launch(title: &str) -> Option<(&str, u32)> {
+/// What an entry point row's title says it launched (`entry point: reduce12, block 256`, with
+/// `, one block` where the grid was capped at one block, and `, host-visible` on a host row):
+/// the kernel, the block and whether it was one block.
+pub fn entry_launch(title: &str) -> Option<(&str, u32, bool)> {
     let (kernel, rest) = title.strip_prefix("entry point: ")?.split_once(", block ")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let rest = &rest[digits.len()..];
-    (!rest.starts_with(", one block")).then_some((kernel, digits.parse().ok()?))
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    Some((kernel, rest[..digits].parse().ok()?, rest[digits..].starts_with(", one block")))
 }
 
 /// Two times of the same launch that differ by less than this agree.
@@ -201,7 +211,7 @@ pub const TWIN_LISTED: f64 = 0.03;
 pub fn entry_twins(rows: &[Row]) -> String {
     let mut pairs: Vec<(Dtype, usize, &Row, &Row)> = Vec::new();
     for ours in rows.iter().filter(|r| r.kernel == ENTRY_POINT_KERNEL && r.cache == Cache::Rotated) {
-        let Some((kernel, block)) = entry_launch(&ours.title) else { continue };
+        let Some((kernel, block, false)) = entry_launch(&ours.title) else { continue };
         if let Some(twin) = rows.iter().find(|r| r.kernel == kernel && r.block == block && r.dtype == ours.dtype && r.n == ours.n && r.cache == Cache::Rotated) {
             pairs.push((ours.dtype, ours.n, ours, twin));
         }
@@ -209,6 +219,7 @@ pub fn entry_twins(rows: &[Row]) -> String {
     if pairs.is_empty() {
         return String::new();
     }
+    let entry_rows = rows.iter().filter(|r| r.kernel == ENTRY_POINT_KERNEL && r.cache == Cache::Rotated).count();
     pairs.sort_by_key(|p| (p.0.name(), p.1));
     let change = |ours: &Row, twin: &Row| ours.median_us / twin.median_us - 1.0;
     let agree = pairs.iter().filter(|(_, _, o, t)| change(o, t).abs() < TWIN_AGREE).count();
@@ -216,14 +227,14 @@ pub fn entry_twins(rows: &[Row]) -> String {
         pairs
             .iter()
             .filter(|(_, _, o, t)| if slower { change(o, t) > TWIN_LISTED } else { change(o, t) < -TWIN_LISTED })
-            .map(|(dtype, n, o, t)| format!("{} {dtype} ({:.2} µs against {:.2}, {:+.1}%)", size(*n), o.median_us, t.median_us, 100.0 * change(o, t)))
+            .map(|(dtype, n, o, t)| format!("{} {dtype} ({:.2} µs against {:.2}, {:+.1}%)", size_label(*n), o.median_us, t.median_us, 100.0 * change(o, t)))
             .collect()
     };
     let list = |v: Vec<String>| if v.is_empty() { "none".to_string() } else { v.join(", ") };
     let mut s = format!(
-        "**The same launch, timed twice.** At {} of the sizes above (both types), the entry point launched a kernel at a block that this run also timed as that kernel's own row: \
-        the same launches, timed at another moment of the run. The two agreed within {:.0}% at {agree} of them. The entry point's row was slower by more than {:.0}% at {}; faster by more than {:.0}% at {}.",
-        pairs.len(), TWIN_AGREE * 100.0, TWIN_LISTED * 100.0, list(listed(true)), TWIN_LISTED * 100.0, list(listed(false))
+        "**The same launch, timed twice.** In {} of the {} rows above (a size and a type each), the entry point launched a kernel at a block that this run also timed as that kernel's own row: \
+        the same launches, timed at another moment of the run. The two agreed within {:.0}% in {agree} of them. The entry point's row was slower by more than {:.0}% at {}; faster by more than {:.0}% at {}.",
+        pairs.len(), entry_rows, TWIN_AGREE * 100.0, TWIN_LISTED * 100.0, list(listed(true)), TWIN_LISTED * 100.0, list(listed(false))
     );
     // The smallest size from which every pair agrees: above it the moment does not show.
     let mut by_size: Vec<usize> = pairs.iter().map(|p| p.1).collect();
@@ -232,15 +243,21 @@ pub fn entry_twins(rows: &[Row]) -> String {
     let from = by_size.iter().rev().take_while(|&&n| pairs.iter().filter(|p| p.1 >= n).all(|(_, _, o, t)| change(o, t).abs() < TWIN_AGREE)).last().copied();
     if let Some(from) = from.filter(|&f| f > by_size[0]) {
         let worst = pairs.iter().filter(|p| p.1 >= from).map(|(_, _, o, t)| change(o, t).abs()).fold(0.0, f64::max);
-        write!(s, " From {} values up they agreed within {:.1}%; below, where a sum takes a few microseconds, a difference like those listed between two rows of one run is the moment each was timed, not the code.", size(from), worst * 100.0).unwrap();
+        write!(s, " From {} values up they agreed within {:.1}%; below, where a sum takes a few microseconds, a difference like those listed between two rows of one run is the moment each was timed, not the code.", size_label(from), worst * 100.0).unwrap();
     }
     // Where a peer beat the entry point's row: did it beat the launch's other time?
     let mut beaten = Vec::new();
     for (dtype, n, ours, twin) in &pairs {
         let peers: Vec<&Row> = PEERS.iter().filter_map(|(k, _)| peer(rows, k, *dtype, *n)).collect();
         let Some(best) = peers.iter().filter(|r| r.median_us < ours.median_us).min_by(|a, b| a.median_us.total_cmp(&b.median_us)) else { continue };
-        let verdict = if twin.median_us <= best.median_us { "ahead of it" } else { "behind it too" };
-        beaten.push(format!("{} {dtype}: {} {:.2} µs, the same launch as its own row {:.2} µs, {verdict}", size(*n), best.title, best.median_us, twin.median_us));
+        let verdict = if (twin.median_us / best.median_us - 1.0).abs() < TWIN_AGREE {
+            "level with it (within 1%)"
+        } else if twin.median_us < best.median_us {
+            "ahead of it"
+        } else {
+            "behind it too"
+        };
+        beaten.push(format!("{} {dtype}: {} {:.2} µs, the same launch as its own row {:.2} µs, {verdict}", size_label(*n), best.title, best.median_us, twin.median_us));
     }
     if !beaten.is_empty() {
         write!(s, " Where a library was ahead of the entry point's row, the same launch timed as its own row was: {}.", beaten.join("; ")).unwrap();
@@ -273,9 +290,9 @@ pub fn host_visible_table(m: &Machine, rows: &[Row]) -> String {
             let fastest = theirs.iter().flatten().map(|r| r.median_us).fold(ours.median_us, f64::min);
             let cell = |us: f64| if us == fastest { format!("**{us:.1}**") } else { format!("{us:.1}") };
             let cells: Vec<String> = theirs.iter().map(|r| r.map_or("–".into(), |r| cell(r.median_us))).collect();
-            writeln!(s, "| {} | {gpu} | {} | {} |", size(n), cell(ours.median_us), cells.join(" | ")).unwrap();
+            writeln!(s, "| {} | {gpu} | {} | {} |", size_label(n), cell(ours.median_us), cells.join(" | ")).unwrap();
             if let Some(r) = theirs.iter().flatten().filter(|r| r.median_us < ours.median_us).min_by(|a, b| a.median_us.total_cmp(&b.median_us)) {
-                behind.push(format!("{} ({} {:.1} µs against {:.1})", size(n), r.title, r.median_us, ours.median_us));
+                behind.push(format!("{} ({} {:.1} µs against {:.1})", size_label(n), r.title, r.median_us, ours.median_us));
             }
         }
         // The sentence: what waiting for one small sum costs a caller, at 2^16.
@@ -303,7 +320,7 @@ pub fn host_result(experiments: Option<&[crate::records::experiments::Experiment
     let mut parts = Vec::new();
     for n in [1usize << 10, 1 << 16, 1 << 24] {
         if let (Some(pageable), Some(pinned), Some(mapped)) = (find("pageable", n), find("pinned", n), find("mapped", n)) {
-            parts.push(format!("at {}: {:.1} µs with a copy into pageable memory, {:.1} into page-locked memory, {:.1} with no copy", size(n), pageable.median_us, pinned.median_us, mapped.median_us));
+            parts.push(format!("at {}: {:.1} µs with a copy into pageable memory, {:.1} into page-locked memory, {:.1} with no copy", size_label(n), pageable.median_us, pinned.median_us, mapped.median_us));
         }
     }
     if parts.is_empty() {
@@ -398,18 +415,18 @@ pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
         // The launch the benchmark's entry point made (its row's title names kernel and block),
         // as an entry point name: a profile of an earlier rule's launch is not its profile.
         let now = row(rows, ENTRY_POINT_KERNEL, *dtype, *n).and_then(|r| {
-            let (name, block) = r.title.strip_prefix("entry point: ")?.split_once(", block ")?;
+            let (name, block, _) = entry_launch(&r.title)?;
             let spec = crate::kernels::find(name).ok()?;
-            Some((crate::with_dtype!(*dtype, T => spec.entry_name::<T>(block.parse().ok()?)), name.to_string(), block.to_string()))
+            Some((crate::with_dtype!(*dtype, T => spec.entry_name::<T>(block)), name.to_string(), block.to_string()))
         });
         let entry = match &now {
             Some((entry, name, block)) if entry != kernel => {
-                stale.push(format!("{} {dtype} (`{kernel}`; the rule now takes `{name}` at block {block})", size(*n)));
+                stale.push(format!("{} {dtype} (`{kernel}`; the rule now takes `{name}` at block {block})", size_label(*n)));
                 format!("{} (now `{name}`)", bench(ENTRY_POINT_KERNEL))
             }
             _ => bench(ENTRY_POINT_KERNEL),
         };
-        writeln!(s, "| {} {dtype} | `{kernel}` | {} × {} | {:.1}% | {:.1}% | {:.2} µs | {} | {} |", size(*n), p.block, p.grid, p.achieved_occupancy, p.dram_percent, p.duration_us,
+        writeln!(s, "| {} {dtype} | `{kernel}` | {} × {} | {:.1}% | {:.1}% | {:.2} µs | {} | {} |", size_label(*n), p.block, p.grid, p.achieved_occupancy, p.dram_percent, p.duration_us,
             entry, bench(READ_ONLY_KERNEL)).unwrap();
         let verdict = if p.dram_percent > MEMORY_BOUND_DRAM_PERCENT {
             format!("DRAM was {:.1}% busy: the launch is bound by memory, and what is left to gain is in how close to the read-only kernel its loads come", p.dram_percent)
@@ -419,7 +436,7 @@ pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
         } else {
             format!("DRAM was {:.1}% busy", p.dram_percent)
         };
-        said.push(format!("at {} {dtype}, {verdict}", size(*n)));
+        said.push(format!("at {} {dtype}, {verdict}", size_label(*n)));
     }
     let sentence = said.join("; ");
     writeln!(s, "\n{}{}.", sentence[..1].to_uppercase(), &sentence[1..]).unwrap();

@@ -269,38 +269,61 @@ fn the_entry_point_is_compared_only_with_peers_of_its_own_run() {
 
 #[test]
 fn the_entry_points_launch_is_set_against_its_own_row_and_ragged_sizes_are_shown() {
-    let same = |kernel: &str, n: usize, us: f64| Row {
-        status: Status::Peer, dtype: Dtype::F32, title: kernel.into(),
-        method: format!("graph of 10 back-to-back, CUDA events; {SAME_RUN}, after its f32 kernels"), ..row(kernel, n, Cache::Rotated, us)
+    let same = |kernel: &str, dtype: Dtype, n: usize, us: f64| Row {
+        status: Status::Peer, dtype, title: kernel.into(),
+        method: format!("graph of 10 back-to-back, CUDA events; {SAME_RUN}, after its kernels"), ..row(kernel, n, Cache::Rotated, us)
     };
-    let entry = |n: usize, title: &str, us: f64| Row { dtype: Dtype::F32, title: title.into(), ..row(ENTRY_POINT_KERNEL, n, Cache::Rotated, us) };
-    let own = |kernel: &str, block: u32, n: usize, us: f64| Row { block, ..named(kernel, Dtype::F32, n, Cache::Rotated, us) };
+    let entry = |dtype: Dtype, n: usize, title: &str, us: f64| Row { dtype, title: title.into(), ..row(ENTRY_POINT_KERNEL, n, Cache::Rotated, us) };
+    let own = |kernel: &str, dtype: Dtype, block: u32, n: usize, us: f64| Row { block, ..named(kernel, dtype, n, Cache::Rotated, us) };
+    let (tiles, k12) = ("entry point: reduce10_tiles_two_pass, block 512", "entry point: reduce12, block 256");
     let rows = vec![
-        entry(1 << 14, "entry point: reduce10_tiles_two_pass, block 512", 2.07),
-        own("reduce10_tiles_two_pass", 512, 1 << 14, 1.81),
-        same("tilelang_sum", 1 << 14, 1.82),
-        entry(1_000_000, "entry point: reduce12, block 256", 4.99),
-        own("reduce12", 256, 1_000_000, 4.70),
-        same("cub_sum", 1_000_000, 3.90),
-        entry(1 << 28, "entry point: reduce10_tiles_two_pass, block 512", 236.4),
-        own("reduce10_tiles_two_pass", 512, 1 << 28, 236.3),
+        entry(Dtype::F32, 1 << 14, tiles, 2.07),
+        // The same kernel, block and size in another type and left in L2, first: never its pair.
+        own("reduce10_tiles_two_pass", Dtype::I32, 512, 1 << 14, 2.07),
+        Row { block: 512, ..named("reduce10_tiles_two_pass", Dtype::F32, 1 << 14, Cache::Resident, 2.07) },
+        own("reduce10_tiles_two_pass", Dtype::F32, 512, 1 << 14, 1.81),
+        same("tilelang_sum", Dtype::F32, 1 << 14, 1.82),
+        entry(Dtype::F32, 1 << 16, k12, 2.70),
+        own("reduce12", Dtype::F32, 256, 1 << 16, 2.69),
+        entry(Dtype::F32, 1_000_000, k12, 4.99),
+        own("reduce12", Dtype::F32, 256, 1_000_000, 4.70),
+        same("cub_sum", Dtype::F32, 1_000_000, 3.90),
+        entry(Dtype::F32, (1 << 22) + 1, tiles, 6.97),
+        own("reduce10_tiles_two_pass", Dtype::F32, 512, (1 << 22) + 1, 6.98),
+        entry(Dtype::F32, 1 << 28, tiles, 236.4),
+        own("reduce10_tiles_two_pass", Dtype::F32, 512, 1 << 28, 236.3),
+        same("cub_sum", Dtype::F32, 1 << 28, 236.35),
         // Another block, and a one-block launch: not the same launch as any row.
-        entry(1 << 12, "entry point: reduce12, block 256", 1.34),
-        own("reduce12", 128, 1 << 12, 1.30),
-        entry(1 << 13, "entry point: reduce12, block 512, one block", 1.60),
-        own("reduce12", 512, 1 << 13, 1.50),
+        entry(Dtype::F32, 1 << 12, k12, 1.34),
+        own("reduce12", Dtype::F32, 128, 1 << 12, 1.30),
+        entry(Dtype::F32, 1 << 13, "entry point: reduce12, block 512, one block", 1.60),
+        own("reduce12", Dtype::F32, 512, 1 << 13, 1.50),
     ];
-    // The ragged size is a row of the table, and a peer ahead there is said to be.
+    // The ragged sizes are rows of the table, and a peer ahead there is said to be.
     let table = entry_table(&h200(), &rows);
     assert!(table.contains("| 10^6 | reduce12, block 256 | 4.99 |"), "{table}");
+    assert!(table.contains("| 2^22 + 1 | reduce10_tiles_two_pass, block 512 | **6.97** |"), "{table}");
     assert!(table.contains("10^6 (cub_sum 3.90 µs against 4.99, 27.9%)"), "{table}");
     let twins = entry_twins(&rows);
-    assert!(twins.contains("At 3 of the sizes above"), "{twins}");
-    assert!(twins.contains("agreed within 1% at 1 of them"), "{twins}");
+    assert!(twins.contains("In 5 of the 7 rows above"), "{twins}");
+    assert!(twins.contains("agreed within 1% in 3 of them"), "{twins}");
     assert!(twins.contains("slower by more than 3% at 2^14 f32 (2.07 µs against 1.81, +14.4%), 10^6 f32 (4.99 µs against 4.70, +6.2%); faster by more than 3% at none."), "{twins}");
-    assert!(twins.contains("From 2^28 values up they agreed within 0.0%"), "{twins}");
-    assert!(twins.contains("2^14 f32: tilelang_sum 1.82 µs, the same launch as its own row 1.81 µs, ahead of it; 10^6 f32: cub_sum 3.90 µs, the same launch as its own row 4.70 µs, behind it too."), "{twins}");
-    assert!(entry_twins(&rows[8..]).is_empty(), "no pair, no paragraph");
+    // 2^16 agrees too, but 10^6 above it does not: agreement from 2^22 + 1 up.
+    assert!(twins.contains("From 2^22 + 1 values up they agreed within 0.1%"), "{twins}");
+    assert!(twins.contains("2^14 f32: tilelang_sum 1.82 µs, the same launch as its own row 1.81 µs, level with it (within 1%); 10^6 f32: cub_sum 3.90 µs, the same launch as its own row 4.70 µs, behind it too;"), "{twins}");
+    assert!(twins.contains("2^28 f32: cub_sum 236.35 µs, the same launch as its own row 236.30 µs, level with it"), "{twins}");
+    assert!(entry_twins(&rows[15..]).is_empty(), "no pair, no paragraph");
+}
+
+#[test]
+fn entry_point_titles_and_sizes_read_back() {
+    assert_eq!(entry_launch("entry point: reduce12, block 256"), Some(("reduce12", 256, false)));
+    assert_eq!(entry_launch("entry point: reduce12, block 512, one block"), Some(("reduce12", 512, true)));
+    assert_eq!(entry_launch("entry point: reduce12, block 512, one block, host-visible"), Some(("reduce12", 512, true)));
+    assert_eq!(entry_launch("entry point: reduce10_tiles_two_pass, block 512, host-visible"), Some(("reduce10_tiles_two_pass", 512, false)));
+    assert_eq!(entry_launch("reduce12, block 256"), None);
+    let labels: Vec<String> = [1 << 20, 1_000_000, 10_000_000, (1 << 22) + 1, 3 * (1 << 24) - 1, 1000, 12345].map(size_label).to_vec();
+    assert_eq!(labels, ["2^20", "10^6", "10^7", "2^22 + 1", "3·2^24 − 1", "10^3", "12345"]);
 }
 
 #[test]
