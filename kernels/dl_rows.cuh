@@ -949,8 +949,19 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 //   <op>_cluster<C>x<VPT>_<type> (sm_90 and later only).
 // The launch bound caps the block (and so leaves each thread the registers its VPT packs need).
 #define DL_TAIL_PARAMS u64 rows, u64 cols, u64 ld, unsigned team, float *partials, unsigned *arrive, unsigned *depart
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_LANES8_MIN_BLOCKS=4): the lanes entries of 8 packs
+// bounded to that many blocks of 256 an SM. Since the exponent became one FMA (a9dbfd8), NVRTC
+// 13.0 gives softmax's and log_softmax's lanes of 8 packs 80 registers a thread at sm_90, 3 blocks
+// an SM (63 before; Nsight Compute's profile of softmax f32 2^20 × 256 in the book is of that
+// build); cross-entropy's keep 4 by the same bound (CE_LANES). At 4 blocks (64 registers) none of
+// the lanes entries of 8 packs touches local memory; at 5, 17 to 184 local loads and stores each.
+#ifdef DL_LANES8_MIN_BLOCKS
+#define DL_LANES_BOUND(VPT) __launch_bounds__(256, (VPT) >= 8 ? DL_LANES8_MIN_BLOCKS : 1)
+#else
+#define DL_LANES_BOUND(VPT) __launch_bounds__(256)
+#endif
 #define DL_LANES(op, sfx, VPT, PARAMS, TASK)                                                      \
-    extern "C" __global__ void __launch_bounds__(256) op##_lanes##VPT##_##sfx PARAMS {                \
+    extern "C" __global__ void DL_LANES_BOUND(VPT) op##_lanes##VPT##_##sfx PARAMS {                    \
         const auto task = TASK;                                                                   \
         dl::rows_by_lanes<decltype(task), VPT>(task, team);                                      \
     }

@@ -19,6 +19,8 @@
 #                                                   packs ahead, DL_PARAMS_AHEAD, by turns)
 #                                                   and ln-ncu (only when named: Nsight Compute's instructions
 #                                                   executed per SASS line, LayerNorm beside RMSNorm)
+#                                                   and lanes-bound (only when named: softmax's lanes of 8
+#                                                   packs at 4 blocks an SM, by turns)
 #                                                   and vec-tail (only when named: kernels 9-12 with their
 #                                                   leftover loads in flight, VEC_VARIANTS, by turns)
 #                                                   and small-n (only when named: one block at 2^10 .. 2^14,
@@ -334,6 +336,7 @@ switch_of() {
     two_pass*) echo "-DDL_LN_TWO_PASS" ;;
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
+    lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;
   esac
 }
 
@@ -398,6 +401,31 @@ if has params-ahead; then
     REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl rms_norm > "$d/test-dl-$v.log" 2>&1 || status=1
     echo "  test-dl rms_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
   done
+  pack
+fi
+if has lanes-bound; then
+  # Softmax's and log_softmax's lanes of 8 packs bounded to 4 blocks an SM (DL_LANES8_MIN_BLOCKS,
+  # dl_rows.cuh: 64 registers a thread in place of 80, no local memory) against the default, by
+  # turns, two rounds: `dl-bench --planner-only` at the shapes where the planner takes them (f32
+  # N = 256 … 1024, bf16 512 … 2048), where torch, torch.compile, Liger and Quack were 1-2% ahead
+  # in the committed data. Then test-dl's softmax trials under the switch. LB_PARTS="bench tests".
+  # Writes $OUT/lanes-bound/<variant>-<round>/dl/<gpu>.csv and logs; nothing is copied back.
+  echo "=== lanes-bound (softmax's lanes of 8 packs at 4 blocks an SM, by turns)"
+  d="$OUT/lanes-bound"; mkdir -p "$d"
+  parts=" ${LB_PARTS:-bench tests} "
+  for round in 1 2; do
+    [[ $parts == *" bench "* ]] || break
+    for v in plain lanes8_min4; do
+      REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
+        --ops softmax,log_softmax --shapes 1048576x256,524288x512,262144x1024,131072x2048 --dtypes f32,bf16 \
+        --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
+      echo "  $v, round $round: $(medians "$d/$v-$round/dl")"
+    done
+  done
+  if [[ $parts == *" tests "* ]]; then
+    REDUCTION_NVRTC_OPTIONS="$(switch_of lanes8_min4)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl softmax > "$d/test-dl-lanes8_min4.log" 2>&1 || status=1
+    echo "  test-dl softmax under lanes8_min4: $(grep -E '^test result' "$d/test-dl-lanes8_min4.log" | tail -1)"
+  fi
   pack
 fi
 if has ln-ncu; then
