@@ -145,6 +145,7 @@ fn main() {
             }
         }
     }
+    trials.push(registers_trial());
     trials.push(Trial::test("trials::missing_headers_are_ignored_unless_required", headers_rule));
     trials.push(bf16_trial());
     let header_kernels: Vec<&str> = kernels::files().into_iter().filter(|(_, k)| k.needs_cuda_headers).map(|(f, _)| f).collect();
@@ -152,6 +153,67 @@ fn main() {
         eprintln!("note: {} are not compiled here: {why} (REQUIRE_NVRTC=1 makes them fail instead)", header_kernels.join(" and "));
     }
     common::run(trials)
+}
+
+/// The row kernels' registers and spills at sm_90 are what `plots/data/dl/registers-sm_90.csv`
+/// records: a change to the code that costs registers (and so, past a bound, blocks an SM) shows
+/// in that file's diff, and the chapter's Nsight Compute table can say which profiles are of an
+/// earlier build. `REDUCTION_WRITE_REGISTERS=1` writes the file instead of comparing. Ignored,
+/// with the reason, under `REDUCTION_NVRTC_OPTIONS` (an experiment's build is not the record's).
+fn registers_trial() -> Trial {
+    use reduction::records::registers::{self, DL_ARCH, DL_FILE, DL_KERNEL_FILES};
+    let name = format!("registers::{DL_ARCH}::dl_kernels");
+    if let Ok(options) = std::env::var("REDUCTION_NVRTC_OPTIONS") {
+        if !options.trim().is_empty() {
+            return Trial::ignorable_test(name, move || Ok(Completion::ignored_with(format!("REDUCTION_NVRTC_OPTIONS={options} is set: the record is of the default build"))));
+        }
+    }
+    Trial::ignorable_test(name, || {
+        match compile_verdict(nvrtc::available().map_err(|e| e.to_string()), None, common::nvrtc_required()) {
+            Verdict::Run => {}
+            Verdict::Ignore(why) => return Ok(Completion::ignored_with(why)),
+            Verdict::Fail(why) => return Err(why.into()),
+        }
+        let path = reduction::records::repo_root().join("plots/data").join(DL_FILE);
+        let writing = std::env::var("REDUCTION_WRITE_REGISTERS").is_ok_and(|v| v == "1");
+        // Another NVRTC allocates registers its own way: the record is of one version.
+        let (header, recorded) = reduction::records::csv::read::<registers::EntryRegisters>(&path)?;
+        let recorded_version = reduction::records::csv::value(&header, "nvrtc").unwrap_or("unknown").to_string();
+        if !writing && recorded_version != nvrtc::version_text() {
+            return Ok(Completion::ignored_with(format!("{DL_FILE} is of NVRTC {recorded_version}; this is NVRTC {}", nvrtc::version_text())));
+        }
+        let mut now = Vec::new();
+        for file in DL_KERNEL_FILES {
+            let kernel = kernels::files().into_iter().find(|(f, _)| *f == file).map(|(_, k)| k).ok_or_else(|| format!("{file} is not a registered kernel file"))?;
+            let options: Vec<String> = kernel.compile_options()?.into_iter().chain(["--ptxas-options=-v".to_string()]).collect();
+            let compiled = nvrtc::compile_cubin(file, &kernel.full_source(), DL_ARCH, &options)?;
+            let entries = registers::parse_ptxas_log(file, &compiled.log);
+            if entries.is_empty() {
+                return Err(format!("{file}: no entry point in ptxas's log:\n{}", compiled.log).into());
+            }
+            now.extend(entries);
+        }
+        if writing {
+            registers::write(&path, &nvrtc::version_text(), &now)?;
+            eprintln!("wrote {} ({} entry points)", path.display(), now.len());
+            return Ok(Completion::Completed);
+        }
+        let changed: Vec<String> = now
+            .iter()
+            .filter_map(|e| match recorded.iter().find(|r| r.file == e.file && r.entry == e.entry) {
+                Some(r) if r == e => None,
+                Some(r) => Some(format!("{}: {} registers, {} / {} bytes spilled (recorded: {}, {} / {})", e.entry, e.registers, e.spill_store_bytes, e.spill_load_bytes, r.registers, r.spill_store_bytes, r.spill_load_bytes)),
+                None => Some(format!("{}: new ({} registers)", e.entry, e.registers)),
+            })
+            .chain(recorded.iter().filter(|r| !now.iter().any(|e| e.file == r.file && e.entry == r.entry)).map(|r| format!("{}: recorded, no longer compiled", r.entry)))
+            .collect();
+        if changed.is_empty() {
+            Ok(Completion::Completed)
+        } else {
+            Err(format!("{} of {} entry points differ from plots/data/{DL_FILE} (NVRTC {}); if the change is meant, run `REDUCTION_WRITE_REGISTERS=1 cargo test --test nvrtc registers` and commit the file:\n{}",
+                changed.len(), now.len(), nvrtc::version_text(), changed.join("\n")).into())
+        }
+    })
 }
 
 /// The experiment switches `tests/gpu-host.sh` sets, with the kernel files each changes: what its

@@ -40,6 +40,7 @@ pub mod ncu;
 pub mod nccl_model;
 pub mod operators;
 pub mod rank_totals;
+pub mod registers;
 pub mod rows;
 pub mod sass;
 pub mod summary;

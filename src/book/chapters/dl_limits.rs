@@ -221,10 +221,14 @@ pub fn ncu_markdown(c: &Context) -> Result<String> {
     if profiles.is_empty() {
         return Ok(format!("*No Nsight Compute profile of these kernels yet on the {}.*\n", c.book()?.0.gpu));
     }
+    let registers_file = c.data_dir.join(crate::records::registers::DL_FILE);
+    let build = if registers_file.is_file() { crate::records::registers::read(&registers_file)? } else { Vec::new() };
+    let shown = format!("plots/data/{}", crate::records::registers::DL_FILE);
     let folder = NcuFolder {
         dir: &dir,
         shown_as: "plots/data/dl/ncu/",
         launches: "the first of `reduction dl-bench --shapes <M>x<N> --dtypes <type> --ops <op>` (a peer's: the first in a Python program that calls it once)",
+        build: (!build.is_empty()).then_some((shown.as_str(), build.as_slice())),
     };
     let mut out = ncu_table(&folder)?;
     let parsed = |stem: &str| profiles.iter().find(|(s, _)| s == stem).and_then(|(s, text)| super::determinism::parse_ncu(s, text).map(|p| (p, text)));

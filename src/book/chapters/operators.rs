@@ -319,6 +319,9 @@ pub(crate) struct NcuFolder<'a> {
     pub shown_as: &'a str,
     /// What was profiled: "the first of `reduction op …`".
     pub launches: &'a str,
+    /// The registers the current code compiles to (`plots/data/dl/registers-sm_90.csv`), where
+    /// recorded: a profile that held another count is of an earlier build, and the table says so.
+    pub build: Option<(&'a str, &'a [crate::records::registers::EntryRegisters])>,
 }
 
 /// Issue slots busier than this (% of cycles) call a launch bound by its instructions.
@@ -330,7 +333,7 @@ const FEW_WARPS_PERCENT: f64 = 60.0;
 /// peak (and of one that reaches it, for contrast), and what each profile says limits it.
 pub fn ncu_markdown(c: &Context) -> Result<String> {
     let dir = results_dir(&c.data_dir).join("ncu");
-    let folder = NcuFolder { dir: &dir, shown_as: "plots/data/operators/ncu/", launches: "the first of `reduction op --op <op> --dtype <type> --rows <M> --n <N>`" };
+    let folder = NcuFolder { dir: &dir, shown_as: "plots/data/operators/ncu/", launches: "the first of `reduction op --op <op> --dtype <type> --rows <M> --n <N>`", build: None };
     if operator_profiles(&dir)?.is_empty() {
         return Ok("*Not yet profiled on this GPU: `ncu … reduction op --op argmax --rows 16384 --n 16384` writes the details page into `plots/data/operators/ncu/argmax_f32_16384x16384.txt`.*\n".into());
     }
@@ -343,6 +346,7 @@ pub(crate) fn ncu_table(folder: &NcuFolder<'_>) -> Result<String> {
     let profiles = operator_profiles(folder.dir)?;
     let mut s = String::from("| launch | kernel | block × grid | registers a thread | occupancy: possible / achieved | issue slots busy | DRAM throughput | duration under ncu | what limits it |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n");
     let mut written = 0;
+    let mut earlier_builds = Vec::new();
     for (stem, text) in &profiles {
         let (Some((label, two_blocks)), Some(p), Some(issue)) = (profile_label(stem), super::determinism::parse_ncu(stem, text), ncu_value(text, "Issue Slots Busy")) else { continue };
         let kernel = super::entry::profiled_kernel(text).unwrap_or("?");
@@ -366,8 +370,14 @@ pub(crate) fn ncu_table(folder: &NcuFolder<'_>) -> Result<String> {
             }
         };
         let asked = if two_blocks { " (two blocks an SM asked)" } else { "" };
+        if let Some(now) = folder.build.and_then(|(_, entries)| entries.iter().find(|e| e.entry == kernel)).filter(|e| e.registers != p.registers) {
+            earlier_builds.push(format!("`{kernel}` ({label}) held {} registers a thread then, {} now", p.registers, now.registers));
+        }
         written += 1;
         writeln!(s, "| {label}{asked} | `{kernel}` | {} × {} | {} | {:.0}% / {:.1}% | {issue:.1}% | {:.1}% | {:.2} µs | {verdict} |", p.block, p.grid, p.registers, p.theoretical_occupancy, p.achieved_occupancy, p.dram_percent, p.duration_us).unwrap();
+    }
+    if let (Some((file, _)), false) = (folder.build, earlier_builds.is_empty()) {
+        let _ = writeln!(s, "\nProfiled before a change to the code, and not yet again: {} (the current build's registers: `{file}`, which CI compiles again). Their rows are of that build.", earlier_builds.join("; "));
     }
     let unread = profiles.len() - written;
     if unread > 0 {
@@ -502,7 +512,7 @@ mod tests {
         let page = |dram: f64, issue: f64, achieved: f64| format!(
             "  argmax_rows_block_f32 (16384, 1, 1)x(1024, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us       436.19\n    DRAM Throughput                   %        {dram}\n    Compute (SM) Throughput           %        51.82\n    Issue Slots Busy               %        {issue}\n    No Eligible                            %        45.93\n    Block Size                                                 1,024\n    Grid Size                                                 16,384\n    Registers Per Thread             register/thread              38\n    Block Limit Registers                 block            1\n    Theoretical Occupancy                     %           50\n    Achieved Occupancy                        %        {achieved}\n");
         let dir = std::env::temp_dir().join(format!("operators-ncu-{}", std::process::id()));
-        let folder = |dir: &std::path::Path| NcuFolder { dir: Box::leak(dir.to_path_buf().into_boxed_path()), shown_as: "plots/data/operators/ncu/", launches: "the first" };
+        let folder = |dir: &std::path::Path| NcuFolder { dir: Box::leak(dir.to_path_buf().into_boxed_path()), shown_as: "plots/data/operators/ncu/", launches: "the first", build: None };
         std::fs::create_dir_all(&dir).unwrap();
         let verdict = |dram: f64, issue: f64, achieved: f64| {
             std::fs::write(dir.join("argmax_f32_16384x16384.txt"), page(dram, issue, achieved)).unwrap();
@@ -518,6 +528,14 @@ mod tests {
         let table = ncu_table(&folder(&dir)).unwrap();
         assert!(table.contains("| argmax f32, 2^14 × 2^14 (two blocks an SM asked) | `argmax_rows_block_f32` | 1024 × 16384 | 38 | 50% / 96.9% | 71.3% | 68.3% | 436.19 µs |"), "{table}");
         assert!(table.contains("1 profile in `plots/data/operators/ncu/` could not be read"), "{table}");
+        assert!(!table.contains("Profiled before a change"), "no record of the build, no note: {table}");
+        // Beside the current build's registers: a profile that held another count is of an earlier build.
+        let entry = |registers| crate::records::registers::EntryRegisters { file: "16_extremes.cu".into(), entry: "argmax_rows_block_f32".into(), registers, spill_store_bytes: 0, spill_load_bytes: 0 };
+        let with_build = |entries: &'static [crate::records::registers::EntryRegisters]| ncu_table(&NcuFolder { build: Some(("plots/data/x.csv", entries)), ..folder(&dir) }).unwrap();
+        let changed = with_build(Box::leak(Box::new([entry(48)])));
+        assert!(changed.contains("Profiled before a change to the code, and not yet again: `argmax_rows_block_f32` (argmax f32, 2^14 × 2^14) held 38 registers a thread then, 48 now; `argmax_rows_block_f32` (argmax f32, 2^14 × 2^14) held 38"), "{changed}");
+        assert!(changed.contains("(the current build's registers: `plots/data/x.csv`"), "{changed}");
+        assert!(!with_build(Box::leak(Box::new([entry(38)]))).contains("Profiled before a change"), "the same count: no note");
         std::fs::remove_dir_all(&dir).ok();
     }
 
