@@ -223,18 +223,10 @@ pub fn entry_twins(rows: &[Row]) -> String {
     pairs.sort_by_key(|p| (p.0.name(), p.1));
     let change = |ours: &Row, twin: &Row| ours.median_us / twin.median_us - 1.0;
     let agree = pairs.iter().filter(|(_, _, o, t)| change(o, t).abs() < TWIN_AGREE).count();
-    let listed = |slower: bool| -> Vec<String> {
-        pairs
-            .iter()
-            .filter(|(_, _, o, t)| if slower { change(o, t) > TWIN_LISTED } else { change(o, t) < -TWIN_LISTED })
-            .map(|(dtype, n, o, t)| format!("{} {dtype} ({:.2} µs against {:.2}, {:+.1}%)", size_label(*n), o.median_us, t.median_us, 100.0 * change(o, t)))
-            .collect()
-    };
-    let list = |v: Vec<String>| if v.is_empty() { "none".to_string() } else { v.join(", ") };
     let mut s = format!(
         "**The same launch, timed twice.** In {} of the {} rows above (a size and a type each), the entry point launched a kernel at a block that this run also timed as that kernel's own row: \
-        the same launches, timed at another moment of the run. The two agreed within {:.0}% in {agree} of them. The entry point's row was slower by more than {:.0}% at {}; faster by more than {:.0}% at {}.",
-        pairs.len(), entry_rows, TWIN_AGREE * 100.0, TWIN_LISTED * 100.0, list(listed(true)), TWIN_LISTED * 100.0, list(listed(false))
+        the same launches, timed at another moment of the run. The two agreed within {:.0}% in {agree} of them.",
+        pairs.len(), entry_rows, TWIN_AGREE * 100.0
     );
     // The smallest size from which every pair agrees: above it the moment does not show.
     let mut by_size: Vec<usize> = pairs.iter().map(|p| p.1).collect();
@@ -243,7 +235,17 @@ pub fn entry_twins(rows: &[Row]) -> String {
     let from = by_size.iter().rev().take_while(|&&n| pairs.iter().filter(|p| p.1 >= n).all(|(_, _, o, t)| change(o, t).abs() < TWIN_AGREE)).last().copied();
     if let Some(from) = from.filter(|&f| f > by_size[0]) {
         let worst = pairs.iter().filter(|p| p.1 >= from).map(|(_, _, o, t)| change(o, t).abs()).fold(0.0, f64::max);
-        write!(s, " From {} values up they agreed within {:.1}%; below, where a sum takes a few microseconds, a difference like those listed between two rows of one run is the moment each was timed, not the code.", size_label(from), worst * 100.0).unwrap();
+        write!(s, " From {} values up they agreed within {:.1}%.", size_label(from), worst * 100.0).unwrap();
+    }
+    let apart: Vec<&(Dtype, usize, &Row, &Row)> = pairs.iter().filter(|(_, _, o, t)| change(o, t).abs() > TWIN_LISTED).collect();
+    if apart.is_empty() {
+        writeln!(s, " Nowhere did they differ by more than {:.0}%.", TWIN_LISTED * 100.0).unwrap();
+    } else {
+        writeln!(s, " Where they differed by more than {:.0}%:\n\n| n | type | the entry point's row | the kernel's own row | the entry point's row against it |\n|--:|---|--:|--:|--:|", TWIN_LISTED * 100.0).unwrap();
+        for (dtype, n, o, t) in apart {
+            writeln!(s, "| {} | {dtype} | {:.2} µs | {:.2} µs | {:+.1}% |", size_label(*n), o.median_us, t.median_us, 100.0 * change(o, t)).unwrap();
+        }
+        writeln!(s, "\nWhere a sum takes a few microseconds, a difference of this size between two rows of one run is the moment each was timed, not the code.").unwrap();
     }
     // Where a peer beat the entry point's row: did it beat the launch's other time?
     let mut beaten = Vec::new();
@@ -251,18 +253,18 @@ pub fn entry_twins(rows: &[Row]) -> String {
         let peers: Vec<&Row> = PEERS.iter().filter_map(|(k, _)| peer(rows, k, *dtype, *n)).collect();
         let Some(best) = peers.iter().filter(|r| r.median_us < ours.median_us).min_by(|a, b| a.median_us.total_cmp(&b.median_us)) else { continue };
         let verdict = if (twin.median_us / best.median_us - 1.0).abs() < TWIN_AGREE {
-            "level with it (within 1%)"
+            "level (within 1%)"
         } else if twin.median_us < best.median_us {
-            "ahead of it"
+            "ahead"
         } else {
-            "behind it too"
+            "behind"
         };
-        beaten.push(format!("{} {dtype}: {} {:.2} µs, the same launch as its own row {:.2} µs, {verdict}", size_label(*n), best.title, best.median_us, twin.median_us));
+        let column = PEERS.iter().find(|(k, _)| *k == best.kernel).map_or(best.kernel.as_str(), |(_, c)| c);
+        beaten.push(format!("| {} | {dtype} | {column} | {:.2} µs | {:.2} µs | {:.2} µs | {verdict} |", size_label(*n), best.median_us, ours.median_us, twin.median_us));
     }
     if !beaten.is_empty() {
-        write!(s, " Where a library was ahead of the entry point's row, the same launch timed as its own row was: {}.", beaten.join("; ")).unwrap();
+        writeln!(s, "\nWhere a library was ahead of the entry point's row, the same launch timed as its own row:\n\n| n | type | library | library's time | the entry point's row | the kernel's own row | the kernel's own row against the library |\n|--:|---|---|--:|--:|--:|---|\n{}", beaten.join("\n")).unwrap();
     }
-    s.push('\n');
     s
 }
 
