@@ -60,6 +60,45 @@ __device__ __forceinline__ Acc thread_sum_vec(const In* __restrict__ in, u64 n) 
 }
 // ANCHOR_END: thread_sum
 
+#if defined(VEC_TAIL_PREDICATED) && defined(VEC_TAIL_IN_FLIGHT)
+#error "VEC_TAIL_PREDICATED and VEC_TAIL_IN_FLIGHT each replace thread_sum_vec: set one"
+#endif
+#if defined(VEC_TAIL_IN_FLIGHT) || defined(VEC_TAIL_PREDICATED)
+// What the two switches below share with thread_sum_vec: the split of in[0 .. n) into a head, whole
+// 16-byte packs and a tail, and the walk's whole rounds of VEC_UNROLL loads. Only what comes after
+// the rounds differs.
+struct VecSplit {
+    u64 thread, threads, head, packs, tail;
+};
+template <typename In>
+__device__ __forceinline__ VecSplit vec_split(const In* __restrict__ in, u64 n) {
+    constexpr u64 PER = 16 / sizeof(In);
+    VecSplit w;
+    w.thread = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    w.threads = (u64)gridDim.x * blockDim.x;
+    w.head = ((16 - ((u64)in & 15)) & 15) / sizeof(In);
+    if (w.head > n) w.head = n;
+    w.packs = (n - w.head) / PER;
+    w.tail = w.head + w.packs * PER;
+    return w;
+}
+// The whole rounds, from pack `thread` on, into acc; returns the first pack the rounds left: at
+// most VEC_UNROLL - 1 packs from there are this thread's (the loop stops once
+// p + (VEC_UNROLL - 1) · threads is past the end).
+template <typename In, typename Acc>
+__device__ __forceinline__ u64 whole_rounds(Acc (&acc)[VEC_UNROLL], const uint4* __restrict__ body, const VecSplit& w) {
+    u64 p = w.thread;
+    for (; p + (VEC_UNROLL - 1) * w.threads < w.packs; p += VEC_UNROLL * w.threads) {
+        uint4 v[VEC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < VEC_UNROLL; ++u) v[u] = __ldcs(body + p + u * w.threads);
+#pragma unroll
+        for (int u = 0; u < VEC_UNROLL; ++u) acc[u] += pack_sum<In, Acc>(v[u]);
+    }
+    return p;
+}
+#endif
+
 #ifdef VEC_TAIL_IN_FLIGHT
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DVEC_TAIL_IN_FLIGHT): thread_sum_vec with no load that
 // waits for the one before it. Above, a thread whose share is not a whole number of VEC_UNROLL
@@ -95,29 +134,14 @@ __device__ __noinline__ Acc leftovers_sum(const In* __restrict__ in, const uint4
 }
 template <typename In, typename Acc>
 __device__ __forceinline__ Acc thread_sum_vec_in_flight(const In* __restrict__ in, u64 n) {
-    constexpr u64 PER = 16 / sizeof(In);
-    const u64 thread = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    u64 head = ((16 - ((u64)in & 15)) & 15) / sizeof(In);
-    if (head > n) head = n;
-    const u64 packs = (n - head) / PER;
-    const u64 tail = head + packs * PER;
-
+    const VecSplit w = vec_split(in, n);
     Acc acc[VEC_UNROLL];
 #pragma unroll
     for (int u = 0; u < VEC_UNROLL; ++u) acc[u] = Acc(0);
-    const uint4* body = reinterpret_cast<const uint4*>(in + head);
-    u64 p = thread;
-    for (; p + (VEC_UNROLL - 1) * threads < packs; p += VEC_UNROLL * threads) {
-        uint4 v[VEC_UNROLL];
-#pragma unroll
-        for (int u = 0; u < VEC_UNROLL; ++u) v[u] = __ldcs(body + p + u * threads);
-#pragma unroll
-        for (int u = 0; u < VEC_UNROLL; ++u) acc[u] += pack_sum<In, Acc>(v[u]);
-    }
-    // At most VEC_UNROLL - 1 packs are left: the loop stops once p + (VEC_UNROLL - 1) · threads is
-    // past the end.
-    if (p < packs || thread < head || thread < n - tail) acc[0] += leftovers_sum<In, Acc>(in, body, p, threads, packs, head, tail, n, thread);
+    const uint4* body = reinterpret_cast<const uint4*>(in + w.head);
+    const u64 p = whole_rounds<In, Acc>(acc, body, w);
+    if (p < w.packs || w.thread < w.head || w.thread < n - w.tail)
+        acc[0] += leftovers_sum<In, Acc>(in, body, p, w.threads, w.packs, w.head, w.tail, n, w.thread);
 
 #pragma unroll
     for (int u = 1; u < VEC_UNROLL; ++u) acc[0] += acc[u];
@@ -126,9 +150,6 @@ __device__ __forceinline__ Acc thread_sum_vec_in_flight(const In* __restrict__ i
 #define thread_sum_vec thread_sum_vec_in_flight
 #endif
 
-#if defined(VEC_TAIL_PREDICATED) && defined(VEC_TAIL_IN_FLIGHT)
-#error "VEC_TAIL_PREDICATED and VEC_TAIL_IN_FLIGHT each replace thread_sum_vec: set one"
-#endif
 #ifdef VEC_TAIL_PREDICATED
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DVEC_TAIL_PREDICATED): the leftover packs as one more
 // round of the main loop, each of its loads predicated on its pack being in range (PTX `@p ld`, so
@@ -151,34 +172,19 @@ __device__ __forceinline__ Acc thread_sum_vec_predicated(const In* __restrict__ 
     if constexpr (sizeof(In) != 4) {
         return thread_sum_vec<In, Acc>(in, n);
     } else {
-        constexpr u64 PER = 16 / sizeof(In);
-        const u64 thread = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-        const u64 threads = (u64)gridDim.x * blockDim.x;
-        u64 head = ((16 - ((u64)in & 15)) & 15) / sizeof(In);
-        if (head > n) head = n;
-        const u64 packs = (n - head) / PER;
-        const u64 tail = head + packs * PER;
-
+        const VecSplit w = vec_split(in, n);
         Acc acc[VEC_UNROLL];
 #pragma unroll
         for (int u = 0; u < VEC_UNROLL; ++u) acc[u] = Acc(0);
-        const uint4* body = reinterpret_cast<const uint4*>(in + head);
-        u64 p = thread;
-        for (; p + (VEC_UNROLL - 1) * threads < packs; p += VEC_UNROLL * threads) {
-            uint4 v[VEC_UNROLL];
-#pragma unroll
-            for (int u = 0; u < VEC_UNROLL; ++u) v[u] = __ldcs(body + p + u * threads);
-#pragma unroll
-            for (int u = 0; u < VEC_UNROLL; ++u) acc[u] += pack_sum<In, Acc>(v[u]);
-        }
-        // The last round: at most VEC_UNROLL - 1 packs are left (the loop stops once
-        // p + (VEC_UNROLL - 1) · threads is past the end), and the head's or tail's value.
+        const uint4* body = reinterpret_cast<const uint4*>(in + w.head);
+        const u64 p = whole_rounds<In, Acc>(acc, body, w);
+        // The last round: the packs the rounds left, and the head's or tail's value.
         uint4 rest[VEC_UNROLL - 1];
 #pragma unroll
-        for (int u = 0; u < VEC_UNROLL - 1; ++u) rest[u] = ldcs_if(body + p + u * threads, p + u * threads < packs);
-        const bool has_head = thread < head, has_tail = thread < n - tail;
-        const In head_value = in[has_head ? thread : 0];
-        const In tail_value = in[has_tail ? tail + thread : 0];
+        for (int u = 0; u < VEC_UNROLL - 1; ++u) rest[u] = ldcs_if(body + p + u * w.threads, p + u * w.threads < w.packs);
+        const bool has_head = w.thread < w.head, has_tail = w.thread < n - w.tail;
+        const In head_value = in[has_head ? w.thread : 0];
+        const In tail_value = in[has_tail ? w.tail + w.thread : 0];
 #pragma unroll
         for (int u = 0; u < VEC_UNROLL - 1; ++u) acc[u] += pack_sum<In, Acc>(rest[u]);
         if (has_head) acc[VEC_UNROLL - 1] += to_acc<Acc>(head_value);
