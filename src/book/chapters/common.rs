@@ -60,6 +60,31 @@ pub fn size_text(n: usize) -> String {
     if n.is_power_of_two() { format!("2^{}", n.trailing_zeros()) } else { n.to_string() }
 }
 
+/// [`size_text`], with the benchmark's ragged sizes named as they were chosen: `10^6`,
+/// `2^22 + 1`, `3·2^24 − 1`.
+pub fn size_label(n: usize) -> String {
+    if n.is_power_of_two() {
+        return size_text(n);
+    }
+    let (mut k, mut m) = (0, n);
+    while m > 1 && m % 10 == 0 {
+        m /= 10;
+        k += 1;
+    }
+    if m == 1 {
+        return format!("10^{k}");
+    }
+    // One off a power of two, or off three times one.
+    for (near, sign) in [(n.wrapping_sub(1), "+ 1"), (n.wrapping_add(1), "− 1")] {
+        for (factor, prefix) in [(1, ""), (3, "3·")] {
+            if near > 2 && near % factor == 0 && (near / factor).is_power_of_two() {
+                return format!("{prefix}{} {sign}", size_text(near / factor));
+            }
+        }
+    }
+    size_text(n)
+}
+
 /// `x` in a sentence: to the first decimal below 10, whole above.
 pub fn times(x: f64) -> String {
     if x < 10.0 { format!("{x:.1}") } else { format!("{x:.0}") }

@@ -4,6 +4,7 @@
 //! skeleton chapter. A peer is compared only where it was measured in the same run as the
 //! entry point (its `method` says so): runs can land on different H200s, 2–3% apart.
 
+use super::common::size_label;
 use crate::element::Dtype;
 use crate::kernels::dispatch::BANDS;
 use crate::records::bench::{Cache, Row, ENTRY_POINT_HOST_KERNEL, ENTRY_POINT_KERNEL, READ_ONLY_KERNEL};
@@ -90,31 +91,6 @@ fn sizes(rows: &[Row], kernel: &str, dtype: Dtype) -> Vec<usize> {
     n.sort_unstable();
     n.dedup();
     n
-}
-
-/// `2^20`, `10^6`, `2^22 + 1`, `3·2^24 − 1`, or the number itself.
-pub fn size_label(n: usize) -> String {
-    if n.is_power_of_two() {
-        return format!("2^{}", n.trailing_zeros());
-    }
-    let mut k = 0;
-    let mut m = n;
-    while m > 1 && m % 10 == 0 {
-        m /= 10;
-        k += 1;
-    }
-    if m == 1 {
-        return format!("10^{k}");
-    }
-    // One off a power of two, or off three times one: the benchmark's sizes that are ragged on purpose.
-    for (near, sign) in [(n.wrapping_sub(1), "+ 1"), (n.wrapping_add(1), "− 1")] {
-        for (factor, prefix) in [(1, ""), (3, "3·")] {
-            if near > 2 && near % factor == 0 && (near / factor).is_power_of_two() {
-                return format!("{prefix}2^{} {sign}", (near / factor).trailing_zeros());
-            }
-        }
-    }
-    n.to_string()
 }
 
 /// `entry_point.md`: the entry point at each size (the kernel it picked, its time, its share of
