@@ -130,7 +130,8 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("host_result.md", "benchmark.md", "book::chapters::entry::host_result", |c| Ok(entry::host_result(c.experiments.as_deref()))),
         md("entry_ncu.md", "benchmark.md", "book::chapters::entry::entry_ncu", |c| Ok(entry::entry_ncu(&c.ncu, &c.book()?.1))),
         md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |c| Ok(entry::dispatch_bands(&c.sass))),
-        md("vec_tail.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir.join("experiments/vec-tail"))),
+        md("vec_tail.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::VEC_TAIL_IN_FLIGHT)),
+        md("vec_pred.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::VEC_TAIL_PREDICATED)),
     ]);
     for name in charts::BENCHMARK_CHARTS {
         m.push(drawn(format!("plots/{name}"), "benchmark.md", "book::draw::charts::benchmark_chart", move |c| charts::benchmark_chart(name, &c.gpus, c.book()?).map(Some)));
@@ -186,6 +187,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         drawn("plots/dl.svg", "dl_softmax.md", "book::chapters::dl::chart", dl::chart),
         md("dl_goal.md", "dl_softmax.md", "book::chapters::dl_goal::goal", |c| dl::from_results(c, dl_goal::goal)),
         md("dl_ncu.md", "dl_softmax.md", "book::chapters::dl_limits::ncu_markdown", dl_limits::ncu_markdown),
+        md("dl_lanes_bound.md", "dl_softmax.md", "book::chapters::dl_norms::lanes_bound_markdown", dl_norms::lanes_bound_markdown),
         md("dl_norms_instructions.md", "dl_norms.md", "book::chapters::dl_norms::norms_instructions_markdown", dl_norms::norms_instructions_markdown),
         md("dl_backward.md", "dl_norms.md", "book::chapters::dl::backward_markdown", |c| dl::from_results(c, dl::backward_markdown)),
         md("dl_columns.md", "dl_norms.md", "book::chapters::dl::columns", |c| dl::from_results(c, dl::columns)),
@@ -239,6 +241,11 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
 /// the gap is known and accepted). Anything else that says "not measured" is a stale or
 /// misspelt lookup, or data that was never committed, and fails the test below.
 pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "book/generated/entry_ncu.md",
+        "not yet profiled as the entry point launches them now",
+        "the rule's 2^13 band changed in session 48 (kernel 12 at block 512) and the benchmark of session 49 measured it; the device time of that session went to the benchmark, the tests and the switches, so `tests/gpu-host.sh ncu` of the new launch is left for the next",
+    ),
     (
         "book/generated/types.md",
         "is not yet measured on this GPU",

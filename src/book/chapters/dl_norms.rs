@@ -39,6 +39,18 @@ pub fn norms_experiments_markdown(c: &Context) -> Result<String> {
     ))
 }
 
+/// `dl_lanes_bound.md`: softmax's and log_softmax's lanes of 8 packs bounded to four blocks of
+/// 256 an SM (`-DDL_LANES8_MIN_BLOCKS=4`, kernels/dl_rows.cuh) against the default build, by turns
+/// at the shapes where the planner takes them (`switches/lanes-bound/`, `tests/gpu-host.sh lanes-bound`).
+pub fn lanes_bound_markdown(c: &Context) -> Result<String> {
+    let dir = records::results_dir(&c.data_dir).join("experiments/switches/lanes-bound");
+    let table = switches_table(&dir, "softmax's lanes of 8 packs at four blocks an SM (`-DDL_LANES8_MIN_BLOCKS=4`, `tests/gpu-host.sh lanes-bound`)")?;
+    if table.is_empty() {
+        return Ok(format!("*The lanes of 8 packs at four blocks an SM are not measured on the {} (`tests/gpu-host.sh lanes-bound`).*\n", c.book()?.0.gpu));
+    }
+    Ok(table)
+}
+
 /// The experiment switches of the norms against the default build, timed by turns in two rounds
 /// (`<variant>-<round>.csv` in `dir`, each a `dl-bench --planner-only` run; a variant named
 /// `plain…` is the default build): each case's median in each round, and each switch's change

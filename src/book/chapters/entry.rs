@@ -23,15 +23,53 @@ pub const SAME_RUN: &str = "in reduction bench's run";
 
 const NOT_MEASURED: &str = "*The entry point is not yet measured on this GPU beside the libraries: `cargo run --release -- bench` measures it and runs the peers in the same run.*\n";
 
-/// `vec_tail.md`: kernels 9-12's leftover loads issued at once (`-DVEC_TAIL_IN_FLIGHT`,
-/// kernels/vector_load.cuh) against the default build, timed by turns in two rounds
-/// (`plots/data/experiments/vec-tail/{plain,tail}-<round>.csv`, `tests/gpu-host.sh vec-tail`):
-/// kernel 12 and the entry point at each size and type, and where the switch won and lost.
-pub fn vec_tail_table(dir: &std::path::Path) -> crate::error::Result<String> {
+/// One of kernels 9-12's leftover-load switches (kernels/vector_load.cuh), as its experiment
+/// folder names it and its table calls it.
+pub struct VecSwitch {
+    /// The variant's file names (`<variant>-<round>.csv`) beside the default build's `plain-…`.
+    pub variant: &'static str,
+    /// The NVRTC option that turns it on.
+    pub option: &'static str,
+    /// The folder under `plots/data/experiments/` its runs are in.
+    pub folder: &'static str,
+    /// Its column's head, and what kernel 12 did with it, for the closing sentence.
+    pub column: &'static str,
+    pub doing: &'static str,
+    /// The element types whose machine code the switch leaves as the default build's: their rows
+    /// are the same code timed in two builds, so their changes are what two builds do unaided.
+    pub unchanged: &'static [Dtype],
+}
+
+/// The leftover packs loaded at once (session 47).
+pub const VEC_TAIL_IN_FLIGHT: VecSwitch = VecSwitch {
+    variant: "tail",
+    option: "-DVEC_TAIL_IN_FLIGHT",
+    folder: "vec-tail",
+    column: "leftover loads at once",
+    doing: "with its leftover loads at once",
+    unchanged: &[],
+};
+
+/// The leftover packs as one more round of predicated loads, 4-byte types only.
+pub const VEC_TAIL_PREDICATED: VecSwitch = VecSwitch {
+    variant: "pred",
+    option: "-DVEC_TAIL_PREDICATED",
+    folder: "vec-pred",
+    column: "leftover loads as a predicated round",
+    doing: "with its leftover loads as one predicated round",
+    unchanged: &[Dtype::BF16, Dtype::F16, Dtype::F64],
+};
+
+/// `vec_tail.md` and `vec_pred.md`: one of kernels 9-12's leftover-load switches against the
+/// default build, timed by turns in two rounds (`plots/data/experiments/<folder>/{plain,<variant>}-<round>.csv`,
+/// `tests/gpu-host.sh vec-tail`): kernel 12 and the entry point at each size and type, and where
+/// the switch won and lost. Where the switch leaves a type's machine code alone, that type's rows
+/// are a control: how far two builds of the same code moved apart, which a win must exceed.
+pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::error::Result<String> {
     use super::turns::{cell, mean, read_turns, rounds, verdict, Verdict};
-    let runs = read_turns(dir, |f| Ok(crate::records::bench::read_csv(f)?.1))?;
-    if !runs.iter().any(|r| r.variant == "plain") || !runs.iter().any(|r| r.variant == "tail") {
-        return Ok("*The leftover loads in flight (`VEC_TAIL_IN_FLIGHT`) are not yet measured on this GPU (`tests/gpu-host.sh vec-tail`).*\n".into());
+    let runs = read_turns(&data_dir.join("experiments").join(switch.folder), |f| Ok(crate::records::bench::read_csv(f)?.1))?;
+    if !runs.iter().any(|r| r.variant == "plain") || !runs.iter().any(|r| r.variant == switch.variant) {
+        return Ok(format!("*`{}` is not yet measured on this GPU (`tests/gpu-host.sh vec-tail`).*\n", switch.option));
     }
     let mut cases: Vec<(&str, Dtype, usize)> = Vec::new();
     for run in &runs {
@@ -42,21 +80,29 @@ pub fn vec_tail_table(dir: &std::path::Path) -> crate::error::Result<String> {
         }
     }
     cases.sort_by_key(|c| (c.0 != "reduce12", c.1.name(), c.2));
-    let mut s = String::from("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build and `-DVEC_TAIL_IN_FLIGHT` by turns in one call \
-        (`plots/data/experiments/vec-tail/`).*\n\n| kernel | type | n | default | leftover loads at once | change |\n|---|---|--:|--:|--:|--:|\n");
+    let mut s = format!("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build and `{}` by turns in one call \
+        (`plots/data/experiments/{}/`).*\n\n| kernel | type | n | default | {} | change |\n|---|---|--:|--:|--:|--:|\n", switch.option, switch.folder, switch.column);
     let (mut faster, mut slower, mut counted) = (Vec::new(), Vec::new(), 0);
+    // The control: the largest change of a row whose code the switch leaves alone.
+    let mut control: Option<(f64, String)> = None;
     for &(kernel, dtype, n) in &cases {
         let times = |variant: &str| rounds(&runs, variant, |r| (r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated).then_some(r.median_us));
-        let (plain, tail) = (times("plain"), times("tail"));
-        if plain.is_empty() || tail.is_empty() {
+        let (plain, switched) = (times("plain"), times(switch.variant));
+        if plain.is_empty() || switched.is_empty() {
             continue;
         }
-        let change = mean(&tail) / mean(&plain) - 1.0;
-        writeln!(s, "| `{kernel}` | {dtype} | {n} | {} | {} | {:+.1}% |", cell(&plain, 2), cell(&tail, 2), change * 100.0).unwrap();
-        if kernel == "reduce12" {
+        let change = mean(&switched) / mean(&plain) - 1.0;
+        let same_code = switch.unchanged.contains(&dtype);
+        let mark = if same_code { " (same code)" } else { "" };
+        writeln!(s, "| `{kernel}` | {dtype}{mark} | {n} | {} | {} | {:+.1}% |", cell(&plain, 2), cell(&switched, 2), change * 100.0).unwrap();
+        let label = format!("{dtype} {} ({:+.1}%)", size_label(n), change * 100.0);
+        if same_code {
+            if control.as_ref().is_none_or(|(c, _)| change.abs() > c.abs()) {
+                control = Some((change, format!("`{kernel}` {label}")));
+            }
+        } else if kernel == "reduce12" {
             counted += 1;
-            let label = format!("{dtype} {n} ({:+.1}%)", change * 100.0);
-            match verdict(&tail, &plain) {
+            match verdict(&switched, &plain) {
                 Verdict::Faster => faster.push(label),
                 Verdict::Slower => slower.push(label),
                 Verdict::Mixed => {}
@@ -64,8 +110,13 @@ pub fn vec_tail_table(dir: &std::path::Path) -> crate::error::Result<String> {
         }
     }
     let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
-    write!(s, "\nKernel 12 with its leftover loads at once, against the default build: faster in both rounds at {} of {counted} cases: {}; slower in both at {}: {}.\n",
-        faster.len(), list(&faster), slower.len(), list(&slower)).unwrap();
+    write!(s, "\nKernel 12 {}, against the default build: faster in both rounds at {} of {counted} cases: {}; slower in both at {}: {}.\n",
+        switch.doing, faster.len(), list(&faster), slower.len(), list(&slower)).unwrap();
+    if let Some((_, at)) = control {
+        let types: Vec<&str> = switch.unchanged.iter().map(|d| d.name()).collect();
+        write!(s, "\nThe switch leaves the machine code of {} as the default build's, so their rows above time the same code in two builds, \
+            by the same turns. They still moved, by up to {at}: a change of that size in another row is not shown to be the switch's.\n", types.join(", ")).unwrap();
+    }
     Ok(s)
 }
 
@@ -433,9 +484,10 @@ mod tests {
 
     #[test]
     fn the_leftover_loads_are_set_against_the_default_build() {
-        let dir = std::env::temp_dir().join(format!("vec-tail-{}", std::process::id()));
+        let data = std::env::temp_dir().join(format!("vec-tail-{}", std::process::id()));
+        let dir = data.join("experiments/vec-tail");
         std::fs::create_dir_all(&dir).unwrap();
-        assert!(vec_tail_table(&dir).unwrap().contains("not yet measured"));
+        assert!(vec_tail_table(&data, &VEC_TAIL_IN_FLIGHT).unwrap().contains("not yet measured"));
         let head = "# gpu: NVIDIA H200\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method\n";
         let line = |n: usize, us: f64| format!("reduce12,12,t,correct,f32,{n},256,rotated,{us},1,2,3,4,5,15,m\n");
         let write = |name: &str, a: f64, b: f64| std::fs::write(dir.join(name), format!("{head}{}{}", line(1_000_000, a), line(10_000_000, b))).unwrap();
@@ -443,13 +495,26 @@ mod tests {
         write("plain-2.csv", 4.74, 12.04);
         write("tail-1.csv", 4.12, 12.76);
         write("tail-2.csv", 4.12, 12.72);
-        let t = vec_tail_table(&dir).unwrap();
+        let t = vec_tail_table(&data, &VEC_TAIL_IN_FLIGHT).unwrap();
         assert!(t.contains("| `reduce12` | f32 | 1000000 | 4.75 / 4.74 | 4.12 / 4.12 | -13.2% |"), "{t}");
-        assert!(t.contains("faster in both rounds at 1 of 2 cases: f32 1000000 (-13.2%); slower in both at 1: f32 10000000 (+5.6%)."), "{t}");
+        assert!(t.contains("faster in both rounds at 1 of 2 cases: f32 10^6 (-13.2%); slower in both at 1: f32 10^7 (+5.6%)."), "{t}");
+        assert!(!t.contains("same code"), "{t}");
         // A round that does not agree is neither.
         write("tail-2.csv", 4.80, 12.00);
-        assert!(vec_tail_table(&dir).unwrap().contains("faster in both rounds at 0 of 2 cases: none; slower in both at 0: none."));
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(vec_tail_table(&data, &VEC_TAIL_IN_FLIGHT).unwrap().contains("faster in both rounds at 0 of 2 cases: none; slower in both at 0: none."));
+        // Another switch reads its own folder; a type it leaves alone is a control, not a case.
+        assert!(vec_tail_table(&data, &VEC_TAIL_PREDICATED).unwrap().contains("not yet measured"));
+        let pred = data.join("experiments/vec-pred");
+        std::fs::create_dir_all(&pred).unwrap();
+        let bf16 = |us: f64| format!("reduce12,12,t,correct,bf16,1000000,256,rotated,{us},1,2,3,4,5,15,m\n");
+        for (name, f32_us, bf16_us) in [("plain-1.csv", 4.67, 3.98), ("plain-2.csv", 4.68, 3.99), ("pred-1.csv", 3.80, 3.73), ("pred-2.csv", 3.79, 3.72)] {
+            std::fs::write(pred.join(name), format!("{head}{}{}", line(1_000_000, f32_us), bf16(bf16_us))).unwrap();
+        }
+        let t = vec_tail_table(&data, &VEC_TAIL_PREDICATED).unwrap();
+        assert!(t.contains("| `reduce12` | bf16 (same code) | 1000000 |"), "{t}");
+        assert!(t.contains("faster in both rounds at 1 of 1 cases: f32 10^6 (-18.8%); slower in both at 0: none."), "{t}");
+        assert!(t.contains("by up to `reduce12` bf16 10^6 (-6.5%)"), "{t}");
+        std::fs::remove_dir_all(&data).unwrap();
     }
 
     #[test]
