@@ -19,8 +19,29 @@ __device__ void reduce12(const In* __restrict__ in, Acc* __restrict__ out, u64 n
 }
 // ANCHOR_END: kernel
 
+// With VEC_TAIL_PREDICATED, NVRTC 13.0 gives the 4-byte entries 34 registers instead of 32, and
+// the occupancy calculator then fits 6 blocks of 256 an SM instead of 8: the resident grid shrinks
+// by a quarter. The experiment switch VEC_PRED_FULL_SM (with it) asks for a full SM of threads,
+// which holds them at 32 without spilling (plots/sass.py), to see whether that quarter is what the
+// predicated round costs at 3·2^24 − 1 and 10^8 values (plots/data/experiments/vec-pred/).
+#if defined(VEC_PRED_FULL_SM) && !defined(VEC_TAIL_PREDICATED)
+#error "VEC_PRED_FULL_SM bounds the registers of VEC_TAIL_PREDICATED's build: set both"
+#endif
+#ifdef VEC_PRED_FULL_SM
+// The threads an SM holds: 2048 on sm_80, sm_90 and sm_100, 1024 on sm_75, 1536 on the others.
+#if __CUDA_ARCH__ == 750
+#define VEC_SM_THREADS 1024
+#elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
+#define VEC_SM_THREADS 2048
+#else
+#define VEC_SM_THREADS 1536
+#endif
+#define CUB_ENTRY_BOUNDS(BLOCK) __launch_bounds__(BLOCK, VEC_SM_THREADS / (BLOCK) > 0 ? VEC_SM_THREADS / (BLOCK) : 1)
+#else
+#define CUB_ENTRY_BOUNDS(BLOCK) __launch_bounds__(BLOCK)
+#endif
 #define CUB_ENTRY(body, suffix, In, Acc, BLOCK)                                                  \
-    extern "C" __global__ void __launch_bounds__(BLOCK)                                          \
+    extern "C" __global__ void CUB_ENTRY_BOUNDS(BLOCK)                                           \
     body##_b##BLOCK##_##suffix(const In* in, Acc* out, u64 n) {                                  \
         body<BLOCK, In, Acc>(in, out, n);                                                        \
     }

@@ -23,6 +23,8 @@
 #                                                   packs at 4 blocks an SM, by turns)
 #                                                   and vec-tail (only when named: kernels 9-12 with their
 #                                                   leftover loads in flight, VEC_VARIANTS, by turns)
+#                                                   and scratch (only when named: the same launches with
+#                                                   their scratch buffers moved, bench --scratch-pads)
 #                                                   and small-n (only when named: one block at 2^10 .. 2^14,
 #                                                   every block size, then beside the peers)
 #                                                   and big-tiles (only when named: the tile kernel at 512 and
@@ -461,25 +463,27 @@ if has vec-tail; then
   # number of rounds of 4 loads ends with one load and its add at a time. Two switches load them at
   # once: tail (-DVEC_TAIL_IN_FLIGHT, a function of its own that loads the last pack again past the
   # end) and pred (-DVEC_TAIL_PREDICATED, inline, one more round of predicated loads). The default
-  # build and each switch of VEC_VARIANTS (default "plain pred"), by turns, two rounds, at sizes that
+  # build and each switch of VEC_VARIANTS (default "plain pred pred_full"), by turns, two rounds, at sizes that
   # are not a whole number of rounds (2^11: two loads a thread of kernel 12's one block of 256,
   # where the committed 2^11 took longer than 2^12; 2^12 and 2^20 are whole rounds for the grids
   # there: the controls), f32, i32 and bf16 (the compiler still waits once in bf16's loop), then
   # test-gpu's trials under each switch. VEC_PARTS="bench tests" the parts.
   # Writes $OUT/vec-tail/<variant>-<round>/<gpu>.csv and logs; nothing is copied back (the tail runs
   # and their plain rounds are plots/data/experiments/vec-tail/, the book's table of them; pred's go
-  # beside their own plain rounds, not with another call's).
+  # beside their own plain rounds, not with another call's: plots/data/experiments/vec-pred/).
   echo "=== vec-tail (kernels 9-12, leftover loads in flight, by turns)"
   d="$OUT/vec-tail"; mkdir -p "$d"
   vec_switch_of() {
     case $1 in
       tail) echo "-DVEC_TAIL_IN_FLIGHT" ;;
       pred) echo "-DVEC_TAIL_PREDICATED" ;;
+      # pred with kernel 12 held at 32 registers (8 blocks of 256 an SM, as the default build)
+      pred_full) echo "-DVEC_TAIL_PREDICATED -DVEC_PRED_FULL_SM" ;;
       plain) echo "" ;;
-      *) echo "vec-tail: no variant $1 (plain, tail, pred)" >&2; return 1 ;;
+      *) echo "vec-tail: no variant $1 (plain, tail, pred, pred_full)" >&2; return 1 ;;
     esac
   }
-  variants=${VEC_VARIANTS:-plain pred}
+  variants=${VEC_VARIANTS:-plain pred pred_full}
   parts=" ${VEC_PARTS:-bench tests} "
   for round in 1 2; do
     [[ $parts == *" bench "* ]] || break
@@ -497,6 +501,32 @@ if has vec-tail; then
       echo "  test-gpu under $(vec_switch_of $v): $(grep -E '^test result' "$d/test-gpu-$v.log" | tail -1)"
     done
   fi
+  pack
+fi
+if has scratch; then
+  # Is where a short sum's scratch buffers lie (its partial sums, the last block's ticket) what
+  # makes one launch 3-13% apart from itself within a run (entry_twins.md, and
+  # plots/data/experiments/entry-point-order/README.md)? The entry point's launches at the sizes
+  # where its row and its kernel's row differed most, each kernel timed again SCRATCH_PADS times
+  # (8 by default) from a new reducer made after a pad of 1, 2, … × 2 MiB; every row's title says
+  # where its buffers were. Two runs, to see whether the same addresses give the same times.
+  # Copy back $OUT/scratch/<run>/<gpu>.csv -> plots/data/experiments/scratch/<run>.csv.
+  echo "=== scratch (the same launches, their scratch buffers moved)"
+  d="$OUT/scratch"; mkdir -p "$d"
+  for run in 1 2; do
+    timeout 200 $B/bin/reduction bench --no-peers --dtype f32,i32 --sizes 2^14,2^15,2^16,2^17,2^19,1e6,2^20 \
+      --kernels reduce6,reduce12,reduce10_tiles_two_pass,entry_point --scratch-pads ${SCRATCH_PADS:-8} --out "$d/$run" > "$d/$run.log" 2>&1 || status=1
+    python3 - "$d/$run" <<'PY' 2>/dev/null || true
+import csv, glob, re, sys
+for f in glob.glob(sys.argv[1] + "/*.csv"):
+    rows = [r for r in csv.DictReader(l for l in open(f) if not l.startswith("#")) if "scratch at" in r["title"] and r["cache"] == "rotated"]
+    by = {}
+    for r in rows:
+        by.setdefault((r["kernel"], r["dtype"], r["n"], r["block"]), []).append(float(r["median_us"]))
+    for k, t in sorted(by.items()):
+        print("  ", *k, f"{min(t):.3f}..{max(t):.3f} µs over {len(t)} placements ({100 * (max(t) / min(t) - 1):.1f}%)")
+PY
+  done
   pack
 fi
 if has small-n; then

@@ -155,6 +155,29 @@ fn determinism_trials(trials: &mut Vec<Trial>) {
 
 /// Bad input through the public API: each gets its own error, before any launch.
 fn error_trials(trials: &mut Vec<Trial>) {
+    // What `bench --scratch-pads` writes beside each time: the addresses of the buffers the
+    // reducer really holds, none before its first sum, and elsewhere for a reducer made after a pad.
+    trials.push(gpu_trial("reducer::scratch_addresses_are_the_buffers_it_holds", |gpu| {
+        let xs = gpu.upload(&f32::random(1 << 20, 5))?;
+        let mut first = Reducer::<f32>::new(gpu, "reduce10_last_block", 256)?;
+        if !first.scratch_addresses().is_empty() {
+            return Err("addresses before the first sum".into());
+        }
+        first.sum(&xs.as_view())?;
+        let a = first.scratch_addresses();
+        // The last-block kernel: its result, its partials, its ticket.
+        if a.len() != 3 || a.contains(&0) || a[0] == a[1] || a[1] == a[2] || a[0] == a[2] {
+            return Err(format!("expected three distinct nonzero addresses, got {a:x?}").into());
+        }
+        let _pad = gpu.alloc::<f32>(1 << 19)?;
+        let mut second = Reducer::<f32>::new(gpu, "reduce10_last_block", 256)?;
+        second.sum(&xs.as_view())?;
+        let b = second.scratch_addresses();
+        if b.iter().any(|at| a.contains(at)) {
+            return Err(format!("a second reducer's buffers {b:x?} overlap the first's {a:x?}").into());
+        }
+        Ok(())
+    }));
     trials.push(gpu_trial("errors::block_sizes_are_checked_before_launch", |gpu| {
         for (kernel, block, expect) in [("reduce1", 0, "at least one"), ("reduce1", 300, "power of two"),
             ("reduce6", 32, "64 to 1024"), ("reduce1", 2048, "32 to 1024"), ("reduce7", 3, "power of two")] {

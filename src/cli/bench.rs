@@ -42,6 +42,10 @@ pub struct BenchArgs {
     /// Time the entry point before the kernels instead of after them (first, it slowed the kernels timed after it)
     #[arg(long)]
     entry_point_first: bool,
+    /// An experiment: after each kernel's row, time the same launch K more times, its scratch
+    /// buffers moved by a pad of 1..K × 2 MiB allocated first; titles give the addresses (needs --out)
+    #[arg(long, value_name = "K", default_value_t = 0, requires = "out")]
+    scratch_pads: usize,
 }
 
 pub fn run(args: BenchArgs) -> Outcome {
@@ -66,6 +70,7 @@ pub fn run(args: BenchArgs) -> Outcome {
     config.block = super::block(args.block)?;
     config.seed = args.seed;
     config.entry_point_first = args.entry_point_first;
+    config.scratch_pads = args.scratch_pads;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("plots/data"));
     // Sizes asked for must fit, on the host (the pool's copy for the references) and on the
     // GPU. The default sweep is the program's own choice: what does not fit there is skipped.

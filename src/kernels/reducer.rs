@@ -405,6 +405,16 @@ impl<T: Element> Reducer<T> {
         Ok(value[0])
     }
 
+    /// The device addresses of the scratch buffers and the ticket counter this reducer holds
+    /// now, in that order (none before its first sum): the `--scratch-pads` experiment of
+    /// `reduction bench` writes them beside each time.
+    pub fn scratch_addresses(&self) -> Vec<u64> {
+        let stream = self.gpu.stream();
+        let mut at: Vec<u64> = self.scratch.iter().flatten().map(|b| b.device_ptr(stream).0).collect();
+        at.extend(self.ticket.iter().map(|t| t.device_ptr(stream).0));
+        at
+    }
+
     /// Size the scratch buffers for an input of `n` values and fill them with
     /// [`Element::POISON`], so that a result nothing wrote cannot pass for a sum.
     pub fn poison_outputs(&mut self, n: usize) -> Result<()> {

@@ -40,6 +40,13 @@ pub struct BenchConfig {
     /// it last) and its own times at 2^13 and 2^14 too; measured last, the kernels took their
     /// times without it. So last is the default; this flag repeats the comparison.
     pub entry_point_first: bool,
+    /// An experiment (0: off): after each kernel's row at an input rotated past L2, time the same
+    /// launch again `scratch_pads` times, each with a new reducer made after a pad of 1, 2, …
+    /// × 2 MiB was allocated, so that its scratch buffers (the partial sums, the ticket) lie
+    /// elsewhere; the title of each such row gives the pad and the addresses. The question: is
+    /// where a short sum's partials live what makes one launch 3-13% apart from itself within a
+    /// run (`plots/data/experiments/entry-point-order/README.md`)?
+    pub scratch_pads: usize,
 }
 
 impl BenchConfig {
@@ -62,6 +69,7 @@ impl BenchConfig {
             seed: 2007,
             entry_point: true,
             entry_point_first: false,
+            scratch_pads: 0,
         }
     }
 }
@@ -286,6 +294,11 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
             let what = Measured { kernel: kernel.name, chapter: kernel.chapter, title: kernel.title, status: kernel.status.into() };
             let input = Input { dtype: T::DTYPE, n, block, cache, bytes: n * std::mem::size_of::<T>(), working_set_bytes: working_set };
             rows.push(row(what, input, &timing));
+            if cache == Cache::Rotated && config.scratch_pads > 0 {
+                let title = format!("{} [scratch at {}]", kernel.title, addresses(&reducer.scratch_addresses()));
+                rows.last_mut().expect("just pushed").title = title;
+                rows.extend(scratch_probes(gpu, config, &pool, &mut reference, kernel, block, n)?);
+            }
         }
         note(bar, format!("{:>18} {}: {} sizes in {:.1} s", kernel.name, T::SUFFIX, config.sizes.len(), started.elapsed().as_secs_f64()));
     }
@@ -296,6 +309,35 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
 }
 
 pub use crate::records::bench::{ENTRY_POINT_HOST_KERNEL as ENTRY_POINT_HOST, ENTRY_POINT_KERNEL as ENTRY_POINT};
+
+/// Device addresses as a title gives them: `0x7f00a0000000 0x…`.
+fn addresses(at: &[u64]) -> String {
+    at.iter().map(|a| format!("{a:#x}")).collect::<Vec<_>>().join(" ")
+}
+
+/// The `--scratch-pads` experiment ([`BenchConfig::scratch_pads`]): the same launch of `kernel`
+/// at `block` on n values, each time from a new reducer made after a pad of p × 2 MiB (p = 1 …
+/// `scratch_pads`) was allocated, so that its scratch buffers lie elsewhere; each checked first,
+/// then timed as the kernel's own row. The rows carry the kernel's name; their titles say the pad
+/// and where the scratch buffers were.
+fn scratch_probes<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, reference: &mut dyn FnMut(usize) -> Reference,
+    kernel: &'static KernelSpec, block: u32, n: usize) -> Result<Vec<Row>> {
+    const PAD_BYTES: usize = 2 << 20;
+    let mut rows = Vec::new();
+    for p in 1..=config.scratch_pads {
+        let _pad = gpu.alloc::<f32>(p * PAD_BYTES / 4)?;
+        let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
+        reducer.poison_outputs(n)?;
+        let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
+        reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{} {} n={n} after a pad of {p} × 2 MiB", kernel.name, T::SUFFIX), why })?;
+        let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
+        let title = format!("{} [pad {p} × 2 MiB; scratch at {}]", kernel.title, addresses(&reducer.scratch_addresses()));
+        let what = Measured { kernel: kernel.name, chapter: kernel.chapter, title: &title, status: kernel.status.into() };
+        let input = Input { dtype: T::DTYPE, n, block, cache: Cache::Rotated, bytes: n * std::mem::size_of::<T>(), working_set_bytes: pool.working_set(n, timing.ops_per_graph, Cache::Rotated) };
+        rows.push(row(what, input, &timing));
+    }
+    Ok(rows)
+}
 
 /// The entry point at every size, as a reader calls it: [`crate::Reducer::auto`] for the size,
 /// checked exactly first, then timed two ways. Graph-amortized, as the kernels are; and
@@ -321,6 +363,8 @@ fn entry_point<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
         reducer.poison_outputs(n)?;
         let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
         reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{ENTRY_POINT} {} n={n}", T::SUFFIX), why })?;
+        // The scratch-pads experiment compares these addresses with the kernels' rows.
+        let title = if config.scratch_pads > 0 { format!("{title} [scratch at {}]", addresses(&reducer.scratch_addresses())) } else { title };
         let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
         let measured = input(n, reducer.block(), pool.working_set(n, timing.ops_per_graph, Cache::Rotated));
         rows.push(row(Measured { kernel: ENTRY_POINT, chapter: 0, title: &title, status: Status::Correct }, measured, &timing));
