@@ -125,7 +125,12 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         bench("working_set.md", "benchmark.md", "book::chapters::benchmark::working_set", benchmark::working_set),
         md("ceiling_shapes.md", "benchmark.md", "book::chapters::benchmark::ceiling_shapes", |c| Ok(benchmark::ceiling_shapes(&c.book()?.1, c.read_only_shapes.as_deref()))),
         bench("entry_point.md", "benchmark.md", "book::chapters::entry::entry_table", entry::entry_table),
-        bench("entry_twins.md", "benchmark.md", "book::chapters::entry::entry_twins", |_, r| entry::entry_twins(r)),
+        md("entry_twins.md", "benchmark.md", "book::chapters::entry::entry_twins", |c| {
+            let (machine, rows) = c.book()?;
+            let file = c.data_dir.join("experiments/bench-repeat").join(format!("{}.csv", crate::records::slug(&machine.gpu)));
+            let repeat = if file.is_file() { Some(crate::records::bench::read_csv(&file)?) } else { None };
+            Ok(entry::entry_twins(rows, repeat.as_ref().map(|(m, r)| (m, r.as_slice()))))
+        }),
         bench("host_visible.md", "benchmark.md", "book::chapters::entry::host_visible_table", entry::host_visible_table),
         md("host_result.md", "benchmark.md", "book::chapters::entry::host_result", |c| Ok(entry::host_result(c.experiments.as_deref()))),
         md("entry_ncu.md", "benchmark.md", "book::chapters::entry::entry_ncu", |c| Ok(entry::entry_ncu(&c.ncu, &c.book()?.1))),

@@ -235,7 +235,7 @@ pub const TWIN_LISTED: f64 = 0.03;
 /// the same run. How far apart the two came is how far apart two rows of one run can be with no
 /// difference in the code; and where a peer was ahead of the entry point's row, whether it was
 /// ahead of the same launch's other time too.
-pub fn entry_twins(rows: &[Row]) -> String {
+pub fn entry_twins(rows: &[Row], repeat: Option<(&Machine, &[Row])>) -> String {
     let mut pairs: Vec<(Dtype, usize, &Row, &Row)> = Vec::new();
     for ours in rows.iter().filter(|r| r.kernel == ENTRY_POINT_KERNEL && r.cache == Cache::Rotated) {
         let Some((kernel, block, false)) = entry_launch(&ours.title) else { continue };
@@ -268,11 +268,37 @@ pub fn entry_twins(rows: &[Row]) -> String {
     if apart.is_empty() {
         writeln!(s, " Nowhere did they differ by more than {:.0}%.", TWIN_LISTED * 100.0).unwrap();
     } else {
-        writeln!(s, " Where they differed by more than {:.0}%:\n\n| n | type | the entry point's row | the kernel's own row | the entry point's row against it |\n|--:|---|--:|--:|--:|", TWIN_LISTED * 100.0).unwrap();
-        for (dtype, n, o, t) in apart {
-            writeln!(s, "| {} | {dtype} | {:.2} µs | {:.2} µs | {:+.1}% |", size_label(*n), o.median_us, t.median_us, 100.0 * change(o, t)).unwrap();
+        // The same pair in a second whole run, where one was made: did it differ the same way?
+        let again = |dtype: Dtype, n: usize, o: &Row| -> Option<f64> {
+            let (_, rows) = repeat?;
+            let ours = rows.iter().find(|r| r.kernel == ENTRY_POINT_KERNEL && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated && r.title == o.title)?;
+            let (kernel, block, _) = entry_launch(&ours.title)?;
+            let twin = rows.iter().find(|r| r.kernel == kernel && r.block == block && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated)?;
+            Some(change(ours, twin))
+        };
+        let second = repeat.map_or(String::new(), |_| " in the second run |".into());
+        writeln!(s, " Where they differed by more than {:.0}%:\n\n| n | type | the entry point's row | the kernel's own row | the entry point's row against it |{second}\n|--:|---|--:|--:|--:|{}",
+            TWIN_LISTED * 100.0, if repeat.is_some() { "--:|" } else { "" }).unwrap();
+        let mut repeated = 0;
+        for (dtype, n, o, t) in &apart {
+            write!(s, "| {} | {dtype} | {:.2} µs | {:.2} µs | {:+.1}% |", size_label(*n), o.median_us, t.median_us, 100.0 * change(o, t)).unwrap();
+            if repeat.is_some() {
+                match again(*dtype, *n, o) {
+                    Some(c) => {
+                        repeated += usize::from(c.abs() > TWIN_LISTED && c.signum() == change(o, t).signum());
+                        write!(s, " {:+.1}% |", 100.0 * c).unwrap();
+                    }
+                    None => s.push_str(" – |"),
+                }
+            }
+            s.push('\n');
         }
-        writeln!(s, "\nWhere a sum takes a few microseconds, a difference of this size between two rows of one run is the moment each was timed, not the code.").unwrap();
+        if let Some((machine, _)) = repeat {
+            writeln!(s, "\nThe second run is the whole benchmark again ({}, {}; `plots/data/experiments/bench-repeat/`): \
+                {repeated} of these {} rows differed the same way there, by more than {:.0}% again.", machine.gpu, machine.date, apart.len(), TWIN_LISTED * 100.0).unwrap();
+        }
+        writeln!(s, "\nThe two rows of a pair run the same code on the same input. Where a sum takes a few microseconds, a difference of this size comes with where in the run each was timed: \
+            `plots/data/experiments/entry-point-order/` times the same launches in other orders, and they move with what the process timed before them.").unwrap();
     }
     // Where a peer beat the entry point's row: did it beat the launch's other time?
     let mut beaten = Vec::new();

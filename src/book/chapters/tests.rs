@@ -304,14 +304,28 @@ fn the_entry_points_launch_is_set_against_its_own_row_and_ragged_sizes_are_shown
     assert!(table.contains("| 10^6 | reduce12, block 256 | 4.99 |"), "{table}");
     assert!(table.contains("| 2^22 + 1 | reduce10_tiles_two_pass, block 512 | **6.97** |"), "{table}");
     assert!(table.contains("10^6 (cub_sum 3.90 µs against 4.99, 27.9%)"), "{table}");
-    let twins = entry_twins(&rows);
+    let twins = entry_twins(&rows, None);
     assert!(twins.contains("In 5 of the 7 rows above"), "{twins}");
     assert!(twins.contains("agreed within 1% in 3 of them"), "{twins}");
     assert!(twins.contains("| 2^14 | f32 | 2.07 µs | 1.81 µs | +14.4% |\n| 10^6 | f32 | 4.99 µs | 4.70 µs | +6.2% |\n\n"), "only the pairs more than 3% apart: {twins}");
     // 2^16 agrees too, but 10^6 above it does not: agreement from 2^22 + 1 up.
     assert!(twins.contains("From 2^22 + 1 values up they agreed within 0.1%"), "{twins}");
     assert!(twins.contains("| 2^14 | f32 | TileLang | 1.82 µs | 2.07 µs | 1.81 µs | level (within 1%) |\n| 10^6 | f32 | CUB | 3.90 µs | 4.99 µs | 4.70 µs | behind |\n| 2^28 | f32 | CUB | 236.35 µs | 236.40 µs | 236.30 µs | level (within 1%) |"), "{twins}");
-    assert!(entry_twins(&rows[15..]).is_empty(), "no pair, no paragraph");
+    assert!(entry_twins(&rows[15..], None).is_empty(), "no pair, no paragraph");
+    // A second run: a pair that differs the same way again counts; one that flips sign, or a size
+    // the second run lacks, does not.
+    let repeat = vec![
+        entry(Dtype::F32, 1 << 14, tiles, 2.05),
+        own("reduce10_tiles_two_pass", Dtype::F32, 512, 1 << 14, 1.82),
+        entry(Dtype::F32, 1_000_000, k12, 4.50),
+        own("reduce12", Dtype::F32, 256, 1_000_000, 4.75),
+    ];
+    let machine = Machine { date: "2026-12-05".into(), ..h200() };
+    let twins = entry_twins(&rows, Some((&machine, &repeat)));
+    assert!(twins.contains("| 2^14 | f32 | 2.07 µs | 1.81 µs | +14.4% | +12.6% |\n| 10^6 | f32 | 4.99 µs | 4.70 µs | +6.2% | -5.3% |\n"), "{twins}");
+    assert!(twins.contains("(NVIDIA H200, 2026-12-05; `plots/data/experiments/bench-repeat/`): 1 of these 2 rows differed the same way there"), "{twins}");
+    let twins = entry_twins(&rows, Some((&machine, &repeat[..2])));
+    assert!(twins.contains("| 10^6 | f32 | 4.99 µs | 4.70 µs | +6.2% | – |"), "{twins}");
 }
 
 #[test]
