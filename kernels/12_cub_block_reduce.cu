@@ -27,7 +27,6 @@ __device__ void reduce12(const In* __restrict__ in, Acc* __restrict__ out, u64 n
 #if defined(VEC_PRED_FULL_SM) && !defined(VEC_TAIL_PREDICATED)
 #error "VEC_PRED_FULL_SM bounds the registers of VEC_TAIL_PREDICATED's build: set both"
 #endif
-#ifdef VEC_PRED_FULL_SM
 // The threads an SM holds: 2048 on sm_80, sm_90 and sm_100, 1024 on sm_75, 1536 on the others.
 #if __CUDA_ARCH__ == 750
 #define VEC_SM_THREADS 1024
@@ -36,12 +35,22 @@ __device__ void reduce12(const In* __restrict__ in, Acc* __restrict__ out, u64 n
 #else
 #define VEC_SM_THREADS 1536
 #endif
-#define CUB_ENTRY_BOUNDS(BLOCK) __launch_bounds__(BLOCK, VEC_SM_THREADS / (BLOCK) > 0 ? VEC_SM_THREADS / (BLOCK) : 1)
+// By the entry's type suffix: only the 4-byte types' entries change under the switch, and the
+// others keep the default's exact `__launch_bounds__(BLOCK)` (NVRTC compiles `(BLOCK, 1)` to
+// other SASS).
+#define CUB_BOUNDS_PLAIN(BLOCK) __launch_bounds__(BLOCK)
+#ifdef VEC_PRED_FULL_SM
+#define CUB_BOUNDS_FULL(BLOCK) __launch_bounds__(BLOCK, VEC_SM_THREADS / (BLOCK) > 0 ? VEC_SM_THREADS / (BLOCK) : 1)
 #else
-#define CUB_ENTRY_BOUNDS(BLOCK) __launch_bounds__(BLOCK)
+#define CUB_BOUNDS_FULL(BLOCK) __launch_bounds__(BLOCK)
 #endif
+#define CUB_BOUNDS_f32 CUB_BOUNDS_FULL
+#define CUB_BOUNDS_i32 CUB_BOUNDS_FULL
+#define CUB_BOUNDS_f64 CUB_BOUNDS_PLAIN
+#define CUB_BOUNDS_f16 CUB_BOUNDS_PLAIN
+#define CUB_BOUNDS_bf16 CUB_BOUNDS_PLAIN
 #define CUB_ENTRY(body, suffix, In, Acc, BLOCK)                                                  \
-    extern "C" __global__ void CUB_ENTRY_BOUNDS(BLOCK)                                           \
+    extern "C" __global__ void CUB_BOUNDS_##suffix(BLOCK)                                        \
     body##_b##BLOCK##_##suffix(const In* in, Acc* out, u64 n) {                                  \
         body<BLOCK, In, Acc>(in, out, n);                                                        \
     }

@@ -955,11 +955,18 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 // an SM (63 before; Nsight Compute's profile of softmax f32 2^20 × 256 in the book is of that
 // build); cross-entropy's keep 4 by the same bound (CE_LANES). At 4 blocks (64 registers) none of
 // the lanes entries of 8 packs touches local memory; at 5, 17 to 184 local loads and stores each.
+// Only the entries of 8 packs: NVRTC compiles `__launch_bounds__(256, 1)` differently from
+// `__launch_bounds__(256)`, so the fewer packs keep the default's exact form (the switch's first
+// form, timed in session 49, gave them the former).
+#define DL_LANES_BOUND_1 __launch_bounds__(256)
+#define DL_LANES_BOUND_2 __launch_bounds__(256)
+#define DL_LANES_BOUND_4 __launch_bounds__(256)
 #ifdef DL_LANES8_MIN_BLOCKS
-#define DL_LANES_BOUND(VPT) __launch_bounds__(256, (VPT) >= 8 ? DL_LANES8_MIN_BLOCKS : 1)
+#define DL_LANES_BOUND_8 __launch_bounds__(256, DL_LANES8_MIN_BLOCKS)
 #else
-#define DL_LANES_BOUND(VPT) __launch_bounds__(256)
+#define DL_LANES_BOUND_8 __launch_bounds__(256)
 #endif
+#define DL_LANES_BOUND(VPT) DL_LANES_BOUND_##VPT
 #define DL_LANES(op, sfx, VPT, PARAMS, TASK)                                                      \
     extern "C" __global__ void DL_LANES_BOUND(VPT) op##_lanes##VPT##_##sfx PARAMS {                    \
         const auto task = TASK;                                                                   \

@@ -505,7 +505,7 @@ if has vec-tail; then
 fi
 if has scratch; then
   # Is where a short sum's scratch buffers lie (its partial sums, the last block's ticket) what
-  # makes one launch 3-13% apart from itself within a run (entry_twins.md, and
+  # makes one launch 3-15% apart from itself within a run (entry_twins.md, and
   # plots/data/experiments/entry-point-order/README.md)? The entry point's launches at the sizes
   # where its row and its kernel's row differed most, each kernel timed again SCRATCH_PADS times
   # (8 by default) from a new reducer made after a pad of 1, 2, … × 2 MiB; every row's title says
@@ -514,7 +514,7 @@ if has scratch; then
   echo "=== scratch (the same launches, their scratch buffers moved)"
   d="$OUT/scratch"; mkdir -p "$d"
   for run in 1 2; do
-    timeout 200 $B/bin/reduction bench --no-peers --dtype f32,i32 --sizes 2^14,2^15,2^16,2^17,2^19,1e6,2^20 \
+    timeout 200 $B/bin/reduction bench --no-peers --dtype f32,i32 --sizes 2^14,2^15,2^16,2^17,2^18,2^19,1e6,2^20 \
       --kernels reduce6,reduce12,reduce10_tiles_two_pass,entry_point --scratch-pads ${SCRATCH_PADS:-8} --out "$d/$run" > "$d/$run.log" 2>&1 || status=1
     python3 - "$d/$run" <<'PY' 2>/dev/null || true
 import csv, glob, re, sys
@@ -522,9 +522,11 @@ for f in glob.glob(sys.argv[1] + "/*.csv"):
     rows = [r for r in csv.DictReader(l for l in open(f) if not l.startswith("#")) if "scratch at" in r["title"] and r["cache"] == "rotated"]
     by = {}
     for r in rows:
-        by.setdefault((r["kernel"], r["dtype"], r["n"], r["block"]), []).append(float(r["median_us"]))
-    for k, t in sorted(by.items()):
-        print("  ", *k, f"{min(t):.3f}..{max(t):.3f} µs over {len(t)} placements ({100 * (max(t) / min(t) - 1):.1f}%)")
+            at = r["title"].split("scratch at ")[1].rstrip("]")
+        by.setdefault((r["kernel"], r["dtype"], r["n"], r["block"]), []).append((float(r["median_us"]), at))
+    for k, v in sorted(by.items()):
+        t = [x[0] for x in v]
+        print("  ", *k, f"{min(t):.3f}..{max(t):.3f} µs over {len(t)} placements, {len(set(x[1] for x in v))} distinct ({100 * (max(t) / min(t) - 1):.1f}%)")
 PY
   done
   pack

@@ -29,7 +29,7 @@ pub struct Evidence {
 /// different H200s to 2–3%). Below about 2^22 values, where a sum takes a few microseconds, the
 /// same launch timed at two moments of one run differed by more (the entry point against its
 /// kernel's own row: up to 14% in the run of 2026-12-02, 7.5% in 2026-12-05's and 6.9% in a
-/// second run that day, the benchmark chapter's `entry_twins.md`; 3-13% by what the process timed
+/// second run that day, the benchmark chapter's `entry_twins.md`; 3-15% by what the process timed
 /// before it, `plots/data/experiments/entry-point-order/`), so there a band rests on one run's
 /// ordering, which the small-n runs repeat at every block size.
 pub const EVIDENCE_SLACK: f64 = 0.05;

@@ -44,7 +44,7 @@ pub struct BenchConfig {
     /// launch again `scratch_pads` times, each with a new reducer made after a pad of 1, 2, …
     /// × 2 MiB was allocated, so that its scratch buffers (the partial sums, the ticket) lie
     /// elsewhere; the title of each such row gives the pad and the addresses. The question: is
-    /// where a short sum's partials live what makes one launch 3-13% apart from itself within a
+    /// where a short sum's partials live what makes one launch 3-15% apart from itself within a
     /// run (`plots/data/experiments/entry-point-order/README.md`)?
     pub scratch_pads: usize,
 }
@@ -324,8 +324,11 @@ fn scratch_probes<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, r
     kernel: &'static KernelSpec, block: u32, n: usize) -> Result<Vec<Row>> {
     const PAD_BYTES: usize = 2 << 20;
     let mut rows = Vec::new();
+    // Every pad and reducer is held to the end: freed, their memory would go back to the stream's
+    // pool, and the next reducer could get the same addresses whatever its pad.
+    let mut held = Vec::with_capacity(config.scratch_pads);
     for p in 1..=config.scratch_pads {
-        let _pad = gpu.alloc::<f32>(p * PAD_BYTES / 4)?;
+        let pad = gpu.alloc::<f32>(p * PAD_BYTES / 4)?;
         let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
         reducer.poison_outputs(n)?;
         let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
@@ -335,6 +338,7 @@ fn scratch_probes<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, r
         let what = Measured { kernel: kernel.name, chapter: kernel.chapter, title: &title, status: kernel.status.into() };
         let input = Input { dtype: T::DTYPE, n, block, cache: Cache::Rotated, bytes: n * std::mem::size_of::<T>(), working_set_bytes: pool.working_set(n, timing.ops_per_graph, Cache::Rotated) };
         rows.push(row(what, input, &timing));
+        held.push((pad, reducer));
     }
     Ok(rows)
 }

@@ -35,9 +35,11 @@ pub struct VecSwitch {
     /// Its column's head, and what kernel 12 did with it, for the closing sentence.
     pub column: &'static str,
     pub doing: &'static str,
-    /// The element types whose machine code the switch leaves as the default build's: their rows
-    /// are the same code timed in two builds, so their changes are what two builds do unaided.
-    pub unchanged: &'static [Dtype],
+    /// The element types whose own entries the switch leaves as the default build's machine code.
+    /// Their sums are not the same code in both builds all the same: a sum's later passes add the
+    /// partial sums with the accumulator type's entry (f32 for bf16), which the switch changes.
+    /// Their rows are shown, marked, and not counted as the switch's cases.
+    pub first_pass_unchanged: &'static [Dtype],
 }
 
 /// The leftover packs loaded at once (session 47).
@@ -47,7 +49,7 @@ pub const VEC_TAIL_IN_FLIGHT: VecSwitch = VecSwitch {
     folder: "vec-tail",
     column: "leftover loads at once",
     doing: "with its leftover loads at once",
-    unchanged: &[],
+    first_pass_unchanged: &[],
 };
 
 /// The leftover packs as one more round of predicated loads, 4-byte types only.
@@ -57,14 +59,14 @@ pub const VEC_TAIL_PREDICATED: VecSwitch = VecSwitch {
     folder: "vec-pred",
     column: "leftover loads as a predicated round",
     doing: "with its leftover loads as one predicated round",
-    unchanged: &[Dtype::BF16, Dtype::F16, Dtype::F64],
+    first_pass_unchanged: &[Dtype::BF16, Dtype::F16],
 };
 
 /// `vec_tail.md` and `vec_pred.md`: one of kernels 9-12's leftover-load switches against the
 /// default build, timed by turns in two rounds (`plots/data/experiments/<folder>/{plain,<variant>}-<round>.csv`,
 /// `tests/gpu-host.sh vec-tail`): kernel 12 and the entry point at each size and type, and where
-/// the switch won and lost. Where the switch leaves a type's machine code alone, that type's rows
-/// are a control: how far two builds of the same code moved apart, which a win must exceed.
+/// the switch won and lost. Where the switch leaves a type's own entries alone, that type's rows
+/// change only through the later passes' accumulator entry: shown, marked, not counted.
 pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::error::Result<String> {
     use super::turns::{cell, mean, read_turns, rounds, verdict, Verdict};
     let runs = read_turns(&data_dir.join("experiments").join(switch.folder), |f| Ok(crate::records::bench::read_csv(f)?.1))?;
@@ -83,8 +85,9 @@ pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::
     let mut s = format!("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build and `{}` by turns in one call \
         (`plots/data/experiments/{}/`).*\n\n| kernel | type | n | default | {} | change |\n|---|---|--:|--:|--:|--:|\n", switch.option, switch.folder, switch.column);
     let (mut faster, mut slower, mut counted) = (Vec::new(), Vec::new(), 0);
-    // The control: the largest change of a row whose code the switch leaves alone.
-    let mut control: Option<(f64, String)> = None;
+    // Rows of a type whose own entries the switch leaves alone: the largest change among them.
+    let mut later_passes: Option<(f64, String)> = None;
+    let mut marked: Vec<&str> = Vec::new();
     for &(kernel, dtype, n) in &cases {
         let times = |variant: &str| rounds(&runs, variant, |r| (r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated).then_some(r.median_us));
         let (plain, switched) = (times("plain"), times(switch.variant));
@@ -92,13 +95,16 @@ pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::
             continue;
         }
         let change = mean(&switched) / mean(&plain) - 1.0;
-        let same_code = switch.unchanged.contains(&dtype);
-        let mark = if same_code { " (same code)" } else { "" };
+        let first_pass_same = switch.first_pass_unchanged.contains(&dtype);
+        let mark = if first_pass_same { " (later passes only)" } else { "" };
         writeln!(s, "| `{kernel}` | {dtype}{mark} | {n} | {} | {} | {:+.1}% |", cell(&plain, 2), cell(&switched, 2), change * 100.0).unwrap();
         let label = format!("{dtype} {} ({:+.1}%)", size_label(n), change * 100.0);
-        if same_code {
-            if control.as_ref().is_none_or(|(c, _)| change.abs() > c.abs()) {
-                control = Some((change, format!("`{kernel}` {label}")));
+        if first_pass_same {
+            if !marked.contains(&dtype.name()) {
+                marked.push(dtype.name());
+            }
+            if later_passes.as_ref().is_none_or(|(c, _)| change.abs() > c.abs()) {
+                later_passes = Some((change, format!("`{kernel}` {label}")));
             }
         } else if kernel == "reduce12" {
             counted += 1;
@@ -112,10 +118,9 @@ pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::
     let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
     write!(s, "\nKernel 12 {}, against the default build: faster in both rounds at {} of {counted} cases: {}; slower in both at {}: {}.\n",
         switch.doing, faster.len(), list(&faster), slower.len(), list(&slower)).unwrap();
-    if let Some((_, at)) = control {
-        let types: Vec<&str> = switch.unchanged.iter().map(|d| d.name()).collect();
-        write!(s, "\nThe switch leaves the machine code of {} as the default build's, so their rows above time the same code in two builds, \
-            by the same turns. They still moved, by up to {at}: a change of that size in another row is not shown to be the switch's.\n", types.join(", ")).unwrap();
+    if let Some((_, at)) = later_passes {
+        write!(s, "\nThe switch leaves the machine code of {}'s own entries as the default build's; their rows, marked, moved all the same, by up to {at}: \
+            a sum's later passes add its f32 partial sums with the f32 entry, which the switch does change.\n", marked.join(" and ")).unwrap();
     }
     Ok(s)
 }
@@ -297,7 +302,7 @@ pub fn entry_twins(rows: &[Row], repeat: Option<(&Machine, &[Row])>) -> String {
             writeln!(s, "\nThe second run is the whole benchmark again ({}, {}; `plots/data/experiments/bench-repeat/`): \
                 {repeated} of these {} rows differed the same way there, by more than {:.0}% again.", machine.gpu, machine.date, apart.len(), TWIN_LISTED * 100.0).unwrap();
         }
-        writeln!(s, "\nThe two rows of a pair run the same code on the same input. Where a sum takes a few microseconds, a difference of this size comes with where in the run each was timed: \
+        writeln!(s, "\nThe two rows of a pair run the same code on the same input, each from its own reducer with its own scratch buffers. Where a sum takes a few microseconds, a difference of this size comes with where in the run each was timed: \
             `plots/data/experiments/entry-point-order/` times the same launches in other orders, and they move with what the process timed before them.").unwrap();
     }
     // Where a peer beat the entry point's row: did it beat the launch's other time?
@@ -528,7 +533,7 @@ mod tests {
         // A round that does not agree is neither.
         write("tail-2.csv", 4.80, 12.00);
         assert!(vec_tail_table(&data, &VEC_TAIL_IN_FLIGHT).unwrap().contains("faster in both rounds at 0 of 2 cases: none; slower in both at 0: none."));
-        // Another switch reads its own folder; a type it leaves alone is a control, not a case.
+        // Another switch reads its own folder; a type whose own entries it leaves alone is marked, not a case.
         assert!(vec_tail_table(&data, &VEC_TAIL_PREDICATED).unwrap().contains("not yet measured"));
         let pred = data.join("experiments/vec-pred");
         std::fs::create_dir_all(&pred).unwrap();
@@ -537,9 +542,9 @@ mod tests {
             std::fs::write(pred.join(name), format!("{head}{}{}", line(1_000_000, f32_us), bf16(bf16_us))).unwrap();
         }
         let t = vec_tail_table(&data, &VEC_TAIL_PREDICATED).unwrap();
-        assert!(t.contains("| `reduce12` | bf16 (same code) | 1000000 |"), "{t}");
+        assert!(t.contains("| `reduce12` | bf16 (later passes only) | 1000000 |"), "{t}");
         assert!(t.contains("faster in both rounds at 1 of 1 cases: f32 10^6 (-18.8%); slower in both at 0: none."), "{t}");
-        assert!(t.contains("by up to `reduce12` bf16 10^6 (-6.5%)"), "{t}");
+        assert!(t.contains("moved all the same, by up to `reduce12` bf16 10^6 (-6.5%)"), "{t}");
         std::fs::remove_dir_all(&data).unwrap();
     }
 
