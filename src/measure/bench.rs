@@ -278,10 +278,7 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
                     reducers.last_mut().unwrap()
                 }
             };
-            // Correct before fast: poisoned outputs, a fresh input, the reference.
-            reducer.poison_outputs(n)?;
-            let got = reducer.sum(&pool.view(n, 0, cache))?;
-            let check = reducer.check(got, &reference(n));
+            let check = checked_sum(reducer, &pool, n, cache, &reference(n))?;
             if let Err(why) = &check {
                 if kernel.status == crate::kernels::Status::Correct {
                     return Err(Error::WrongSum { what: format!("{} {} n={n}", kernel.name, T::SUFFIX), why: why.clone() });
@@ -289,14 +286,11 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
                 note(bar, format!("{} {} n={n} gave a wrong sum ({why}); not timed", kernel.name, T::SUFFIX));
                 continue;
             }
-            let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, cache)).map(|_| ()))?;
-            let working_set = pool.working_set(n, timing.ops_per_graph, cache);
-            let what = Measured { kernel: kernel.name, chapter: kernel.chapter, title: kernel.title, status: kernel.status.into() };
-            let input = Input { dtype: T::DTYPE, n, block, cache, bytes: n * std::mem::size_of::<T>(), working_set_bytes: working_set };
-            rows.push(row(what, input, &timing));
-            if cache == Cache::Rotated && config.scratch_pads > 0 {
-                let title = format!("{} [scratch at {}]", kernel.title, addresses(&reducer.scratch_addresses()));
-                rows.last_mut().expect("just pushed").title = title;
+            let probed = cache == Cache::Rotated && config.scratch_pads > 0;
+            let title = if probed { format!("{} [scratch at {}]", kernel.title, addresses(&reducer.scratch_addresses())) } else { kernel.title.to_string() };
+            let what = Measured { kernel: kernel.name, chapter: kernel.chapter, title: &title, status: kernel.status.into() };
+            rows.push(timed_row(gpu, config, &pool, reducer, n, cache, what)?);
+            if probed {
                 rows.extend(scratch_probes(gpu, config, &pool, &mut reference, kernel, block, n)?);
             }
         }
@@ -309,6 +303,22 @@ fn run_dtype<T: Checked>(gpu: &Gpu, config: &BenchConfig, bar: &ProgressBar) -> 
 }
 
 pub use crate::records::bench::{ENTRY_POINT_HOST_KERNEL as ENTRY_POINT_HOST, ENTRY_POINT_KERNEL as ENTRY_POINT};
+
+/// Correct before fast: the reducer's outputs poisoned, the rotation's first input summed, the sum
+/// checked against the exact reference (the outer error: a failed launch; the inner: a wrong sum).
+fn checked_sum<T: Checked>(reducer: &mut Reducer<T>, pool: &Pool<T>, n: usize, cache: Cache, reference: &Reference) -> Result<std::result::Result<(), String>> {
+    reducer.poison_outputs(n)?;
+    let got = reducer.sum(&pool.view(n, 0, cache))?;
+    Ok(reducer.check(got, reference))
+}
+
+/// A checked launch timed as a row: graphs of back-to-back sums over the rotation's inputs.
+fn timed_row<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, reducer: &mut Reducer<T>, n: usize, cache: Cache, what: Measured<'_>) -> Result<Row> {
+    let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, cache)).map(|_| ()))?;
+    let working_set_bytes = pool.working_set(n, timing.ops_per_graph, cache);
+    let input = Input { dtype: T::DTYPE, n, block: reducer.block(), cache, bytes: n * std::mem::size_of::<T>(), working_set_bytes };
+    Ok(row(what, input, &timing))
+}
 
 /// Device addresses as a title gives them: `0x7f00a0000000 0x…`.
 fn addresses(at: &[u64]) -> String {
@@ -330,14 +340,11 @@ fn scratch_probes<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, r
     for p in 1..=config.scratch_pads {
         let pad = gpu.alloc::<f32>(p * PAD_BYTES / 4)?;
         let mut reducer = Reducer::<T>::new(gpu, kernel.name, block)?;
-        reducer.poison_outputs(n)?;
-        let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
-        reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{} {} n={n} after a pad of {p} × 2 MiB", kernel.name, T::SUFFIX), why })?;
-        let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
+        checked_sum(&mut reducer, pool, n, Cache::Rotated, &reference(n))?
+            .map_err(|why| Error::WrongSum { what: format!("{} {} n={n} after a pad of {p} × 2 MiB", kernel.name, T::SUFFIX), why })?;
         let title = format!("{} [pad {p} × 2 MiB; scratch at {}]", kernel.title, addresses(&reducer.scratch_addresses()));
         let what = Measured { kernel: kernel.name, chapter: kernel.chapter, title: &title, status: kernel.status.into() };
-        let input = Input { dtype: T::DTYPE, n, block, cache: Cache::Rotated, bytes: n * std::mem::size_of::<T>(), working_set_bytes: pool.working_set(n, timing.ops_per_graph, Cache::Rotated) };
-        rows.push(row(what, input, &timing));
+        rows.push(timed_row(gpu, config, pool, &mut reducer, n, Cache::Rotated, what)?);
         held.push((pad, reducer));
     }
     Ok(rows)
@@ -364,14 +371,11 @@ fn entry_point<T: Checked>(gpu: &Gpu, config: &BenchConfig, pool: &Pool<T>, bar:
         // A one-block launch is not the kernel's own row's launch: the title says so.
         let one_block = if reducer.resident_blocks() == 1 { ", one block" } else { "" };
         let title = format!("entry point: {}, block {}{one_block}", reducer.kernel().name, reducer.block());
-        reducer.poison_outputs(n)?;
-        let got = reducer.sum(&pool.view(n, 0, Cache::Rotated))?;
-        reducer.check(got, &reference(n)).map_err(|why| Error::WrongSum { what: format!("{ENTRY_POINT} {} n={n}", T::SUFFIX), why })?;
+        checked_sum(&mut reducer, pool, n, Cache::Rotated, &reference(n))?
+            .map_err(|why| Error::WrongSum { what: format!("{ENTRY_POINT} {} n={n}", T::SUFFIX), why })?;
         // The scratch-pads experiment compares these addresses with the kernels' rows.
         let title = if config.scratch_pads > 0 { format!("{title} [scratch at {}]", addresses(&reducer.scratch_addresses())) } else { title };
-        let timing = time_graph(gpu, config.target_ms, |j| reducer.enqueue(&pool.view(n, j, Cache::Rotated)).map(|_| ()))?;
-        let measured = input(n, reducer.block(), pool.working_set(n, timing.ops_per_graph, Cache::Rotated));
-        rows.push(row(Measured { kernel: ENTRY_POINT, chapter: 0, title: &title, status: Status::Correct }, measured, &timing));
+        rows.push(timed_row(gpu, config, pool, &mut reducer, n, Cache::Rotated, Measured { kernel: ENTRY_POINT, chapter: 0, title: &title, status: Status::Correct })?);
         host_visible.push((n, reducer, title));
     }
     for (n, mut reducer, title) in host_visible {
