@@ -7,6 +7,18 @@
 // Preconditions: blockDim.x == BLOCK (a template parameter, one entry per block size); any
 // grid. Needs the CUDA headers with CCCL (cub/).
 #include <cub/block/block_reduce.cuh>
+// This kernel's 4-byte entries end with vector_load.cuh's predicated round (VEC_TAIL_PREDICATED:
+// what a thread has left after its rounds of four loads, loaded at once) under a full SM's launch
+// bound (VEC_PRED_FULL_SM, below), the build timed by turns against the plain walk in
+// plots/data/experiments/vec-pred/. Kernels 9-11 keep the plain walk. -DREDUCE12_PLAIN_TAIL gives
+// kernel 12 the plain walk back; either experiment switch of vector_load.cuh, set by hand,
+// replaces this choice.
+#if !defined(REDUCE12_PLAIN_TAIL) && !defined(VEC_TAIL_PREDICATED) && !defined(VEC_TAIL_IN_FLIGHT)
+#define VEC_TAIL_PREDICATED
+#ifndef VEC_PRED_FULL_SM
+#define VEC_PRED_FULL_SM
+#endif
+#endif
 #include "vector_load.cuh"
 
 // ANCHOR: kernel
@@ -19,11 +31,11 @@ __device__ void reduce12(const In* __restrict__ in, Acc* __restrict__ out, u64 n
 }
 // ANCHOR_END: kernel
 
-// With VEC_TAIL_PREDICATED, NVRTC 13.0 gives the 4-byte entries 34 registers instead of 32, and
-// the occupancy calculator then fits 6 blocks of 256 an SM instead of 8: the resident grid shrinks
-// by a quarter. The experiment switch VEC_PRED_FULL_SM (with it) asks for a full SM of threads,
-// which holds them at 32 without spilling (plots/sass.py), to see whether that quarter is what the
-// predicated round costs at 3·2^24 − 1 and 10^8 values (plots/data/experiments/vec-pred/).
+// With VEC_TAIL_PREDICATED alone, NVRTC 13.0 gives the 4-byte entries 34 registers instead of 32,
+// and the occupancy calculator then fits 6 blocks of 256 an SM instead of 8: the resident grid
+// shrinks by a quarter, and the predicated round lost 3% at 3·2^24 − 1 and 10^8 values
+// (plots/data/experiments/vec-pred/). VEC_PRED_FULL_SM asks for a full SM of threads, which holds
+// them at 32 without spilling (plots/sass.py).
 #if defined(VEC_PRED_FULL_SM) && !defined(VEC_TAIL_PREDICATED)
 #error "VEC_PRED_FULL_SM bounds the registers of VEC_TAIL_PREDICATED's build: set both"
 #endif

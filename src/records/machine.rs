@@ -18,6 +18,9 @@ pub struct Machine {
     pub sm_clock_mhz: u32,
     pub driver_cuda: String,
     pub nvrtc: String,
+    /// `REDUCTION_NVRTC_OPTIONS` as the measurement was compiled with it (empty: the default
+    /// build); the header names it only when it is not empty.
+    pub nvrtc_options: String,
     pub date: String,
     pub command: String,
 }
@@ -70,6 +73,7 @@ impl Machine {
             sm_clock_mhz: info.sm_clock_khz / 1000,
             driver_cuda: info.driver_cuda_text(),
             nvrtc: crate::nvrtc::version_text(),
+            nvrtc_options: crate::nvrtc::experiment_options().join(" "),
             date: today(),
             command,
         }
@@ -95,10 +99,12 @@ impl Machine {
             ("sm_clock_mhz", self.sm_clock_mhz.to_string()),
             ("driver_cuda", self.driver_cuda.clone()),
             ("nvrtc", self.nvrtc.clone()),
+            ("nvrtc_options", self.nvrtc_options.clone()),
             ("date", self.date.clone()),
             ("command", self.command.clone()),
         ]
         .into_iter()
+        .filter(|(key, value)| *key != "nvrtc_options" || !value.is_empty())
         .map(|(key, value)| (key.to_string(), value))
         .collect()
     }
@@ -117,6 +123,7 @@ impl Machine {
             sm_clock_mhz: number("sm_clock_mhz") as u32,
             driver_cuda: text("driver_cuda"),
             nvrtc: text("nvrtc"),
+            nvrtc_options: text("nvrtc_options"),
             date: text("date"),
             command: text("command"),
         }
@@ -151,6 +158,15 @@ mod tests {
         assert_eq!(h200.memory_bus_bits(), Some(6016));
         assert_eq!(Machine { memory_clock_mhz: 0, ..h200.clone() }.memory_bus_bits(), None);
         assert_eq!(Machine { peak_gbps: None, ..h200 }.memory_bus_bits(), None);
+    }
+
+    #[test]
+    fn the_header_names_experiment_options_only_when_there_are_some() {
+        let plain = Machine { gpu: "Test GPU".into(), ..Default::default() };
+        assert!(plain.header().iter().all(|(key, _)| key != "nvrtc_options"));
+        let switched = Machine { nvrtc_options: "-DREDUCE12_PLAIN_TAIL".into(), ..plain };
+        assert_eq!(Machine::from_header(&switched.header()), switched);
+        assert!(switched.header().contains(&("nvrtc_options".to_string(), "-DREDUCE12_PLAIN_TAIL".to_string())));
     }
 
     #[test]

@@ -108,6 +108,12 @@ pub fn version_text() -> String {
     version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|_| "unknown".into())
 }
 
+/// The options of the developer's knob for experiments, `REDUCTION_NVRTC_OPTIONS` (e.g.
+/// `-DVEC_UNROLL=8`), added to every compile; results files name them in their header.
+pub fn experiment_options() -> Vec<String> {
+    std::env::var("REDUCTION_NVRTC_OPTIONS").map(|more| more.split_whitespace().map(str::to_string).collect()).unwrap_or_default()
+}
+
 /// What NVRTC produced for one source file.
 pub struct Compiled {
     pub cubin: Vec<u8>,
@@ -127,10 +133,7 @@ pub fn compile_cubin(file: &str, source: &str, arch: &str, extra_options: &[Stri
     let mut options: Vec<String> = BASE_OPTIONS.iter().map(|s| s.to_string()).collect();
     options.push(format!("--gpu-architecture={arch}"));
     options.extend(extra_options.iter().cloned());
-    // A developer's knob for experiments, e.g. REDUCTION_NVRTC_OPTIONS="-DVEC_UNROLL=8".
-    if let Ok(more) = std::env::var("REDUCTION_NVRTC_OPTIONS") {
-        options.extend(more.split_whitespace().map(str::to_string));
-    }
+    options.extend(experiment_options());
 
     // SAFETY: the program handle is live; options are owned strings converted by cudarc.
     let compiled = unsafe { result::compile_program(program.0, &options) };
