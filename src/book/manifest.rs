@@ -137,6 +137,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |c| Ok(entry::dispatch_bands(&c.sass))),
         md("vec_tail.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::VEC_TAIL_IN_FLIGHT)),
         md("vec_pred.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::VEC_TAIL_PREDICATED)),
+        md("vec_default.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::REDUCE12_PREDICATED_DEFAULT)),
     ]);
     for name in charts::BENCHMARK_CHARTS {
         m.push(drawn(format!("plots/{name}"), "benchmark.md", "book::draw::charts::benchmark_chart", move |c| charts::benchmark_chart(name, &c.gpus, c.book()?).map(Some)));
