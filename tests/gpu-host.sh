@@ -517,7 +517,7 @@ if has scratch; then
   echo "=== scratch (the same launches, their scratch buffers moved)"
   d="$OUT/scratch"; mkdir -p "$d"
   for run in 1 2; do
-    timeout 200 $B/bin/reduction bench --no-peers --dtype f32,i32 --sizes 2^14,2^15,2^16,2^17,2^18,2^19,1e6,2^20 \
+    timeout ${SCRATCH_TIMEOUT:-200} $B/bin/reduction bench --no-peers --dtype f32,i32 --sizes 2^14,2^15,2^16,2^17,2^18,2^19,1e6,2^20 \
       --kernels reduce6,reduce12,reduce10_tiles_two_pass,entry_point --scratch-pads ${SCRATCH_PADS:-8} --out "$d/$run" > "$d/$run.log" 2>&1 || status=1
     python3 - "$d/$run" <<'PY' 2>/dev/null || true
 import csv, glob, re, sys
