@@ -248,6 +248,11 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
 /// misspelt lookup, or data that was never committed, and fails the test below.
 pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
     (
+        "book/generated/vec_default.md",
+        "is not yet measured on this GPU",
+        "session 50 made the predicated round kernel 12's default (the SASS of the build timed as pred_full in session 49's plan); no H200 could be started for the first hour of that session, so its by-turns run (`.device/nextA2.sh`: `VEC_VARIANTS=\"k12_plain plain\" tests/gpu-host.sh vec-tail`) has not run yet",
+    ),
+    (
         "book/generated/entry_ncu.md",
         "not yet profiled as the entry point launches them now",
         "the rule's 2^13 band changed in session 48 (kernel 12 at block 512) and the benchmark of session 49 measured it; the device time of that session went to the benchmark, the tests and the switches, so `tests/gpu-host.sh ncu` of the new launch is left for the next",
