@@ -48,12 +48,23 @@ __device__ void reduce12(const In* __restrict__ in, Acc* __restrict__ out, u64 n
 #else
 #define VEC_SM_THREADS 1536
 #endif
+// The blocks an SM holds: 32 on sm_80, sm_90 and sm_100, 24 on sm_89, and 16 (the fewest of any
+// architecture this book compiles for: sm_75, sm_86) where this list does not know; a bound above
+// it is out of range (ptxas ignores it, with a warning).
+#if __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
+#define VEC_SM_BLOCKS 32
+#elif __CUDA_ARCH__ == 890
+#define VEC_SM_BLOCKS 24
+#else
+#define VEC_SM_BLOCKS 16
+#endif
+#define VEC_MIN_BLOCKS(BLOCK) (VEC_SM_THREADS / (BLOCK) > VEC_SM_BLOCKS ? VEC_SM_BLOCKS : VEC_SM_THREADS / (BLOCK) > 0 ? VEC_SM_THREADS / (BLOCK) : 1)
 // By the entry's type suffix: only the 4-byte types' entries change under the switch, and the
 // others keep the default's exact `__launch_bounds__(BLOCK)` (NVRTC compiles `(BLOCK, 1)` to
 // other SASS).
 #define CUB_BOUNDS_PLAIN(BLOCK) __launch_bounds__(BLOCK)
 #ifdef VEC_PRED_FULL_SM
-#define CUB_BOUNDS_FULL(BLOCK) __launch_bounds__(BLOCK, VEC_SM_THREADS / (BLOCK) > 0 ? VEC_SM_THREADS / (BLOCK) : 1)
+#define CUB_BOUNDS_FULL(BLOCK) __launch_bounds__(BLOCK, VEC_MIN_BLOCKS(BLOCK))
 #else
 #define CUB_BOUNDS_FULL(BLOCK) __launch_bounds__(BLOCK)
 #endif
