@@ -3,18 +3,16 @@
 // Changed: the block's sum is `cub::BlockReduce<Acc, BLOCK>(storage).Sum(v)`: CUB picks the
 // algorithm (warp shuffles, then the warps' sums), the shared memory it needs (TempStorage) and
 // the unrolling for this GPU. This is what a library or a tile language does for you; the
-// per-thread part is still kernel 9's 16-byte walk (for 4-byte types ending with one predicated
-// round, below).
+// per-thread part is still kernel 9's 16-byte walk.
 // Preconditions: blockDim.x == BLOCK (a template parameter, one entry per block size); any
 // grid. Needs the CUDA headers with CCCL (cub/).
 #include <cub/block/block_reduce.cuh>
-// This kernel's 4-byte entries end with vector_load.cuh's predicated round (VEC_TAIL_PREDICATED:
-// what a thread has left after its rounds of four loads, loaded at once) under a full SM's launch
-// bound (VEC_PRED_FULL_SM, below), the build timed by turns against the plain walk in
-// plots/data/experiments/vec-pred/. Kernels 9-11 keep the plain walk. -DREDUCE12_PLAIN_TAIL gives
-// kernel 12 the plain walk back; either experiment switch of vector_load.cuh, set by hand,
-// replaces this choice.
-#if !defined(REDUCE12_PLAIN_TAIL) && !defined(VEC_TAIL_PREDICATED) && !defined(VEC_TAIL_IN_FLIGHT)
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DREDUCE12_PREDICATED_TAIL): this kernel's 4-byte
+// entries end with vector_load.cuh's predicated round (VEC_TAIL_PREDICATED: what a thread has left
+// after its rounds of four loads, loaded at once) under a full SM's launch bound
+// (VEC_PRED_FULL_SM, below); kernels 9-11 keep the plain walk. Either experiment switch of
+// vector_load.cuh, set by hand, replaces this one.
+#if defined(REDUCE12_PREDICATED_TAIL) && !defined(VEC_TAIL_PREDICATED) && !defined(VEC_TAIL_IN_FLIGHT)
 #define VEC_TAIL_PREDICATED
 #ifndef VEC_PRED_FULL_SM
 #define VEC_PRED_FULL_SM

@@ -462,8 +462,8 @@ if has vec-tail; then
   # The 16-byte kernels' last loads (kernels/vector_load.cuh): a thread whose share is not a whole
   # number of rounds of 4 loads ends with one load and its add at a time. Two switches load them at
   # once: tail (-DVEC_TAIL_IN_FLIGHT, a function of its own that loads the last pack again past the
-  # end) and pred (-DVEC_TAIL_PREDICATED, inline, one more round of predicated loads), which kernel
-  # 12 takes by default (k12_plain: without it). The default
+  # end) and pred (-DVEC_TAIL_PREDICATED, inline, one more round of predicated loads; k12_pred:
+  # kernel 12 alone, under a full SM's bound). The default
   # build and each switch of VEC_VARIANTS (default "plain pred pred_full"), by turns, two rounds, at sizes that
   # are not a whole number of rounds (2^11: two loads a thread of kernel 12's one block of 256,
   # where the committed 2^11 took longer than 2^12; 2^12 and 2^20 are whole rounds for the grids
@@ -480,10 +480,10 @@ if has vec-tail; then
       pred) echo "-DVEC_TAIL_PREDICATED" ;;
       # pred with kernel 12 held at 32 registers (8 blocks of 256 an SM, as the default build)
       pred_full) echo "-DVEC_TAIL_PREDICATED -DVEC_PRED_FULL_SM" ;;
-      # kernel 12 with the plain walk (its default is pred_full's; kernels 9-11's is the plain walk)
-      k12_plain) echo "-DREDUCE12_PLAIN_TAIL" ;;
+      # pred_full for kernel 12 alone (kernels 9-11 keep the plain walk)
+      k12_pred) echo "-DREDUCE12_PREDICATED_TAIL" ;;
       plain) echo "" ;;
-      *) echo "vec-tail: no variant $1 (plain, k12_plain, tail, pred, pred_full)" >&2; return 1 ;;
+      *) echo "vec-tail: no variant $1 (plain, k12_pred, tail, pred, pred_full)" >&2; return 1 ;;
     esac
   }
   variants=${VEC_VARIANTS:-plain pred pred_full}

@@ -73,17 +73,17 @@ pub const VEC_TAIL_PREDICATED: VecSwitch = VecSwitch {
     first_pass_unchanged: &[Dtype::BF16, Dtype::F16],
 };
 
-/// Kernel 12's default since session 50: the predicated round of [`VEC_TAIL_PREDICATED`] under a
-/// full SM's launch bound (`VEC_PRED_FULL_SM`), against its plain walk (`-DREDUCE12_PLAIN_TAIL`,
-/// the default before); kernels 9-11 are the same code in both builds.
-pub const REDUCE12_PREDICATED_DEFAULT: VecSwitch = VecSwitch {
-    variant: "plain",
-    option: "the default build",
-    baseline: "k12_plain",
-    baseline_column: "plain walk",
-    baseline_option: "-DREDUCE12_PLAIN_TAIL",
+/// Kernel 12 alone with the predicated round of [`VEC_TAIL_PREDICATED`] under a full SM's launch
+/// bound (`-DREDUCE12_PREDICATED_TAIL`), against the default build (its plain walk); kernels 9-11
+/// are the same code in both builds.
+pub const REDUCE12_PREDICATED: VecSwitch = VecSwitch {
+    variant: "k12_pred",
+    option: "-DREDUCE12_PREDICATED_TAIL",
+    baseline: "plain",
+    baseline_column: "plain walk (default)",
+    baseline_option: "the default build",
     folder: "vec-default",
-    column: "predicated round, full SM (default)",
+    column: "predicated round, full SM",
     doing: "with its leftover loads as one predicated round under a full SM's bound",
     first_pass_unchanged: &[Dtype::BF16, Dtype::F16],
 };
@@ -577,17 +577,17 @@ mod tests {
         assert!(t.contains("| `reduce12` | bf16 (later passes only) | 1000000 |"), "{t}");
         assert!(t.contains("faster in both rounds at 1 of 1 cases: f32 10^6 (-18.8%); slower in both at 0: none."), "{t}");
         assert!(t.contains("moved all the same, by up to `reduce12` bf16 10^6 (-6.5%)"), "{t}");
-        // The default build against the plain walk: the default's files are `plain-…`, the baseline's `k12_plain-…`.
-        assert!(vec_tail_table(&data, &REDUCE12_PREDICATED_DEFAULT).unwrap().contains("not yet measured"));
+        // Kernel 12 alone with the predicated round: its files are `k12_pred-…`, beside the default's `plain-…`.
+        assert!(vec_tail_table(&data, &REDUCE12_PREDICATED).unwrap().contains("not yet measured"));
         let default = data.join("experiments/vec-default");
         std::fs::create_dir_all(&default).unwrap();
-        for (name, us) in [("k12_plain-1.csv", 4.67), ("k12_plain-2.csv", 4.68), ("plain-1.csv", 3.80), ("plain-2.csv", 3.79)] {
+        for (name, us) in [("plain-1.csv", 4.67), ("plain-2.csv", 4.68), ("k12_pred-1.csv", 3.80), ("k12_pred-2.csv", 3.79)] {
             std::fs::write(default.join(name), format!("{head}{}", line(1_000_000, us))).unwrap();
         }
-        let t = vec_tail_table(&data, &REDUCE12_PREDICATED_DEFAULT).unwrap();
-        assert!(t.contains("| kernel | type | n | plain walk | predicated round, full SM (default) | change |"), "{t}");
+        let t = vec_tail_table(&data, &REDUCE12_PREDICATED).unwrap();
+        assert!(t.contains("| kernel | type | n | plain walk (default) | predicated round, full SM | change |"), "{t}");
         assert!(t.contains("| `reduce12` | f32 | 1000000 | 4.67 / 4.68 | 3.80 / 3.79 | -18.8% |"), "{t}");
-        assert!(t.contains("`-DREDUCE12_PLAIN_TAIL` and the default build by turns"), "{t}");
+        assert!(t.contains("the default build and `-DREDUCE12_PREDICATED_TAIL` by turns"), "{t}");
         std::fs::remove_dir_all(&data).unwrap();
     }
 
