@@ -471,7 +471,8 @@ if has vec-tail; then
   # test-gpu's trials under each switch. VEC_PARTS="bench tests" the parts.
   # Writes $OUT/vec-tail/<variant>-<round>/<gpu>.csv and logs; nothing is copied back (the tail runs
   # and their plain rounds are plots/data/experiments/vec-tail/, the book's table of them; pred's go
-  # beside their own plain rounds, not with another call's: plots/data/experiments/vec-pred/).
+  # beside their own plain rounds, not with another call's: plots/data/experiments/vec-pred/; k12_pred's:
+  # plots/data/experiments/vec-k12-pred/).
   echo "=== vec-tail (kernels 9-12, leftover loads in flight, by turns)"
   d="$OUT/vec-tail"; mkdir -p "$d"
   vec_switch_of() {

@@ -164,9 +164,9 @@ mod tests {
     fn the_header_names_experiment_options_only_when_there_are_some() {
         let plain = Machine { gpu: "Test GPU".into(), ..Default::default() };
         assert!(plain.header().iter().all(|(key, _)| key != "nvrtc_options"));
-        let switched = Machine { nvrtc_options: "-DREDUCE12_PLAIN_TAIL".into(), ..plain };
+        let switched = Machine { nvrtc_options: "-DREDUCE12_PREDICATED_TAIL".into(), ..plain };
         assert_eq!(Machine::from_header(&switched.header()), switched);
-        assert!(switched.header().contains(&("nvrtc_options".to_string(), "-DREDUCE12_PLAIN_TAIL".to_string())));
+        assert!(switched.header().contains(&("nvrtc_options".to_string(), "-DREDUCE12_PREDICATED_TAIL".to_string())));
     }
 
     #[test]

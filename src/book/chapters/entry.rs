@@ -26,15 +26,10 @@ const NOT_MEASURED: &str = "*The entry point is not yet measured on this GPU bes
 /// One of kernels 9-12's leftover-load switches (kernels/vector_load.cuh), as its experiment
 /// folder names it and its table calls it.
 pub struct VecSwitch {
-    /// The variant's file names (`<variant>-<round>.csv`) beside the baseline's.
+    /// The variant's file names (`<variant>-<round>.csv`) beside the default build's `plain-…`.
     pub variant: &'static str,
-    /// The NVRTC option that turns it on (or, where the variant is the default build, what it is).
+    /// The NVRTC option that turns it on.
     pub option: &'static str,
-    /// The baseline's file names (`plain`: the default build of its day), its column and what
-    /// builds it.
-    pub baseline: &'static str,
-    pub baseline_column: &'static str,
-    pub baseline_option: &'static str,
     /// The folder under `plots/data/experiments/` its runs are in.
     pub folder: &'static str,
     /// Its column's head, and what kernel 12 did with it, for the closing sentence.
@@ -51,9 +46,6 @@ pub struct VecSwitch {
 pub const VEC_TAIL_IN_FLIGHT: VecSwitch = VecSwitch {
     variant: "tail",
     option: "-DVEC_TAIL_IN_FLIGHT",
-    baseline: "plain",
-    baseline_column: "plain walk (the default then)",
-    baseline_option: "the default build of the day",
     folder: "vec-tail",
     column: "leftover loads at once",
     doing: "with its leftover loads at once",
@@ -64,9 +56,6 @@ pub const VEC_TAIL_IN_FLIGHT: VecSwitch = VecSwitch {
 pub const VEC_TAIL_PREDICATED: VecSwitch = VecSwitch {
     variant: "pred",
     option: "-DVEC_TAIL_PREDICATED",
-    baseline: "plain",
-    baseline_column: "plain walk (the default then)",
-    baseline_option: "the default build of the day",
     folder: "vec-pred",
     column: "leftover loads as a predicated round",
     doing: "with its leftover loads as one predicated round",
@@ -74,21 +63,17 @@ pub const VEC_TAIL_PREDICATED: VecSwitch = VecSwitch {
 };
 
 /// Kernel 12 alone with the predicated round of [`VEC_TAIL_PREDICATED`] under a full SM's launch
-/// bound (`-DREDUCE12_PREDICATED_TAIL`), against the default build (its plain walk); kernels 9-11
-/// are the same code in both builds.
+/// bound (`-DREDUCE12_PREDICATED_TAIL`); kernels 9-11 are the same code in both builds.
 pub const REDUCE12_PREDICATED: VecSwitch = VecSwitch {
     variant: "k12_pred",
     option: "-DREDUCE12_PREDICATED_TAIL",
-    baseline: "plain",
-    baseline_column: "plain walk (default)",
-    baseline_option: "the default build",
-    folder: "vec-default",
+    folder: "vec-k12-pred",
     column: "predicated round, full SM",
     doing: "with its leftover loads as one predicated round under a full SM's bound",
     first_pass_unchanged: &[Dtype::BF16, Dtype::F16],
 };
 
-/// `vec_tail.md`, `vec_pred.md` and `vec_default.md`: one of kernels 9-12's leftover-load switches against the
+/// `vec_tail.md`, `vec_pred.md` and `vec_k12_pred.md`: one of kernels 9-12's leftover-load switches against the
 /// default build, timed by turns in two rounds (`plots/data/experiments/<folder>/{plain,<variant>}-<round>.csv`,
 /// `tests/gpu-host.sh vec-tail`): kernel 12 and the entry point at each size and type, and where
 /// the switch won and lost. Where the switch leaves a type's own entries alone, that type's rows
@@ -96,8 +81,8 @@ pub const REDUCE12_PREDICATED: VecSwitch = VecSwitch {
 pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::error::Result<String> {
     use super::turns::{cell, mean, read_turns, rounds, verdict, Verdict};
     let runs = read_turns(&data_dir.join("experiments").join(switch.folder), |f| Ok(crate::records::bench::read_csv(f)?.1))?;
-    if !runs.iter().any(|r| r.variant == switch.baseline) || !runs.iter().any(|r| r.variant == switch.variant) {
-        return Ok(format!("*{} against {} is not yet measured on this GPU (`tests/gpu-host.sh vec-tail`).*\n", code_or_text(switch.option), code_or_text(switch.baseline_option)));
+    if !runs.iter().any(|r| r.variant == "plain") || !runs.iter().any(|r| r.variant == switch.variant) {
+        return Ok(format!("*`{}` is not yet measured on this GPU (`tests/gpu-host.sh vec-tail`).*\n", switch.option));
     }
     let mut cases: Vec<(&str, Dtype, usize)> = Vec::new();
     for run in &runs {
@@ -108,16 +93,15 @@ pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::
         }
     }
     cases.sort_by_key(|c| (c.0 != "reduce12", c.1.name(), c.2));
-    let mut s = format!("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), {} and {} by turns in one call \
-        (`plots/data/experiments/{}/`).*\n\n| kernel | type | n | {} | {} | change |\n|---|---|--:|--:|--:|--:|\n",
-        code_or_text(switch.baseline_option), code_or_text(switch.option), switch.folder, switch.baseline_column, switch.column);
+    let mut s = format!("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build and `{}` by turns in one call \
+        (`plots/data/experiments/{}/`).*\n\n| kernel | type | n | default | {} | change |\n|---|---|--:|--:|--:|--:|\n", switch.option, switch.folder, switch.column);
     let (mut faster, mut slower, mut counted) = (Vec::new(), Vec::new(), 0);
     // Rows of a type whose own entries the switch leaves alone: the largest change among them.
     let mut later_passes: Option<(f64, String)> = None;
     let mut marked: Vec<&str> = Vec::new();
     for &(kernel, dtype, n) in &cases {
         let times = |variant: &str| rounds(&runs, variant, |r| (r.kernel == kernel && r.dtype == dtype && r.n == n && r.cache == Cache::Rotated).then_some(r.median_us));
-        let (plain, switched) = (times(switch.baseline), times(switch.variant));
+        let (plain, switched) = (times("plain"), times(switch.variant));
         if plain.is_empty() || switched.is_empty() {
             continue;
         }
@@ -143,18 +127,13 @@ pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::
         }
     }
     let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
-    write!(s, "\nKernel 12 {}, against the {}: faster in both rounds at {} of {counted} cases: {}; slower in both at {}: {}.\n",
-        switch.doing, switch.baseline_column, faster.len(), list(&faster), slower.len(), list(&slower)).unwrap();
+    write!(s, "\nKernel 12 {}, against the default build: faster in both rounds at {} of {counted} cases: {}; slower in both at {}: {}.\n",
+        switch.doing, faster.len(), list(&faster), slower.len(), list(&slower)).unwrap();
     if let Some((_, at)) = later_passes {
         write!(s, "\nThe switch leaves the machine code of {}'s own entries as the default build's; their rows, marked, moved all the same, by up to {at}: \
             a sum's later passes add its f32 partial sums with the f32 entry, which the switch does change.\n", marked.join(" and ")).unwrap();
     }
     Ok(s)
-}
-
-/// An NVRTC option in backticks; words as they are.
-fn code_or_text(what: &str) -> String {
-    if what.starts_with('-') { format!("`{what}`") } else { what.to_string() }
 }
 
 /// The median of `kernel` at `block` in a band's evidence file (a path from the repository's root).
@@ -579,13 +558,13 @@ mod tests {
         assert!(t.contains("moved all the same, by up to `reduce12` bf16 10^6 (-6.5%)"), "{t}");
         // Kernel 12 alone with the predicated round: its files are `k12_pred-…`, beside the default's `plain-…`.
         assert!(vec_tail_table(&data, &REDUCE12_PREDICATED).unwrap().contains("not yet measured"));
-        let default = data.join("experiments/vec-default");
+        let default = data.join("experiments/vec-k12-pred");
         std::fs::create_dir_all(&default).unwrap();
         for (name, us) in [("plain-1.csv", 4.67), ("plain-2.csv", 4.68), ("k12_pred-1.csv", 3.80), ("k12_pred-2.csv", 3.79)] {
             std::fs::write(default.join(name), format!("{head}{}", line(1_000_000, us))).unwrap();
         }
         let t = vec_tail_table(&data, &REDUCE12_PREDICATED).unwrap();
-        assert!(t.contains("| kernel | type | n | plain walk (default) | predicated round, full SM | change |"), "{t}");
+        assert!(t.contains("| kernel | type | n | default | predicated round, full SM | change |"), "{t}");
         assert!(t.contains("| `reduce12` | f32 | 1000000 | 4.67 / 4.68 | 3.80 / 3.79 | -18.8% |"), "{t}");
         assert!(t.contains("the default build and `-DREDUCE12_PREDICATED_TAIL` by turns"), "{t}");
         std::fs::remove_dir_all(&data).unwrap();
