@@ -5,7 +5,7 @@
 //! entry it can draw, in this order; the tests below check that every `{{#include}}` of a
 //! generated file has exactly one entry and that every entry is included by its chapter.
 
-use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, dl_norms, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, rows_short, sanitizers, tile};
+use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, dl_norms, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, rows_short, sanitizers, tile, vec_switches};
 use super::context::Context;
 use super::draw::{charts, diagrams, figures};
 use crate::error::Result;
@@ -135,9 +135,9 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("host_result.md", "benchmark.md", "book::chapters::entry::host_result", |c| Ok(entry::host_result(c.experiments.as_deref()))),
         md("entry_ncu.md", "benchmark.md", "book::chapters::entry::entry_ncu", |c| Ok(entry::entry_ncu(&c.ncu, &c.book()?.1))),
         md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |c| Ok(entry::dispatch_bands(&c.sass))),
-        md("vec_tail.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::VEC_TAIL_IN_FLIGHT)),
-        md("vec_pred.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::VEC_TAIL_PREDICATED)),
-        md("vec_k12_pred.md", "skeleton.md", "book::chapters::entry::vec_tail_table", |c| entry::vec_tail_table(&c.data_dir, &entry::REDUCE12_PREDICATED)),
+        md("vec_tail.md", "skeleton.md", "book::chapters::vec_switches::vec_tail_table", |c| vec_switches::vec_tail_table(&c.data_dir, &vec_switches::VEC_TAIL_IN_FLIGHT)),
+        md("vec_pred.md", "skeleton.md", "book::chapters::vec_switches::vec_tail_table", |c| vec_switches::vec_tail_table(&c.data_dir, &vec_switches::VEC_TAIL_PREDICATED)),
+        md("vec_k12_pred.md", "skeleton.md", "book::chapters::vec_switches::vec_tail_table", |c| vec_switches::vec_tail_table(&c.data_dir, &vec_switches::REDUCE12_PREDICATED)),
     ]);
     for name in charts::BENCHMARK_CHARTS {
         m.push(drawn(format!("plots/{name}"), "benchmark.md", "book::draw::charts::benchmark_chart", move |c| charts::benchmark_chart(name, &c.gpus, c.book()?).map(Some)));

@@ -23,5 +23,6 @@ pub mod rows_short;
 pub mod sanitizers;
 pub mod tile;
 pub mod turns;
+pub mod vec_switches;
 #[cfg(test)]
 mod tests;
