@@ -7,15 +7,21 @@
 // Preconditions: blockDim.x == BLOCK (a template parameter, one entry per block size); any
 // grid. Needs the CUDA headers with CCCL (cub/).
 #include <cub/block/block_reduce.cuh>
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DREDUCE12_PREDICATED_TAIL): this kernel's 4-byte
-// entries end with vector_load.cuh's predicated round (VEC_TAIL_PREDICATED: what a thread has left
-// after its rounds of four loads, loaded at once) under a full SM's launch bound
-// (VEC_PRED_FULL_SM, below); kernels 9-11 keep the plain walk. Either experiment switch of
-// vector_load.cuh, set by hand, replaces this one.
-#if defined(REDUCE12_PREDICATED_TAIL) && !defined(VEC_TAIL_PREDICATED) && !defined(VEC_TAIL_IN_FLIGHT)
+// This kernel's 4-byte entries end with vector_load.cuh's predicated round (VEC_TAIL_PREDICATED:
+// what a thread has left after its rounds of four loads, loaded at once, and skipped by a thread
+// that has nothing left, VEC_PRED_BRANCH) under a full SM's launch bound (VEC_PRED_FULL_SM,
+// below); kernels 9-11 keep the plain walk. Timed by turns against the plain walk before it became
+// the default, as the switches -DREDUCE12_PREDICATED_TAIL (the round in every thread) and
+// -DREDUCE12_PREDICATED_TAIL -DVEC_PRED_BRANCH (this build): plots/data/experiments/vec-k12-pred/.
+// -DREDUCE12_PLAIN_TAIL gives kernel 12 the plain walk back, -DREDUCE12_UNSKIPPED_ROUND the round
+// in every thread; either experiment switch of vector_load.cuh, set by hand, replaces this choice.
+#if !defined(REDUCE12_PLAIN_TAIL) && !defined(VEC_TAIL_PREDICATED) && !defined(VEC_TAIL_IN_FLIGHT)
 #define VEC_TAIL_PREDICATED
 #ifndef VEC_PRED_FULL_SM
 #define VEC_PRED_FULL_SM
+#endif
+#if !defined(REDUCE12_UNSKIPPED_ROUND) && !defined(VEC_PRED_BRANCH)
+#define VEC_PRED_BRANCH
 #endif
 #endif
 #include "vector_load.cuh"

@@ -154,10 +154,12 @@ __device__ __forceinline__ Acc thread_sum_vec_in_flight(const In* __restrict__ i
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DVEC_TAIL_PREDICATED): the leftover packs as one more
 // round of the main loop, each of its loads predicated on its pack being in range (PTX `@p ld`, so
 // that no load waits on a branch), all issued before any is added; the head and tail values are
-// loaded in the same round, from a clamped address, and added only where they belong. A thread
+// loaded in the same round, predicated the same way (a thread without one loads nothing and adds
+// a zero: where every share is whole rounds, the round makes no trip to memory). A thread
 // then makes one round trip for what it has left instead of up to VEC_UNROLL - 1 (at 10^6 f32
 // values, 880 threads of kernel 12's grid of 245 × 256 make 3). Unlike VEC_TAIL_IN_FLIGHT, inline:
-// no call, and no load of a pack past the end. 4-byte types only: with the extra round, NVRTC
+// no call, and no load of a pack past the end.
+// With -DVEC_PRED_BRANCH as well, the round is skipped by a branch where a thread has nothing left. 4-byte types only: with the extra round, NVRTC
 // 13.0 (sm_90) issued only two of the main loop's four loads before converting the first in f16 and
 // bf16 (four without it), and f64's loop waits after two either way; those keep the plain walk.
 __device__ __forceinline__ uint4 ldcs_if(const uint4* __restrict__ at, bool in_range) {
@@ -166,6 +168,14 @@ __device__ __forceinline__ uint4 ldcs_if(const uint4* __restrict__ at, bool in_r
         : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
         : "l"(at), "r"((unsigned)in_range));
     return v;
+}
+template <typename In>
+__device__ __forceinline__ In ld_if(const In* __restrict__ at, bool in_range) {
+    static_assert(sizeof(In) == 4, "4-byte types only");
+    union { unsigned raw; In v; } u;
+    u.raw = 0;  // a value out of range adds a zero
+    asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.u32 %0, [%1];\n\t}" : "+r"(u.raw) : "l"(at), "r"((unsigned)in_range));
+    return u.v;
 }
 template <typename In, typename Acc>
 __device__ __forceinline__ Acc thread_sum_vec_predicated(const In* __restrict__ in, u64 n) {
@@ -178,17 +188,21 @@ __device__ __forceinline__ Acc thread_sum_vec_predicated(const In* __restrict__ 
         for (int u = 0; u < VEC_UNROLL; ++u) acc[u] = Acc(0);
         const uint4* body = reinterpret_cast<const uint4*>(in + w.head);
         const u64 p = whole_rounds<In, Acc>(acc, body, w);
-        // The last round: the packs the rounds left, and the head's or tail's value.
-        uint4 rest[VEC_UNROLL - 1];
-#pragma unroll
-        for (int u = 0; u < VEC_UNROLL - 1; ++u) rest[u] = ldcs_if(body + p + u * w.threads, p + u * w.threads < w.packs);
         const bool has_head = w.thread < w.head, has_tail = w.thread < n - w.tail;
-        const In head_value = in[has_head ? w.thread : 0];
-        const In tail_value = in[has_tail ? w.tail + w.thread : 0];
+#ifdef VEC_PRED_BRANCH
+        if (p < w.packs || has_head || has_tail)
+#endif
+        {
+            // The last round: the packs the rounds left, and the head's or tail's value.
+            uint4 rest[VEC_UNROLL - 1];
 #pragma unroll
-        for (int u = 0; u < VEC_UNROLL - 1; ++u) acc[u] += pack_sum<In, Acc>(rest[u]);
-        if (has_head) acc[VEC_UNROLL - 1] += to_acc<Acc>(head_value);
-        if (has_tail) acc[VEC_UNROLL - 1] += to_acc<Acc>(tail_value);
+            for (int u = 0; u < VEC_UNROLL - 1; ++u) rest[u] = ldcs_if(body + p + u * w.threads, p + u * w.threads < w.packs);
+            const In head_value = ld_if(in + w.thread, has_head);
+            const In tail_value = ld_if(in + w.tail + w.thread, has_tail);
+#pragma unroll
+            for (int u = 0; u < VEC_UNROLL - 1; ++u) acc[u] += pack_sum<In, Acc>(rest[u]);
+            acc[VEC_UNROLL - 1] += to_acc<Acc>(head_value) + to_acc<Acc>(tail_value);
+        }
 
 #pragma unroll
         for (int u = 1; u < VEC_UNROLL; ++u) acc[0] += acc[u];

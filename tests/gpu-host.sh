@@ -25,6 +25,8 @@
 #                                                   leftover loads in flight, VEC_VARIANTS, by turns)
 #                                                   and scratch (only when named: the same launches with
 #                                                   their scratch buffers moved, bench --scratch-pads)
+#                                                   and entry-ncu (only when named: the entry point's launches
+#                                                   where a goal is missed, and CUB's, under Nsight Compute)
 #                                                   and small-n (only when named: one block at 2^10 .. 2^14,
 #                                                   every block size, then beside the peers)
 #                                                   and big-tiles (only when named: the tile kernel at 512 and
@@ -462,8 +464,8 @@ if has vec-tail; then
   # The 16-byte kernels' last loads (kernels/vector_load.cuh): a thread whose share is not a whole
   # number of rounds of 4 loads ends with one load and its add at a time. Two switches load them at
   # once: tail (-DVEC_TAIL_IN_FLIGHT, a function of its own that loads the last pack again past the
-  # end) and pred (-DVEC_TAIL_PREDICATED, inline, one more round of predicated loads; k12_pred:
-  # kernel 12 alone, under a full SM's bound). The default
+  # end) and pred (-DVEC_TAIL_PREDICATED, inline, one more round of predicated loads; since
+  # session 51 kernel 12's default, see k12_plain below). The default
   # build and each switch of VEC_VARIANTS (default "plain pred pred_full"), by turns, two rounds, at sizes that
   # are not a whole number of rounds (2^11: two loads a thread of kernel 12's one block of 256,
   # where the committed 2^11 took longer than 2^12; 2^12 and 2^20 are whole rounds for the grids
@@ -481,10 +483,14 @@ if has vec-tail; then
       pred) echo "-DVEC_TAIL_PREDICATED" ;;
       # pred with kernel 12 held at 32 registers (8 blocks of 256 an SM, as the default build)
       pred_full) echo "-DVEC_TAIL_PREDICATED -DVEC_PRED_FULL_SM" ;;
-      # pred_full for kernel 12 alone (kernels 9-11 keep the plain walk)
-      k12_pred) echo "-DREDUCE12_PREDICATED_TAIL" ;;
+      # Kernel 12's default since session 51 is the predicated round under a full SM's bound,
+      # skipped where a thread has nothing left (kernels 9-11 keep the plain walk). Against it:
+      # k12_plain, kernel 12's plain walk (the default before); k12_pred, the round in every
+      # thread (timed as -DREDUCE12_PREDICATED_TAIL in plots/data/experiments/vec-k12-pred/).
+      k12_plain) echo "-DREDUCE12_PLAIN_TAIL" ;;
+      k12_pred) echo "-DREDUCE12_UNSKIPPED_ROUND" ;;
       plain) echo "" ;;
-      *) echo "vec-tail: no variant $1 (plain, k12_pred, tail, pred, pred_full)" >&2; return 1 ;;
+      *) echo "vec-tail: no variant $1 (plain, k12_plain, k12_pred, tail, pred, pred_full)" >&2; return 1 ;;
     esac
   }
   variants=${VEC_VARIANTS:-plain pred pred_full}
@@ -533,6 +539,33 @@ for f in glob.glob(sys.argv[1] + "/*.csv"):
         print("  ", *k, f"{min(t):.3f}..{max(t):.3f} µs over {len(t)} placements, {len(set(x[1] for x in v))} distinct ({100 * (max(t) / min(t) - 1):.1f}%)")
 PY
   done
+  pack
+fi
+if has entry-ncu; then
+  # The entry point's first launch at the sizes where a goal of the benchmark chapter is missed or
+  # close (the latency sizes 2^12 .. 2^14, 10^6 and 2^20 where CUB was ahead, 2^28 and 2^30 against
+  # the read-only kernel), and CUB's own launches (plots/cub_sum.cu, built by nvcc) at the sizes
+  # where it was ahead, profiled by Nsight Compute. Copy $OUT/ncu/entry_*.txt and cub_*.txt to
+  # plots/data/ncu/ (entry_ncu.md reads them). ENTRY_NCU_SIZES to choose.
+  echo "=== entry-ncu (the entry point's launches, and CUB's, under Nsight Compute)"
+  mkdir -p "$OUT/ncu"
+  sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats"
+  for n in ${ENTRY_NCU_SIZES:-2^12 2^13 2^14 1e6 2^20 2^28 2^30}; do
+    name=entry_$(echo $n | sed 's/\^/p/')_f32
+    timeout 100 ncu --clock-control none --launch-count 1 $sections $B/bin/reduction sum --n $n --dtype f32 > "$OUT/ncu/$name.txt" 2>&1
+    echo "  $name: exit $?; $(grep -E '^ +[a-z].*\)x\(' "$OUT/ncu/$name.txt" | head -1 | sed 's/, Context.*//') $(grep -E '^ +Duration ' "$OUT/ncu/$name.txt" | head -1 | tr -s ' ')"
+  done
+  nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  if $nvcc_bin -O3 -std=c++17 -arch=native -Xcompiler -fopenmp -o /tmp/cub_sum plots/cub_sum.cu > "$OUT/ncu/cub_build.log" 2>&1; then
+    for n in ${CUB_NCU_SIZES:-2^12 1e6 2^20}; do
+      name=cub_$(echo $n | sed 's/\^/p/')_f32
+      # The program's first calls check the sum: its first launches are those of one sum.
+      timeout 100 ncu --clock-control none --launch-count 2 --kernel-name regex:Reduce $sections /tmp/cub_sum --sizes $n --dtypes f32 --target-ms 0.2 > "$OUT/ncu/$name.txt" 2>&1
+      echo "  $name: exit $?; $(grep -E '\)x\(' "$OUT/ncu/$name.txt" | sed 's/, Context.*//;s/^ *//' | cut -c1-160 | tr '\n' ';') $(grep -E '^ +Duration ' "$OUT/ncu/$name.txt" | tr -s ' ' | tr '\n' ';')"
+    done
+  else
+    echo "  CUB's program did not build: $(tail -3 "$OUT/ncu/cub_build.log")"
+  fi
   pack
 fi
 if has small-n; then

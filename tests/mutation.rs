@@ -105,7 +105,7 @@ fn rows_trial(mutant: &'static Mutant) -> Trial {
 fn gpu_trials(trials: &mut Vec<Trial>) {
     for mutant in mutants::WHOLE_ARRAY {
         let kernel = mutant.original().expect("planted in a registered kernel");
-        for dtype in kernel.dtypes {
+        for dtype in kernel.dtypes.iter().filter(|d| mutant.applies_to(**d)) {
             trials.push(reduction::with_dtype!(*dtype, T => whole_array_trial::<T>(mutant)));
         }
     }

@@ -85,6 +85,14 @@ pub const WHOLE_ARRAY: &[Mutant] = &[
         replace: "if (blockIdx.x != 0) partials[blockIdx.x] = v;",
     },
     Mutant {
+        name: "predicated_tail_off_by_one",
+        kernel: names::REDUCE12,
+        strategy: None,
+        bug: "kernel 12's predicated last round (4-byte types) takes one value too few of the ragged tail after the last 16-byte pack",
+        find: "has_tail = w.thread < n - w.tail;",
+        replace: "has_tail = w.thread + 1 < n - w.tail;",
+    },
+    Mutant {
         name: "tile_tail_off_by_one",
         kernel: "reduce10_tiles",
         strategy: None,
@@ -147,7 +155,16 @@ pub const ROWS: &[Mutant] = &[
 ];
 // ANCHOR_END: catalogue
 
+/// Planted bugs in code that only the 4-byte types' entries run (kernels/vector_load.cuh's
+/// predicated round): the other types' entries of the same kernel do not have the line.
+const FOUR_BYTE_ONLY: &[&str] = &["predicated_tail_off_by_one"];
+
 impl Mutant {
+    /// Whether the planted line is in the code `dtype`'s entries run.
+    pub fn applies_to(&self, dtype: crate::element::Dtype) -> bool {
+        !FOUR_BYTE_ONLY.contains(&self.name) || dtype.size_bytes() == 4
+    }
+
     /// The kernel the bug is planted in, unchanged.
     pub fn original(&self) -> Result<&'static KernelSpec> {
         if self.kernel == "rows" {

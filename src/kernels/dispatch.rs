@@ -135,7 +135,7 @@ pub const KNOWN_GAPS: &[(Dtype, usize, &str)] = &[
     (
         Dtype::F32,
         1_000_000,
-        "kernel 12 at block 256 is further behind the fastest kernel measured at this size than the slack of sizes that are not powers of two allows (in this run and in that of 2026-11-30; the [benchmark chapter](benchmark.md) has the times). At this size 880 threads of kernel 12's grid have three packs left after their rounds of four 16-byte loads; the experiment switch `VEC_TAIL_IN_FLIGHT` (kernels/vector_load.cuh), which loads what is left at once, was timed against the default build (the table below): see there what it does at this size and where it loses",
+        "kernel 12 at block 256 is further behind the fastest kernel measured at this size than the slack of sizes that are not powers of two allows (in this run and in that of 2026-11-30; the [benchmark chapter](benchmark.md) has the times). At this size 880 threads of kernel 12's grid have three packs left after their rounds of four 16-byte loads, and the build this run timed loaded them one at a time. Kernel 12's 4-byte entries now load them in one predicated round: the skeleton chapter's tables of the switches, timed by turns on an H100 and on the H200, show what that did at this size; the H200's benchmark has not timed that build yet",
     ),
 ];
 

@@ -326,13 +326,61 @@ fn leftover_loads_sentence(sass: &BTreeMap<String, Vec<Instruction>>, dtype: Dty
     }
 }
 
-/// The entry point's Nsight Compute profiles (`plots/data/ncu/entry_<2pK>_<type>.txt`, made on
-/// the GPU host by `ncu … reduction sum --n 2^K --dtype <type>`): the size and type from the
+/// The size and type of a profile named `<prefix><size>_<type>`, the size written `2pK` (2^K) or
+/// `MeK` (M·10^K), as `tests/gpu-host.sh entry-ncu` names its files.
+fn profile_size(name: &str, prefix: &str) -> Option<(usize, Dtype)> {
+    let (size, dtype) = name.strip_prefix(prefix)?.split_once('_')?;
+    let n = match size.split_once('p').or_else(|| size.split_once('e'))? {
+        ("2", k) if size.contains('p') => 1usize.checked_shl(k.parse::<u32>().ok().filter(|&k| k < 63)?)?,
+        (m, k) if size.contains('e') => m.parse::<usize>().ok()?.checked_mul(10usize.checked_pow(k.parse().ok()?)?)?,
+        _ => return None,
+    };
+    Some((n, Dtype::parse(dtype)?))
+}
+
+/// The entry point's Nsight Compute profiles (`plots/data/ncu/entry_<size>_<type>.txt`, made on
+/// the GPU host by `ncu … reduction sum --n <size> --dtype <type>`): the size and type from the
 /// file's name.
 fn entry_profile_size(name: &str) -> Option<(usize, Dtype)> {
-    let rest = name.strip_prefix("entry_2p")?;
-    let (k, dtype) = rest.split_once('_')?;
-    Some((1usize << k.parse::<u32>().ok()?, Dtype::parse(dtype)?))
+    profile_size(name, "entry_")
+}
+
+/// Every launch of a profile of one or more launches: the kernel's name (without its template
+/// arguments), grid, block and duration, in the order ncu profiled them.
+fn launches(text: &str) -> Vec<(String, u64, u64, f64)> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for (i, line) in lines.iter().enumerate() {
+        if !(line.contains(")x(") && line.contains("Context")) {
+            continue;
+        }
+        let name = line.strip_prefix("void ").unwrap_or(line);
+        let short = name.split(['<', '(']).next().unwrap_or(name).trim().rsplit("::").next().unwrap_or("").to_string();
+        let Some((grid, block)) = line.split_once(")x(").and_then(|(g, b)| {
+            let grid = g.rsplit('(').next()?.split(',').next()?.trim().parse().ok()?;
+            let block = b.split(',').next()?.trim().parse().ok()?;
+            Some((grid, block))
+        }) else {
+            continue;
+        };
+        let duration = lines[i + 1..]
+            .iter()
+            .take_while(|l| !(l.contains(")x(") && l.contains("Context")))
+            .find_map(|l| {
+                let w: Vec<&str> = l.strip_prefix("Duration")?.split_whitespace().collect();
+                let value: f64 = w.get(1)?.replace(',', "").parse().ok()?;
+                match *w.first()? {
+                    "us" => Some(value),
+                    "ms" => Some(value * 1e3),
+                    "ns" => Some(value / 1e3),
+                    _ => None,
+                }
+            });
+        if let Some(us) = duration {
+            out.push((short, grid, block, us));
+        }
+    }
+    out
 }
 
 /// The kernel ncu profiled: the first line naming a launch, `name (grid)x(block), Context …`.
@@ -401,7 +449,26 @@ pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
     if !stale.is_empty() {
         writeln!(s, "\nProfiled under an earlier rule, and not yet profiled as the entry point launches them now: {}.", stale.join("; ")).unwrap();
     }
-    writeln!(s, "\n*One launch each, the first of `reduction sum --n <n>` (the entry point), profiled by Nsight Compute without fixed clocks (SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, LaunchStats and WarpStateStats sections): a cold launch outside a graph, so its duration is not the benchmark's.*").unwrap();
+    // CUB's own sum profiled the same way (`cub_<size>_<type>.txt`): the launches of its first
+    // sum, up to the single-tile kernel that writes the result, beside the entry point's launch.
+    let mut cub: Vec<String> = ncu
+        .iter()
+        .filter_map(|(name, text)| {
+            let (n, dtype) = profile_size(name, "cub_")?;
+            let all = launches(text);
+            let end = all.iter().position(|l| l.0.contains("SingleTile"))?;
+            let list: Vec<String> = all[..=end].iter().map(|(k, grid, block, us)| format!("`{k}` ({block} × {grid}, {us:.2} µs)")).collect();
+            let ours = profiles.iter().find(|p| p.0 == n && p.1 == dtype).map_or(String::new(), |(_, _, kernel, p)| {
+                format!("; the entry point's first launch, `{kernel}` ({} × {}), {:.2} µs", p.block, p.grid, p.duration_us)
+            });
+            Some(format!("at {} {dtype}, {}{ours}", size_label(n), list.join(" then ")))
+        })
+        .collect();
+    if !cub.is_empty() {
+        cub.sort();
+        writeln!(s, "\nCUB's own sum (`plots/cub_sum.cu`, its first sum, under Nsight Compute the same way): {}.", cub.join("; ")).unwrap();
+    }
+    writeln!(s, "\n*One launch each, the first of `reduction sum --n <n>` (the entry point), profiled by Nsight Compute without fixed clocks (SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, LaunchStats and WarpStateStats sections): a cold launch outside a graph, so its duration is not the benchmark's. The benchmark's columns are of the run the benchmark chapter shows; a profile may be of a later build of the same launch (the files under `plots/data/ncu/` are dated by git).*").unwrap();
     s
 }
 
@@ -420,6 +487,16 @@ mod tests {
         let memory = entry_ncu(&[("entry_2p30_f32".into(), busy), ("reduce7".into(), PROFILE.into())], &[]);
         assert!(memory.contains("At 2^30 f32, DRAM was 94.2% busy: the launch is bound by memory"), "{memory}");
         assert!(!memory.contains("reduce7") && !memory.contains("2^13"), "only the entry point's profiles: {memory}");
+        // Sizes written as 10^k; CUB's launches of its first sum, up to its single-tile kernel.
+        let cub = "  void DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *) (245, 1, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         3.81\n  void DeviceReduceSingleTileKernel<policy_hub<float>::Policy1000, float *>(T2, T3) (1, 1, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         2.62\n  void DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *) (245, 1, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         ms         1.50\n";
+        let both = entry_ncu(&[("entry_1e6_f32".into(), PROFILE.replace("(1, 1, 1)", "(245, 1, 1)").replace("Grid Size                                                      1", "Grid Size                                                    245")), ("cub_1e6_f32".into(), cub.into())], &[]);
+        assert!(both.contains("| 10^6 f32 | `reduce10_tiles_b512_l8_f32` |"), "{both}");
+        assert!(both.contains("at 10^6 f32, `DeviceReduceKernel` (256 × 245, 3.81 µs) then `DeviceReduceSingleTileKernel` (256 × 1, 2.62 µs); the entry point's first launch, `reduce10_tiles_b512_l8_f32` (512 × 245), 2.82 µs."), "{both}");
+        assert!(!both.contains("1500"), "the second sum's launch is not the first sum's: {both}");
+        assert_eq!(profile_size("entry_2p30_f32", "entry_"), Some((1 << 30, Dtype::F32)));
+        assert_eq!(profile_size("cub_3e7_i32", "cub_"), Some((30_000_000, Dtype::I32)));
+        assert_eq!(profile_size("entry_2p99_f32", "entry_"), None);
+        assert_eq!(launches(cub)[2].3, 1500.0);
         assert!(entry_ncu(&[], &[]).contains("not yet profiled"));
         // A profile of a launch the rule no longer makes says so.
         let now = Row { dtype: Dtype::F32, title: "entry point: reduce10_tiles_two_pass, block 256".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };

@@ -47,17 +47,40 @@ pub const VEC_TAIL_PREDICATED: VecSwitch = VecSwitch {
 };
 
 /// Kernel 12 alone with the predicated round of [`VEC_TAIL_PREDICATED`] under a full SM's launch
-/// bound (`-DREDUCE12_PREDICATED_TAIL`); kernels 9-11 are the same code in both builds.
+/// bound, in every thread (`-DREDUCE12_PREDICATED_TAIL` as it was timed; `-DREDUCE12_UNSKIPPED_ROUND`
+/// now); kernels 9-11 are the same code in both builds.
 pub const REDUCE12_PREDICATED: VecSwitch = VecSwitch {
     variant: "k12_pred",
     option: "-DREDUCE12_PREDICATED_TAIL",
     folder: "vec-k12-pred",
-    column: "predicated round, full SM",
-    doing: "with its leftover loads as one predicated round under a full SM's bound",
+    column: "predicated round in every thread",
+    doing: "with its leftover loads as one predicated round in every thread",
     first_pass_unchanged: &[Dtype::BF16, Dtype::F16],
 };
 
-/// `vec_tail.md`, `vec_pred.md` and `vec_k12_pred.md`: one of kernels 9-12's leftover-load switches against the
+/// [`REDUCE12_PREDICATED`], the round skipped by a thread that has nothing left: kernel 12's
+/// default build since it was timed (the default column of its table is the plain walk then).
+pub const REDUCE12_PREDICATED_BRANCH: VecSwitch = VecSwitch {
+    variant: "k12_pred_branch",
+    option: "-DREDUCE12_PREDICATED_TAIL -DVEC_PRED_BRANCH",
+    folder: "vec-k12-pred",
+    column: "predicated round where a thread has any left",
+    doing: "with its leftover loads as one predicated round, skipped by a thread that has none",
+    first_pass_unchanged: &[Dtype::BF16, Dtype::F16],
+};
+
+/// Kernel 12's plain walk (`-DREDUCE12_PLAIN_TAIL`), timed by turns against the default build
+/// that [`REDUCE12_PREDICATED_BRANCH`] became: the same comparison the other way round.
+pub const REDUCE12_PLAIN: VecSwitch = VecSwitch {
+    variant: "k12_plain",
+    option: "-DREDUCE12_PLAIN_TAIL",
+    folder: "vec-k12-plain",
+    column: "plain walk (the default before)",
+    doing: "with its plain walk back",
+    first_pass_unchanged: &[Dtype::BF16, Dtype::F16],
+};
+
+/// `vec_tail.md`, `vec_pred.md`, `vec_k12_pred.md`, `vec_k12_pred_branch.md` and `vec_k12_plain.md`: one of kernels 9-12's leftover-load switches against the
 /// default build, timed by turns in two rounds (`plots/data/experiments/<folder>/{plain,<variant>}-<round>.csv`,
 /// `tests/gpu-host.sh vec-tail`): kernel 12 and the entry point at each size and type, and where
 /// the switch won and lost. Where the switch leaves a type's own entries alone, that type's rows
@@ -77,7 +100,14 @@ pub fn vec_tail_table(data_dir: &std::path::Path, switch: &VecSwitch) -> crate::
         }
     }
     cases.sort_by_key(|c| (c.0 != "reduce12", c.1.name(), c.2));
-    let mut s = format!("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build and `{}` by turns in one call \
+    // The GPU the runs name (the rest of the book may be of another).
+    let gpu = crate::records::csv_files(&data_dir.join("experiments").join(switch.folder))
+        .first()
+        .and_then(|f| crate::records::bench::read_csv(f).ok())
+        .map(|(machine, _)| machine.gpu)
+        .filter(|g| !g.is_empty())
+        .map_or(String::new(), |g| format!(" on an {g}"));
+    let mut s = format!("*µs per sum, graph-amortized, the median of each of two rounds (`a / b`), the default build of the day and `{}` by turns in one call{gpu} \
         (`plots/data/experiments/{}/`).*\n\n| kernel | type | n | default | {} | change |\n|---|---|--:|--:|--:|--:|\n", switch.option, switch.folder, switch.column);
     let (mut faster, mut slower, mut counted) = (Vec::new(), Vec::new(), 0);
     // Rows of a type whose own entries the switch leaves alone: the largest change among them.
@@ -164,9 +194,16 @@ mod tests {
             std::fs::write(default.join(name), format!("{head}{}", line(1_000_000, us))).unwrap();
         }
         let t = vec_tail_table(&data, &REDUCE12_PREDICATED).unwrap();
-        assert!(t.contains("| kernel | type | n | default | predicated round, full SM | change |"), "{t}");
+        assert!(t.contains("| kernel | type | n | default | predicated round in every thread | change |"), "{t}");
         assert!(t.contains("| `reduce12` | f32 | 1000000 | 4.67 / 4.68 | 3.80 / 3.79 | -18.8% |"), "{t}");
-        assert!(t.contains("the default build and `-DREDUCE12_PREDICATED_TAIL` by turns"), "{t}");
+        assert!(t.contains("the default build of the day and `-DREDUCE12_PREDICATED_TAIL` by turns in one call on an NVIDIA H200 ("), "{t}");
+        // The branch's build reads the same folder, its own files.
+        assert!(vec_tail_table(&data, &REDUCE12_PREDICATED_BRANCH).unwrap().contains("not yet measured"));
+        for (name, us) in [("k12_pred_branch-1.csv", 3.70), ("k12_pred_branch-2.csv", 3.71)] {
+            std::fs::write(default.join(name), format!("{head}{}", line(1_000_000, us))).unwrap();
+        }
+        let t = vec_tail_table(&data, &REDUCE12_PREDICATED_BRANCH).unwrap();
+        assert!(t.contains("| `reduce12` | f32 | 1000000 | 4.67 / 4.68 | 3.70 / 3.71 | -20.7% |"), "{t}");
         std::fs::remove_dir_all(&data).unwrap();
     }
 }
