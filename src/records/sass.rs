@@ -138,6 +138,25 @@ pub fn wide_load_loops(code: &[Instruction]) -> Vec<(usize, usize)> {
     loops
 }
 
+/// A listing of four 16-byte loads, then their adds, then a single-load loop that adds before it
+/// loops (a plain walk's leftovers, one at a time): for tests of what reads such code.
+#[cfg(test)]
+pub(crate) fn four_then_one_at_a_time() -> String {
+    let line = |address: u32, text: &str| format!("        /*{address:04x}*/   {text} ;\n");
+    [
+        line(0x10, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
+        line(0x20, "LDG.E.EF.128 R8, desc[UR10][R8.64]"),
+        line(0x30, "LDG.E.EF.128 R12, desc[UR10][R12.64]"),
+        line(0x40, "LDG.E.EF.128 R16, desc[UR10][R22.64]"),
+        line(0x50, "FADD R26, R4, R5"),
+        line(0x60, "@!P0 BRA 0x10"),
+        line(0x70, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
+        line(0x80, "FADD R9, R4, R5"),
+        line(0x90, "@!P0 BRA 0x70"),
+    ]
+    .concat()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,20 +182,7 @@ mod tests {
 
     #[test]
     fn the_wide_loads_of_a_loop_are_counted_until_one_is_waited_for() {
-        let line = |address: u32, text: &str| format!("        /*{address:04x}*/   {text} ;\n");
-        // Four loads, then their adds, then a single-load loop that adds before it loops.
-        let listing = [
-            line(0x10, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
-            line(0x20, "LDG.E.EF.128 R8, desc[UR10][R8.64]"),
-            line(0x30, "LDG.E.EF.128 R12, desc[UR10][R12.64]"),
-            line(0x40, "LDG.E.EF.128 R16, desc[UR10][R22.64]"),
-            line(0x50, "FADD R26, R4, R5"),
-            line(0x60, "@!P0 BRA 0x10"),
-            line(0x70, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
-            line(0x80, "FADD R9, R4, R5"),
-            line(0x90, "@!P0 BRA 0x70"),
-        ]
-        .concat();
+        let listing = four_then_one_at_a_time();
         assert_eq!(wide_load_loops(&parse(&listing)), vec![(4, 4), (1, 1)]);
         // The fourth load after an add of the first's registers: three in flight, not four.
         let waits = listing.replace("/*0040*/   LDG.E.EF.128 R16, desc[UR10][R22.64]", "/*0040*/   FADD R20, R4, R5").replace("/*0050*/   FADD R26, R4, R5", "/*0050*/   LDG.E.EF.128 R16, desc[UR10][R22.64]");

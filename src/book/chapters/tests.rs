@@ -356,19 +356,7 @@ fn the_gap_at_a_million_values_reads_the_committed_sass() {
     // Kernel 12's committed code loads a thread's leftovers in one round: no sentence of one at a time.
     assert!(!dispatch_bands(&listings).contains("machine code"), "{}", dispatch_bands(&listings));
     // A listing with a loop of one load after the unrolled loop says so.
-    let line = |address: u32, text: &str| format!("        /*{address:04x}*/   {text} ;\n");
-    let one_at_a_time = [
-        line(0x10, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
-        line(0x20, "LDG.E.EF.128 R8, desc[UR10][R8.64]"),
-        line(0x30, "LDG.E.EF.128 R12, desc[UR10][R12.64]"),
-        line(0x40, "LDG.E.EF.128 R16, desc[UR10][R22.64]"),
-        line(0x50, "FADD R26, R4, R5"),
-        line(0x60, "@!P0 BRA 0x10"),
-        line(0x70, "LDG.E.EF.128 R4, desc[UR10][R4.64]"),
-        line(0x80, "FADD R9, R4, R5"),
-        line(0x90, "@!P0 BRA 0x70"),
-    ]
-    .concat();
+    let one_at_a_time = sass::four_then_one_at_a_time();
     let mut old = listings.clone();
     old.insert("reduce12_b256_f32".into(), sass::parse(&one_at_a_time));
     let table = dispatch_bands(&old);
