@@ -170,12 +170,28 @@ pub fn ncu_value(text: &str, name: &str) -> Option<f64> {
         .and_then(|v| v.replace(',', "").parse().ok())
 }
 
+/// ncu's Duration in µs, whatever unit it printed it in (`ns`, `us`, `ms`: ncu picks the unit by
+/// the size, so a long launch's line reads `Duration  ms  1.50`).
+pub fn ncu_duration_us(text: &str) -> Option<f64> {
+    let line = text.lines().map(str::trim).find(|l| l.starts_with("Duration "))?;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let value: f64 = words.last()?.replace(',', "").parse().ok()?;
+    let scale = match *words.get(words.len().checked_sub(2)?)? {
+        "ns" => 1e-3,
+        "us" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        _ => return None,
+    };
+    Some(value * scale)
+}
+
 /// The metrics of [`Profile`] read from ncu's text output; `None` if one is missing.
 pub fn parse_ncu(kernel: &str, text: &str) -> Option<Profile> {
     let value = |name: &str| ncu_value(text, name);
     Some(Profile {
         kernel: kernel.to_string(),
-        duration_us: value("Duration")?,
+        duration_us: ncu_duration_us(text)?,
         dram_percent: value("DRAM Throughput")?,
         compute_percent: value("Compute (SM) Throughput")?,
         block: value("Block Size")? as u32,

@@ -345,49 +345,32 @@ fn entry_profile_size(name: &str) -> Option<(usize, Dtype)> {
     profile_size(name, "entry_")
 }
 
-/// Every launch of a profile of one or more launches: the kernel's name (without its template
-/// arguments), grid, block and duration, in the order ncu profiled them.
-fn launches(text: &str) -> Vec<(String, u64, u64, f64)> {
-    let mut out = Vec::new();
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    for (i, line) in lines.iter().enumerate() {
-        if !(line.contains(")x(") && line.contains("Context")) {
-            continue;
+/// A profile of one or more launches, cut into one text per launch (each from its launch line to
+/// the next), for [`profiled_kernel`] and `parse_ncu` to read one at a time.
+fn launches(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if is_launch_line(line) {
+            out.push(String::new());
         }
-        let name = line.strip_prefix("void ").unwrap_or(line);
-        let short = name.split(['<', '(']).next().unwrap_or(name).trim().rsplit("::").next().unwrap_or("").to_string();
-        let Some((grid, block)) = line.split_once(")x(").and_then(|(g, b)| {
-            let grid = g.rsplit('(').next()?.split(',').next()?.trim().parse().ok()?;
-            let block = b.split(',').next()?.trim().parse().ok()?;
-            Some((grid, block))
-        }) else {
-            continue;
-        };
-        let duration = lines[i + 1..]
-            .iter()
-            .take_while(|l| !(l.contains(")x(") && l.contains("Context")))
-            .find_map(|l| {
-                let w: Vec<&str> = l.strip_prefix("Duration")?.split_whitespace().collect();
-                let value: f64 = w.get(1)?.replace(',', "").parse().ok()?;
-                match *w.first()? {
-                    "us" => Some(value),
-                    "ms" => Some(value * 1e3),
-                    "ns" => Some(value / 1e3),
-                    _ => None,
-                }
-            });
-        if let Some(us) = duration {
-            out.push((short, grid, block, us));
+        if let Some(launch) = out.last_mut() {
+            launch.push_str(line);
+            launch.push('\n');
         }
     }
     out
+}
+
+/// A line of ncu's output that names a launch, `name (grid)x(block), Context …`.
+fn is_launch_line(line: &str) -> bool {
+    line.contains(")x(") && line.contains("Context")
 }
 
 /// The kernel ncu profiled: the first line naming a launch, `name (grid)x(block), Context …`.
 pub fn profiled_kernel(text: &str) -> Option<&str> {
     // `softmax_lanes8_f32 (32768, 1, 1)x(256, 1, 1), Context 1, …`, or a C++ kernel's signature:
     // `void ns::softmax_warp_forward<float, …>(T2 *, …) (262144, 1, 1)x(32, 4, 1), Context 1, …`.
-    let line = text.lines().map(str::trim).find(|l| l.contains(")x(") && l.contains("Context"))?;
+    let line = text.lines().map(str::trim).find(|l| is_launch_line(l))?;
     let name = line.strip_prefix("void ").unwrap_or(line);
     let name = name.split_once('(').map_or(name, |(n, _)| n).trim();
     let name = name.strip_prefix("<unnamed>::").unwrap_or(name);
@@ -455,9 +438,18 @@ pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
         .iter()
         .filter_map(|(name, text)| {
             let (n, dtype) = profile_size(name, "cub_")?;
-            let all = launches(text);
-            let end = all.iter().position(|l| l.0.contains("SingleTile"))?;
-            let list: Vec<String> = all[..=end].iter().map(|(k, grid, block, us)| format!("`{k}` ({block} × {grid}, {us:.2} µs)")).collect();
+            let texts = launches(text);
+            let all: Vec<(&str, super::determinism::Profile)> = texts
+                .iter()
+                .filter_map(|launch| {
+                    let kernel = profiled_kernel(launch)?;
+                    // The name without its template arguments: `DeviceReduceKernel`.
+                    let short = kernel.split('<').next().unwrap_or(kernel).rsplit("::").next().unwrap_or(kernel);
+                    Some((short, super::determinism::parse_ncu(short, launch)?))
+                })
+                .collect();
+            let end = all.iter().position(|(kernel, _)| kernel.contains("SingleTile"))?;
+            let list: Vec<String> = all[..=end].iter().map(|(k, p)| format!("`{k}` ({} × {}, {:.2} µs)", p.block, p.grid, p.duration_us)).collect();
             let ours = profiles.iter().find(|p| p.0 == n && p.1 == dtype).map_or(String::new(), |(_, _, kernel, p)| {
                 format!("; the entry point's first launch, `{kernel}` ({} × {}), {:.2} µs", p.block, p.grid, p.duration_us)
             });
@@ -488,15 +480,27 @@ mod tests {
         assert!(memory.contains("At 2^30 f32, DRAM was 94.2% busy: the launch is bound by memory"), "{memory}");
         assert!(!memory.contains("reduce7") && !memory.contains("2^13"), "only the entry point's profiles: {memory}");
         // Sizes written as 10^k; CUB's launches of its first sum, up to its single-tile kernel.
-        let cub = "  void DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *) (245, 1, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         3.81\n  void DeviceReduceSingleTileKernel<policy_hub<float>::Policy1000, float *>(T2, T3) (1, 1, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         2.62\n  void DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *) (245, 1, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         ms         1.50\n";
-        let both = entry_ncu(&[("entry_1e6_f32".into(), PROFILE.replace("(1, 1, 1)", "(245, 1, 1)").replace("Grid Size                                                      1", "Grid Size                                                    245")), ("cub_1e6_f32".into(), cub.into())], &[]);
+        let launch = |signature: &str, grid: u32, us: &str| {
+            PROFILE.replace("reduce10_tiles_b512_l8_f32 (1, 1, 1)x(512, 1, 1)", &format!("void {signature} ({grid}, 1, 1)x(256, 1, 1)"))
+                .replace("Block Size                                                   512", "Block Size                                                   256")
+                .replace("Grid Size                                                      1", &format!("Grid Size {grid:>54}"))
+                .replace("us         2.82", us)
+        };
+        let cub = [
+            launch("DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *)", 245, "us         3.81"),
+            launch("DeviceReduceSingleTileKernel<policy_hub<float>::Policy1000, float *>(T2, T3)", 1, "us         2.62"),
+            launch("DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *)", 245, "ms         1.50"),
+        ]
+        .concat();
+        let both = entry_ncu(&[("entry_1e6_f32".into(), PROFILE.replace("(1, 1, 1)", "(245, 1, 1)").replace("Grid Size                                                      1", "Grid Size                                                    245")), ("cub_1e6_f32".into(), cub.clone())], &[]);
         assert!(both.contains("| 10^6 f32 | `reduce10_tiles_b512_l8_f32` |"), "{both}");
         assert!(both.contains("at 10^6 f32, `DeviceReduceKernel` (256 × 245, 3.81 µs) then `DeviceReduceSingleTileKernel` (256 × 1, 2.62 µs); the entry point's first launch, `reduce10_tiles_b512_l8_f32` (512 × 245), 2.82 µs."), "{both}");
         assert!(!both.contains("1500"), "the second sum's launch is not the first sum's: {both}");
         assert_eq!(profile_size("entry_2p30_f32", "entry_"), Some((1 << 30, Dtype::F32)));
         assert_eq!(profile_size("cub_3e7_i32", "cub_"), Some((30_000_000, Dtype::I32)));
         assert_eq!(profile_size("entry_2p99_f32", "entry_"), None);
-        assert_eq!(launches(cub)[2].3, 1500.0);
+        assert_eq!(launches(&cub).len(), 3);
+        assert_eq!(super::super::determinism::parse_ncu("third", &launches(&cub)[2]).unwrap().duration_us, 1500.0);
         assert!(entry_ncu(&[], &[]).contains("not yet profiled"));
         // A profile of a launch the rule no longer makes says so.
         let now = Row { dtype: Dtype::F32, title: "entry point: reduce10_tiles_two_pass, block 256".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };
