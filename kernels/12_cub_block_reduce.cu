@@ -3,7 +3,8 @@
 // Changed: the block's sum is `cub::BlockReduce<Acc, BLOCK>(storage).Sum(v)`: CUB picks the
 // algorithm (warp shuffles, then the warps' sums), the shared memory it needs (TempStorage) and
 // the unrolling for this GPU. This is what a library or a tile language does for you; the
-// per-thread part is still kernel 9's 16-byte walk.
+// per-thread part is still kernel 9's 16-byte walk (for 4-byte types ending with one predicated
+// round, below).
 // Preconditions: blockDim.x == BLOCK (a template parameter, one entry per block size); any
 // grid. Needs the CUDA headers with CCCL (cub/).
 #include <cub/block/block_reduce.cuh>

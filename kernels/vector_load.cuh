@@ -151,17 +151,19 @@ __device__ __forceinline__ Acc thread_sum_vec_in_flight(const In* __restrict__ i
 #endif
 
 #ifdef VEC_TAIL_PREDICATED
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DVEC_TAIL_PREDICATED): the leftover packs as one more
+// Kernel 12's default for 4-byte types (kernels/12_cub_block_reduce.cu), and for kernels 9-11 an
+// experiment (REDUCTION_NVRTC_OPTIONS=-DVEC_TAIL_PREDICATED): the leftover packs as one more
 // round of the main loop, each of its loads predicated on its pack being in range (PTX `@p ld`, so
 // that no load waits on a branch), all issued before any is added; the head and tail values are
-// loaded in the same round, predicated the same way (a thread without one loads nothing and adds
-// a zero: where every share is whole rounds, the round makes no trip to memory). A thread
-// then makes one round trip for what it has left instead of up to VEC_UNROLL - 1 (at 10^6 f32
-// values, 880 threads of kernel 12's grid of 245 × 256 make 3). Unlike VEC_TAIL_IN_FLIGHT, inline:
-// no call, and no load of a pack past the end.
-// With -DVEC_PRED_BRANCH as well, the round is skipped by a branch where a thread has nothing left. 4-byte types only: with the extra round, NVRTC
-// 13.0 (sm_90) issued only two of the main loop's four loads before converting the first in f16 and
-// bf16 (four without it), and f64's loop waits after two either way; those keep the plain walk.
+// loaded in the same round under the same kind of predicate (a thread without one loads nothing
+// and adds a zero). A thread then makes one round trip for what it has left instead of up to
+// VEC_UNROLL - 1 (at 10^6 f32 values, 880 threads of kernel 12's grid of 245 × 256 make 3). Unlike
+// VEC_TAIL_IN_FLIGHT, inline: no call, and no load of a pack past the end. With VEC_PRED_BRANCH
+// a thread that has nothing left skips the round; run by every thread, the round cost kernel 12
+// time where every share is whole rounds (plots/data/experiments/vec-k12-pred/). 4-byte types
+// only: with the extra round, NVRTC 13.0 (sm_90) issued only two of the main loop's four loads
+// before converting the first in f16 and bf16 (four without it), and f64's loop waits after two
+// either way; those keep the plain walk.
 __device__ __forceinline__ uint4 ldcs_if(const uint4* __restrict__ at, bool in_range) {
     uint4 v = make_uint4(0, 0, 0, 0);  // a pack out of range adds zeros
     asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t@q ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
