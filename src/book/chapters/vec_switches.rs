@@ -206,4 +206,19 @@ mod tests {
         assert!(t.contains("| `reduce12` | f32 | 1000000 | 4.67 / 4.68 | 3.70 / 3.71 | -20.7% |"), "{t}");
         std::fs::remove_dir_all(&data).unwrap();
     }
+
+    /// The skeleton chapter says the round cost time run by every thread where every share is
+    /// whole rounds (2^12: one block of 256 threads, four packs each), and that the branch's build
+    /// skips it: held to the committed runs.
+    #[test]
+    fn the_committed_runs_show_what_the_chapter_says_of_whole_rounds() {
+        use super::super::turns::{read_turns, rounds, verdict, Verdict};
+        let dir = crate::records::repo_root().join("plots/data/experiments").join(REDUCE12_PREDICATED.folder);
+        let runs = read_turns(&dir, |f| Ok(crate::records::bench::read_csv(f)?.1)).unwrap();
+        for dtype in [Dtype::F32, Dtype::I32] {
+            let times = |variant: &str| rounds(&runs, variant, |r| (r.kernel == "reduce12" && r.dtype == dtype && r.n == 4096 && r.cache == Cache::Rotated).then_some(r.median_us));
+            assert_eq!(verdict(&times(REDUCE12_PREDICATED.variant), &times("plain")), Verdict::Slower, "{dtype}: the round in every thread");
+            assert_ne!(verdict(&times(REDUCE12_PREDICATED_BRANCH.variant), &times("plain")), Verdict::Slower, "{dtype}: the round skipped");
+        }
+    }
 }
