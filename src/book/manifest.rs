@@ -131,6 +131,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
             let repeat = if file.is_file() { Some(crate::records::bench::read_csv(&file)?) } else { None };
             Ok(entry::entry_twins(rows, repeat.as_ref().map(|(m, r)| (m, r.as_slice()))))
         }),
+        md("entry_scratch.md", "benchmark.md", "book::chapters::entry::entry_scratch", |c| entry::entry_scratch(&c.data_dir, &c.book()?.0.gpu)),
         bench("host_visible.md", "benchmark.md", "book::chapters::entry::host_visible_table", entry::host_visible_table),
         md("host_result.md", "benchmark.md", "book::chapters::entry::host_result", |c| Ok(entry::host_result(c.experiments.as_deref()))),
         md("entry_ncu.md", "benchmark.md", "book::chapters::entry::entry_ncu", |c| Ok(entry::entry_ncu(&c.ncu, &c.book()?.1))),
@@ -258,6 +259,11 @@ pub const NOT_MEASURED_ALLOWED: &[(&str, &str, &str)] = &[
         "book/generated/runs/multigpu_sum.txt",
         crate::book::runs::NOT_YET_RECORDED,
         "issue 24: a Run it added after the last GPU round (runs::NOT_YET_RECORDED_RUNS); the next `tests/gpu-host.sh book` on a host of several GPUs writes its output",
+    ),
+    (
+        "book/generated/entry_scratch.md",
+        "where this is not yet measured",
+        "issue 25: the scratch experiment ran on an H100 in session 52, the only GPU the device tool served that session; `tests/gpu-host.sh scratch` on the H200 adds its folder",
     ),
     (
         "book/generated/sanitizer_coverage.md",

@@ -363,3 +363,42 @@ fn the_gap_at_a_million_values_reads_the_committed_sass() {
     assert!(table.contains("In `reduce12_b256_f32`'s machine code (`plots/data/sass/sm_90/`, NVRTC for `sm_90`), the main loop issues 4 of its 4 16-byte loads before it waits for one; \
         the loop after it, for the packs a thread has left, loads one pack and adds it before it loads the next"), "{table}");
 }
+
+#[test]
+fn the_scratch_experiment_draws_each_launchs_pattern_and_holds_the_second_process_to_it() {
+    let placed = |kernel: &str, n: usize, at: &str, us: f64| Row { title: format!("{kernel} [scratch at {at}]"), block: 256, ..named(kernel, Dtype::F32, n, Cache::Rotated, us) };
+    let at = ["0x1000 0x1200", "0x201000 0x201200", "0x601000 0x601200"];
+    // A launch whose middle placement is slow in both processes; one level in both; one whose
+    // second process put its buffers elsewhere (its pattern flips, its change is not compared).
+    let first = vec![
+        placed("reduce12", 1 << 16, at[0], 3.00), placed("reduce12", 1 << 16, at[1], 3.12), placed("reduce12", 1 << 16, at[2], 3.01),
+        placed("reduce6", 1 << 16, at[0], 2.80), placed("reduce6", 1 << 16, at[1], 2.81), placed("reduce6", 1 << 16, at[2], 2.80),
+        placed("reduce6", 1 << 18, at[0], 3.20), placed("reduce6", 1 << 18, at[1], 3.05), placed("reduce6", 1 << 18, at[2], 3.21),
+        // The entry point's own row, timed once: not a launch of the experiment.
+        Row { title: format!("entry point: reduce12, block 256 [scratch at {}]", at[0]), ..row(ENTRY_POINT_KERNEL, 1 << 16, Cache::Rotated, 3.0) },
+    ];
+    let mut second = first.clone();
+    second[1].median_us = 3.13;
+    for r in &mut second[6..9] {
+        r.title = r.title.replace("0x", "0xa");
+    }
+    (second[7].median_us, second[8].median_us) = (3.21, 3.05);
+    let dir = tempfile::tempdir().unwrap();
+    let gpu = dir.path().join("experiments/scratch/nvidia-h100");
+    std::fs::create_dir_all(&gpu).unwrap();
+    let machine = Machine { gpu: "NVIDIA H100".into(), date: "2026-12-05".into(), ..h200() };
+    crate::records::bench::write_csv(&gpu.join("1.csv"), &machine, &first).unwrap();
+    crate::records::bench::write_csv(&gpu.join("2.csv"), &machine, &second).unwrap();
+    let s = entry_scratch(dir.path(), "NVIDIA H200").unwrap();
+    assert!(s.contains("(NVIDIA H100, 2026-12-05; `plots/data/experiments/scratch/`; the tables above are of the NVIDIA H200, where this is not yet measured)"), "{s}");
+    assert!(!entry_scratch(dir.path(), "NVIDIA H100").unwrap().contains("tables above"));
+    assert!(s.contains("times the same launches 3 times in one process"), "{s}");
+    assert!(s.contains("| reduce12 | f32 | 2^16 | 256 | 3.00 µs | 3.12 µs | 4.0% | `FsF` | `FsF` | 0.3% |"), "{s}");
+    assert!(s.contains("| reduce6 | f32 | 2^16 | 256 | 2.80 µs | 2.81 µs | 0.4% | `level` | `level` | 0.0% |"), "{s}");
+    assert!(s.contains("| reduce6 | f32 | 2^18 | 256 | 3.05 µs | 3.21 µs | 5.2% | `sFs` | `ssF` | other addresses |"), "{s}");
+    assert!(s.contains("In 2 of the 3 launches the second process put the buffers at the same addresses as the first. In 2 of them the placements were 2% or more apart, up to 5.2% (reduce6 at 2^18 values of f32); in 1 of those 2 the second process drew the same pattern, and no time at one address moved by more than 0.3%"), "{s}");
+    assert!(s.contains("2 of those launches shared their addresses with another (other kernels or sizes, timed at other moments of the run): in 0 of those 1 sets"), "{s}");
+    assert!(!s.contains("entry_point"), "{s}");
+    // No runs: the paragraph says how to make them.
+    assert!(entry_scratch(&dir.path().join("none"), "NVIDIA H200").unwrap().contains("not yet measured"));
+}
