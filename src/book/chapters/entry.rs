@@ -465,54 +465,6 @@ pub fn entry_ncu(ncu: &[(String, String)], rows: &[Row]) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const PROFILE: &str = "  reduce10_tiles_b512_l8_f32 (1, 1, 1)x(512, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         2.82\n    DRAM Throughput                   %         0.36\n    Compute (SM) Throughput           %         0.10\n    Block Size                                                   512\n    Grid Size                                                      1\n    Registers Per Thread             register/thread              32\n    Block Limit Registers                 block            4\n    Theoretical Occupancy                     %          100\n    Achieved Occupancy                        %        23.96\n";
-
-    #[test]
-    fn the_entry_points_profiles_say_what_bounds_each_launch() {
-        let latency = entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[]);
-        assert!(latency.contains("| 2^13 f32 | `reduce10_tiles_b512_l8_f32` | 512 × 1 | 24.0% | 0.4% | 2.82 µs | – | – |"), "{latency}");
-        assert!(latency.contains("At 2^13 f32, 1 block of 512 threads kept DRAM 0.4% busy: at this size the time is the latency"), "{latency}");
-        let busy = PROFILE.replace("0.36", "94.17").replace("(1, 1, 1)", "(264, 1, 1)");
-        let memory = entry_ncu(&[("entry_2p30_f32".into(), busy), ("reduce7".into(), PROFILE.into())], &[]);
-        assert!(memory.contains("At 2^30 f32, DRAM was 94.2% busy: the launch is bound by memory"), "{memory}");
-        assert!(!memory.contains("reduce7") && !memory.contains("2^13"), "only the entry point's profiles: {memory}");
-        // Sizes written as 10^k; CUB's launches of its first sum, up to its single-tile kernel.
-        let launch = |signature: &str, grid: u32, us: &str| {
-            PROFILE.replace("reduce10_tiles_b512_l8_f32 (1, 1, 1)x(512, 1, 1)", &format!("void {signature} ({grid}, 1, 1)x(256, 1, 1)"))
-                .replace("Block Size                                                   512", "Block Size                                                   256")
-                .replace("Grid Size                                                      1", &format!("Grid Size {grid:>54}"))
-                .replace("us         2.82", us)
-        };
-        let cub = [
-            launch("DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *)", 245, "us         3.81"),
-            launch("DeviceReduceSingleTileKernel<policy_hub<float>::Policy1000, float *>(T2, T3)", 1, "us         2.62"),
-            launch("DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *)", 245, "ms         1.50"),
-        ]
-        .concat();
-        let both = entry_ncu(&[("entry_1e6_f32".into(), PROFILE.replace("(1, 1, 1)", "(245, 1, 1)").replace("Grid Size                                                      1", "Grid Size                                                    245")), ("cub_1e6_f32".into(), cub.clone())], &[]);
-        assert!(both.contains("| 10^6 f32 | `reduce10_tiles_b512_l8_f32` |"), "{both}");
-        assert!(both.contains("at 10^6 f32, `DeviceReduceKernel` (256 × 245, 3.81 µs) then `DeviceReduceSingleTileKernel` (256 × 1, 2.62 µs); the entry point's first launch, `reduce10_tiles_b512_l8_f32` (512 × 245), 2.82 µs."), "{both}");
-        assert!(!both.contains("1500"), "the second sum's launch is not the first sum's: {both}");
-        assert_eq!(profile_size("entry_2p30_f32", "entry_"), Some((1 << 30, Dtype::F32)));
-        assert_eq!(profile_size("cub_3e7_i32", "cub_"), Some((30_000_000, Dtype::I32)));
-        assert_eq!(profile_size("entry_2p99_f32", "entry_"), None);
-        assert_eq!(launches(&cub).len(), 3);
-        assert_eq!(super::super::determinism::parse_ncu("third", &launches(&cub)[2]).unwrap().duration_us, 1500.0);
-        assert!(entry_ncu(&[], &[]).contains("not yet profiled"));
-        // A profile of a launch the rule no longer makes says so.
-        let now = Row { dtype: Dtype::F32, title: "entry point: reduce10_tiles_two_pass, block 256".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };
-        let stale = entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[now]);
-        assert!(stale.contains("| 1.66 µs (now `reduce10_tiles_two_pass`) |"), "{stale}");
-        assert!(stale.contains("2^13 f32 (`reduce10_tiles_b512_l8_f32`; the rule now takes `reduce10_tiles_two_pass` at block 256)"), "{stale}");
-        let same = Row { title: "entry point: reduce10_tiles, block 512".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };
-        assert!(!entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[same]).contains("earlier rule"));
-    }
-}
-
 /// One launch of the scratch experiment: its medians in the order of its placements, and the
 /// addresses of its scratch buffers at each.
 struct Placed {
@@ -640,4 +592,52 @@ pub fn entry_scratch(data_dir: &std::path::Path, book_gpu: &str) -> crate::error
         s.push_str("*Where the scratch buffers lie is not yet measured: `tests/gpu-host.sh scratch` times the same launches with their buffers moved.*\n");
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROFILE: &str = "  reduce10_tiles_b512_l8_f32 (1, 1, 1)x(512, 1, 1), Context 1, Stream 13, Device 0, CC 9.0\n    Duration                         us         2.82\n    DRAM Throughput                   %         0.36\n    Compute (SM) Throughput           %         0.10\n    Block Size                                                   512\n    Grid Size                                                      1\n    Registers Per Thread             register/thread              32\n    Block Limit Registers                 block            4\n    Theoretical Occupancy                     %          100\n    Achieved Occupancy                        %        23.96\n";
+
+    #[test]
+    fn the_entry_points_profiles_say_what_bounds_each_launch() {
+        let latency = entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[]);
+        assert!(latency.contains("| 2^13 f32 | `reduce10_tiles_b512_l8_f32` | 512 × 1 | 24.0% | 0.4% | 2.82 µs | – | – |"), "{latency}");
+        assert!(latency.contains("At 2^13 f32, 1 block of 512 threads kept DRAM 0.4% busy: at this size the time is the latency"), "{latency}");
+        let busy = PROFILE.replace("0.36", "94.17").replace("(1, 1, 1)", "(264, 1, 1)");
+        let memory = entry_ncu(&[("entry_2p30_f32".into(), busy), ("reduce7".into(), PROFILE.into())], &[]);
+        assert!(memory.contains("At 2^30 f32, DRAM was 94.2% busy: the launch is bound by memory"), "{memory}");
+        assert!(!memory.contains("reduce7") && !memory.contains("2^13"), "only the entry point's profiles: {memory}");
+        // Sizes written as 10^k; CUB's launches of its first sum, up to its single-tile kernel.
+        let launch = |signature: &str, grid: u32, us: &str| {
+            PROFILE.replace("reduce10_tiles_b512_l8_f32 (1, 1, 1)x(512, 1, 1)", &format!("void {signature} ({grid}, 1, 1)x(256, 1, 1)"))
+                .replace("Block Size                                                   512", "Block Size                                                   256")
+                .replace("Grid Size                                                      1", &format!("Grid Size {grid:>54}"))
+                .replace("us         2.82", us)
+        };
+        let cub = [
+            launch("DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *)", 245, "us         3.81"),
+            launch("DeviceReduceSingleTileKernel<policy_hub<float>::Policy1000, float *>(T2, T3)", 1, "us         2.62"),
+            launch("DeviceReduceKernel<policy_hub<float>::Policy1000, float *>(T2, T5 *)", 245, "ms         1.50"),
+        ]
+        .concat();
+        let both = entry_ncu(&[("entry_1e6_f32".into(), PROFILE.replace("(1, 1, 1)", "(245, 1, 1)").replace("Grid Size                                                      1", "Grid Size                                                    245")), ("cub_1e6_f32".into(), cub.clone())], &[]);
+        assert!(both.contains("| 10^6 f32 | `reduce10_tiles_b512_l8_f32` |"), "{both}");
+        assert!(both.contains("at 10^6 f32, `DeviceReduceKernel` (256 × 245, 3.81 µs) then `DeviceReduceSingleTileKernel` (256 × 1, 2.62 µs); the entry point's first launch, `reduce10_tiles_b512_l8_f32` (512 × 245), 2.82 µs."), "{both}");
+        assert!(!both.contains("1500"), "the second sum's launch is not the first sum's: {both}");
+        assert_eq!(profile_size("entry_2p30_f32", "entry_"), Some((1 << 30, Dtype::F32)));
+        assert_eq!(profile_size("cub_3e7_i32", "cub_"), Some((30_000_000, Dtype::I32)));
+        assert_eq!(profile_size("entry_2p99_f32", "entry_"), None);
+        assert_eq!(launches(&cub).len(), 3);
+        assert_eq!(super::super::determinism::parse_ncu("third", &launches(&cub)[2]).unwrap().duration_us, 1500.0);
+        assert!(entry_ncu(&[], &[]).contains("not yet profiled"));
+        // A profile of a launch the rule no longer makes says so.
+        let now = Row { dtype: Dtype::F32, title: "entry point: reduce10_tiles_two_pass, block 256".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };
+        let stale = entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[now]);
+        assert!(stale.contains("| 1.66 µs (now `reduce10_tiles_two_pass`) |"), "{stale}");
+        assert!(stale.contains("2^13 f32 (`reduce10_tiles_b512_l8_f32`; the rule now takes `reduce10_tiles_two_pass` at block 256)"), "{stale}");
+        let same = Row { title: "entry point: reduce10_tiles, block 512".into(), ..crate::book::chapters::tests::row(ENTRY_POINT_KERNEL, 1 << 13, Cache::Rotated, 1.66) };
+        assert!(!entry_ncu(&[("entry_2p13_f32".into(), PROFILE.into())], &[same]).contains("earlier rule"));
+    }
 }
