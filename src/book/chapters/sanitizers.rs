@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// "compute-sanitizer's racecheck reported 3 hazards displayed (0 errors, 10 warnings)." The
-/// tool is the first one named in the text (the log's file name comes first).
+/// tool is the first one named in the text (the log's file name comes first). A log of several
+/// runs (one summary line each) is reported by its worst summary, with how many runs it holds;
+/// a log whose header names its GPU and date (`# … (NVIDIA H200, 2026-12-02)`) is said to be of them.
 pub fn sanitizer_sentence(log: &str) -> String {
     let tool = Sanitizer::ALL
         .into_iter()
@@ -19,19 +21,44 @@ pub fn sanitizer_sentence(log: &str) -> String {
         .filter_map(|t| log.find(t).map(|at| (at, t)))
         .min()
         .map_or("the sanitizer", |(_, t)| t);
-    let summary = log
-        .lines()
-        .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
-        .find(|s| !s.contains("not printed"));
+    let summaries: Vec<&str> = log.lines().filter_map(summary_of).collect();
+    let worst = summaries.iter().copied().max_by_key(|s| summary_errors(s).unwrap_or(u64::MAX));
     let tests = log.lines().find_map(|l| l.strip_prefix("test result: ok. ")).and_then(|rest| rest.split(" passed").next().map(str::to_string));
     let under = tests.map(|n| format!(" ({n} tests ran under it and passed)")).unwrap_or_default();
-    match summary {
-        Some(summary) => format!("On the GPU this book was last measured on, compute-sanitizer's {tool} reported **{summary}**{under}.\n"),
+    let runs = match summaries.len() {
+        0 | 1 => String::new(),
+        n if summaries.iter().all(|s| Some(*s) == worst) => format!(" in each of its {n} runs"),
+        n => format!(" in the worst of its {n} runs"),
+    };
+    let on = header_machine(log).map_or_else(|| "On the GPU this book was last measured on".to_string(), |(gpu, date)| format!("On the {gpu} ({date})"));
+    match worst {
+        Some(summary) => format!("{on}, compute-sanitizer's {tool} reported **{summary}**{runs}{under}.\n"),
         None => match log.lines().find_map(|l| l.strip_prefix("# not yet run: ")) {
             Some(command) => format!("compute-sanitizer's {tool} has not been run here yet (`{command}`).\n"),
             None => format!("The {tool} log has no summary line: the run did not finish.\n"),
         },
     }
+}
+
+/// The tool's summary on a line of its output (`ERROR SUMMARY: 0 errors`, `RACECHECK SUMMARY: …`),
+/// but the "not printed" line that comes beside a real one.
+fn summary_of(line: &str) -> Option<&str> {
+    let line = line.trim_start_matches('=').trim();
+    line.strip_prefix("RACECHECK SUMMARY: ").or_else(|| line.strip_prefix("ERROR SUMMARY: ")).filter(|s| !s.contains("not printed"))
+}
+
+/// The errors (racecheck: hazards) a summary reports.
+fn summary_errors(summary: &str) -> Option<u64> {
+    summary.split_whitespace().next()?.parse().ok()
+}
+
+/// The GPU and the date a log's header names in its last parentheses (`# compute-sanitizer …
+/// (NVIDIA H200, 2026-12-02; exit 0 after 1 s)`), if it names them.
+fn header_machine(log: &str) -> Option<(&str, &str)> {
+    let header = log.lines().find(|l| l.starts_with('#'))?;
+    let inside = header.rsplit_once('(')?.1.split([')', ';']).next()?;
+    let (gpu, date) = inside.rsplit_once(", ")?;
+    (gpu.starts_with("NVIDIA") && date.len() == 10 && date.chars().filter(|c| *c == '-').count() == 2).then_some((gpu, date))
 }
 
 /// The logs of `tests/gpu-host.sh sanitize` (and of the final calls that ran its lanes), named
@@ -199,7 +226,9 @@ pub fn parse_log(name: &str, text: &str) -> Log {
     for line in text.lines() {
         let line = line.trim_start_matches('=').trim();
         if let Some(rest) = line.strip_prefix("ERROR SUMMARY: ").or_else(|| line.strip_prefix("RACECHECK SUMMARY: ")) {
-            if !rest.contains("not printed") {
+            // A log of several runs keeps its worst summary.
+            let worse = log.summary.as_deref().is_none_or(|kept| summary_errors(rest).unwrap_or(u64::MAX) > summary_errors(kept).unwrap_or(u64::MAX));
+            if !rest.contains("not printed") && worse {
                 log.summary = Some(rest.to_string());
             }
             continue;

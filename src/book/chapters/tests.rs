@@ -170,6 +170,18 @@ fn sanitizer_sentences_quote_the_summary_line() {
     let suite = "memcheck\ntest result: ok. 2225 passed; 0 failed\n========= ERROR SUMMARY: 0 errors\n";
     assert!(sanitizer_sentence(suite).contains("**0 errors** (2225 tests ran under it and passed)"));
     assert!(sanitizer_sentence("initcheck\n# not yet run: compute-sanitizer --tool initcheck x\n").contains("has not been run here yet (`compute-sanitizer --tool initcheck x`)"));
+    // Without a GPU in its header, the log is of the book's GPU; with one, of that GPU and day.
+    assert!(sanitizer_sentence(race).starts_with("On the GPU this book was last measured on, "));
+    let dated = "racecheck-x-sum\n# compute-sanitizer --tool racecheck x (2 runs)   (NVIDIA H100 80GB HBM3, 2026-12-05; exit 0 after 3 s)\n";
+    let one = "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
+    let bad = "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n";
+    assert_eq!(sanitizer_sentence(&format!("{dated}{one}{one}")),
+        "On the NVIDIA H100 80GB HBM3 (2026-12-05), compute-sanitizer's racecheck reported **0 hazards displayed (0 errors, 0 warnings)** in each of its 2 runs.\n");
+    // A log of several runs is reported by its worst, wherever it is, and so is its coverage.
+    for text in [format!("{dated}{bad}{one}{one}"), format!("{dated}{one}{one}{bad}")] {
+        assert!(sanitizer_sentence(&text).contains("reported **2 hazards displayed (2 errors, 0 warnings)** in the worst of its 3 runs"), "{text}");
+        assert_eq!(crate::book::chapters::sanitizers::parse_log("racecheck-x-sum", &text).errors(), Some(2), "{text}");
+    }
 }
 
 #[test]
