@@ -68,11 +68,11 @@ pub fn is_suite_log(name: &str) -> bool {
 }
 
 /// `sanitizer_runs.md`: one row per suite log, as its header and its summary lines say: the tool,
-/// the test binary, whether it finished (or was stopped by its time limit, and after how long),
+/// the test binary, the GPU and day, whether it finished (or was stopped by its time limit, and after how long),
 /// how many tests passed under the tool, and the tool's summary. A log that was stopped has no
 /// summary line: the tool reports only at the end, so its row says "stopped before its summary".
 pub fn runs_table(logs: &[(String, String)]) -> String {
-    let mut s = String::from("| tool | test binary | run | tests passed under the tool | the tool's summary |\n|---|---|---|--:|---|\n");
+    let mut s = String::from("| tool | test binary | GPU, day | run | tests passed under the tool | the tool's summary |\n|---|---|---|---|--:|---|\n");
     let mut rows = 0;
     for (name, text) in logs.iter().filter(|(name, _)| is_suite_log(name)) {
         let rest = name.trim_start_matches("sanitize-");
@@ -117,7 +117,8 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
             .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
             .next_back()
             .map_or_else(|| "stopped before its summary".to_string(), |x| x.to_string());
-        let _ = writeln!(s, "| {tool} | `{binary} | {run} | {passed} | {summary} |");
+        let machine = header_machine(text).map_or_else(|| "–".to_string(), |(gpu, date)| format!("{gpu}, {date}"));
+        let _ = writeln!(s, "| {tool} | `{binary} | {machine} | {run} | {passed} | {summary} |");
         rows += 1;
     }
     if rows == 0 {
@@ -411,7 +412,7 @@ test columns::f32::5x7 ... ok\ntest mutation::rescale_missing::softmax::f32::aut
         let log = "# MAX_TEST_N=4097 REQUIRE_GPU=1 compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 .gpu-bundle/tests/test-ops x257/257  --test-threads 4   (NVIDIA H200, 2026-12-01; exit 0 after 12 s; the tests' lines)\n\
 test rows::max::f32::warp::3x257/257 ... ok\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
         let table = runs_table(&[("sanitize-racecheck-test-ops--x257_257".to_string(), log.to_string())]);
-        assert!(table.contains("| racecheck | `test-ops` (tests matching `x257/257`) | finished in 12 s | 1 | 0 hazards displayed (0 errors, 0 warnings) |"), "{table}");
+        assert!(table.contains("| racecheck | `test-ops` (tests matching `x257/257`) | NVIDIA H200, 2026-12-01 | finished in 12 s | 1 | 0 hazards displayed (0 errors, 0 warnings) |"), "{table}");
         let skips = runs_table(&[("sanitize-memcheck-test-rows--all".to_string(), log.replace("test-ops x257/257", "test-rows --skip determinism::"))]);
         assert!(skips.contains("`test-rows` (every test, but `determinism::`)"), "{skips}");
         let whole = runs_table(&[("sanitize-memcheck-test-rows--all".to_string(), log.replace("test-ops x257/257", "test-rows"))]);
@@ -423,7 +424,7 @@ test rows::max::f32::warp::3x257/257 ... ok\n========= RACECHECK SUMMARY: 0 haza
         let slim = "# MAX_TEST_N=65537 REQUIRE_GPU=1 compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 .gpu-slim/test-gpu reduce10_tiles --test-threads 8   (NVIDIA H200, 2026-12-02; exit 0; the tests' lines)\n\
 test reduce10_tiles::i32::n=9 ... ok\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 5076 filtered out; finished in 2.35s\n========= ERROR SUMMARY: 0 errors\n";
         let table = runs_table(&[("sanitize-memcheck-test-gpu--reduce10_tiles".to_string(), slim.to_string())]);
-        assert!(table.contains("| memcheck | `test-gpu` (tests matching `reduce10_tiles`) | finished in 2.35 s | 1 | 0 errors |"), "{table}");
+        assert!(table.contains("| memcheck | `test-gpu` (tests matching `reduce10_tiles`) | NVIDIA H200, 2026-12-02 | finished in 2.35 s | 1 | 0 errors |"), "{table}");
     }
 
     #[test]
