@@ -530,7 +530,7 @@ pub fn entry_scratch(data_dir: &std::path::Path, book_gpu: &str) -> crate::error
         } else {
             format!("; the tables above are of the {book_gpu}, where this is {NOT_RUN_HERE}")
         };
-        write!(s, "**Where the scratch buffers lie.** The two rows of a pair differ in one thing besides when they were timed: the addresses of their reducers' scratch buffers (the partial sums, the last block's ticket). \
+        write!(s, "**Where the scratch buffers lie.** Besides when they were timed, the two rows of a pair differ in where their reducers' scratch buffers (the partial sums, the last block's ticket) lie. \
             `tests/gpu-host.sh scratch` times the same launches {pads} times in one process, each from a new reducer made after another 2 MiB pad, so that only those addresses move, \
             then the whole run again in a second process ({}, {}; `plots/data/experiments/scratch/`{}). \
             The pattern marks each placement, in the order they were made, F where its time was in the faster half of the launch's range and s in the slower:\n\n\
