@@ -532,10 +532,10 @@ pub fn entry_scratch(data_dir: &std::path::Path, book_gpu: &str) -> crate::error
         };
         write!(s, "**Where the scratch buffers lie.** Besides when they were timed, the two rows of a pair differ in where their reducers' scratch buffers (the partial sums, the last block's ticket) lie. \
             `tests/gpu-host.sh scratch` times the same launches {pads} times in one process, each from a new reducer made after another 2 MiB pad, so that only those addresses move, \
-            then the whole run again in a second process ({}, {}; `plots/data/experiments/scratch/`{}). \
-            The pattern marks each placement, in the order they were made, F where its time was in the faster half of the launch's range and s in the slower:\n\n\
-            | kernel | type | n | block | fastest | slowest | spread | pattern | second process: pattern | largest change at one address |\n|---|---|--:|--:|--:|--:|--:|---|---|--:|\n",
+            then the whole run again in a second process ({}, {}; `plots/data/experiments/scratch/`{}).",
             machine.gpu, machine.date, elsewhere).unwrap();
+        let mut table = String::from("The pattern marks each placement, in the order they were made, F where its time was in the faster half of the launch's range and s in the slower:\n\n\
+            | kernel | type | n | block | fastest | slowest | spread | pattern | second process: pattern | largest change at one address |\n|---|---|--:|--:|--:|--:|--:|---|---|--:|\n");
         let pattern = |us: &[f64]| -> String {
             if spread(us) < SCRATCH_LEVEL {
                 return "level".into();
@@ -561,12 +561,12 @@ pub fn entry_scratch(data_dir: &std::path::Path, book_gpu: &str) -> crate::error
                 widest = Some((spread(&p.us), format!("{} at {} values of {}", p.kernel, size_label(p.n), p.dtype)));
             }
             let (lo, hi) = (p.us.iter().copied().fold(f64::INFINITY, f64::min), p.us.iter().copied().fold(0.0, f64::max));
-            writeln!(s, "| {} | {} | {} | {} | {lo:.2} µs | {hi:.2} µs | {:.1}% | `{pa}` | `{qa}` | {} |", p.kernel, p.dtype, size_label(p.n), p.block, 100.0 * spread(&p.us),
+            writeln!(table, "| {} | {} | {} | {} | {lo:.2} µs | {hi:.2} µs | {:.1}% | `{pa}` | `{qa}` | {} |", p.kernel, p.dtype, size_label(p.n), p.block, 100.0 * spread(&p.us),
                 if same { format!("{:.1}%", 100.0 * again) } else { "other addresses".into() }).unwrap();
         }
         let (widest, what) = widest.unwrap_or((0.0, String::new()));
-        write!(s, "\nIn {same_addresses} of the {launches} launches the second process put the buffers at the same addresses as the first. \
-            In {apart} of them the placements were {:.0}% or more apart, up to {:.1}% ({what}); \
+        write!(s, " In {same_addresses} of the {launches} launches the second process put the buffers at the same addresses as the first. \
+            In {apart} of them the first process's placements were {:.0}% or more apart, up to {:.1}% ({what}); \
             in {same_pattern} of those {apart} the second process drew the same pattern, and no time at one address moved by more than {:.1}% between the processes. \
 ",
             SCRATCH_LEVEL * 100.0, widest * 100.0, worst_again * 100.0).unwrap();
@@ -586,7 +586,7 @@ pub fn entry_scratch(data_dir: &std::path::Path, book_gpu: &str) -> crate::error
             writeln!(s, "{launches} of those launches shared their addresses with another (other kernels or sizes, timed at other moments of the run): \
                 in {alike} of those {} sets of addresses, every launch drew the same pattern.", shared.len()).unwrap();
         }
-        s.push('\n');
+        write!(s, "\n\n<details><summary>Every launch: its fastest and slowest placement in the first process, and its pattern in both</summary>\n\n{table}\n</details>\n").unwrap();
     }
     if s.is_empty() {
         s.push_str("*Where the scratch buffers lie is not yet measured: `tests/gpu-host.sh scratch` times the same launches with their buffers moved.*\n");

@@ -408,7 +408,7 @@ fn the_scratch_experiment_draws_each_launchs_pattern_and_holds_the_second_proces
     assert!(s.contains("| reduce12 | f32 | 2^16 | 256 | 3.00 µs | 3.12 µs | 4.0% | `FsF` | `FsF` | 0.3% |"), "{s}");
     assert!(s.contains("| reduce6 | f32 | 2^16 | 256 | 2.80 µs | 2.81 µs | 0.4% | `level` | `level` | 0.0% |"), "{s}");
     assert!(s.contains("| reduce6 | f32 | 2^18 | 256 | 3.05 µs | 3.21 µs | 5.2% | `sFs` | `ssF` | other addresses |"), "{s}");
-    assert!(s.contains("In 2 of the 3 launches the second process put the buffers at the same addresses as the first. In 2 of them the placements were 2% or more apart, up to 5.2% (reduce6 at 2^18 values of f32); in 1 of those 2 the second process drew the same pattern, and no time at one address moved by more than 0.3%"), "{s}");
+    assert!(s.contains("In 2 of the 3 launches the second process put the buffers at the same addresses as the first. In 2 of them the first process's placements were 2% or more apart, up to 5.2% (reduce6 at 2^18 values of f32); in 1 of those 2 the second process drew the same pattern, and no time at one address moved by more than 0.3%"), "{s}");
     assert!(s.contains("2 of those launches shared their addresses with another (other kernels or sizes, timed at other moments of the run): in 0 of those 1 sets"), "{s}");
     assert!(!s.contains("entry_point"), "{s}");
     // No runs: the paragraph says how to make them.
