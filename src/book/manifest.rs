@@ -5,7 +5,7 @@
 //! entry it can draw, in this order; the tests below check that every `{{#include}}` of a
 //! generated file has exactly one entry and that every entry is included by its chapter.
 
-use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, dl_norms, entry, harris, introduction, mistakes, modern, multigpu, operators, rows, rows_short, sanitizers, tile, vec_switches};
+use super::chapters::{accuracy, benchmark, classic, common, determinism, dl, dl_goal, dl_limits, dl_norms, entry, entry_ncu, entry_scratch, harris, introduction, mistakes, modern, multigpu, operators, rows, rows_short, sanitizers, tile, vec_switches};
 use super::context::Context;
 use super::draw::{charts, diagrams, figures};
 use crate::error::Result;
@@ -131,10 +131,10 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
             let repeat = if file.is_file() { Some(crate::records::bench::read_csv(&file)?) } else { None };
             Ok(entry::entry_twins(rows, repeat.as_ref().map(|(m, r)| (m, r.as_slice()))))
         }),
-        md("entry_scratch.md", "benchmark.md", "book::chapters::entry::entry_scratch", |c| entry::entry_scratch(&c.data_dir, &c.book()?.0.gpu)),
+        md("entry_scratch.md", "benchmark.md", "book::chapters::entry_scratch::entry_scratch", |c| entry_scratch::entry_scratch(&c.data_dir, &c.book()?.0.gpu)),
         bench("host_visible.md", "benchmark.md", "book::chapters::entry::host_visible_table", entry::host_visible_table),
         md("host_result.md", "benchmark.md", "book::chapters::entry::host_result", |c| Ok(entry::host_result(c.experiments.as_deref()))),
-        md("entry_ncu.md", "benchmark.md", "book::chapters::entry::entry_ncu", |c| Ok(entry::entry_ncu(&c.ncu, &c.book()?.1))),
+        md("entry_ncu.md", "benchmark.md", "book::chapters::entry_ncu::entry_ncu", |c| Ok(entry_ncu::entry_ncu(&c.ncu, &c.book()?.1))),
         md("dispatch_bands.md", "skeleton.md", "book::chapters::entry::dispatch_bands", |c| Ok(entry::dispatch_bands(&c.sass))),
         md("vec_tail.md", "skeleton.md", "book::chapters::vec_switches::vec_tail_table", |c| vec_switches::vec_tail_table(&c.data_dir, &vec_switches::VEC_TAIL_IN_FLIGHT)),
         md("vec_pred.md", "skeleton.md", "book::chapters::vec_switches::vec_tail_table", |c| vec_switches::vec_tail_table(&c.data_dir, &vec_switches::VEC_TAIL_PREDICATED)),

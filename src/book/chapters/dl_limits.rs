@@ -235,7 +235,7 @@ pub fn ncu_markdown(c: &Context) -> Result<String> {
     for (stem, _) in &profiles {
         let Some((peer, ours_stem)) = stem.split_once('-') else { continue };
         let (Some((theirs, their_text)), Some((ours, our_text))) = (parsed(stem), parsed(ours_stem)) else { continue };
-        let name = |text: &str| super::entry::profiled_kernel(text).unwrap_or("?").to_string();
+        let name = |text: &str| super::entry_ncu::profiled_kernel(text).unwrap_or("?").to_string();
         let more_warps = theirs.registers < ours.registers && theirs.achieved_occupancy > ours.achieved_occupancy && theirs.dram_percent > ours.dram_percent;
         let why = if more_warps { ": fewer registers a thread, more warps waiting on memory at once, DRAM busier" } else { "" };
         writeln!(out, "\nAt {}, {peer}'s `{}` holds {} registers a thread and reaches {:.1}% achieved occupancy, DRAM {:.1}% busy ({:.1} µs under ncu); ours, `{}`, {} registers, {:.1}%, DRAM {:.1}% ({:.1} µs){why}.",

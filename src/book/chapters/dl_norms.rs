@@ -260,7 +260,7 @@ fn norms_instructions(profiles: &[(String, String)]) -> String {
     for (stem, ln_text) in profiles.iter().filter(|(s, _)| s.starts_with("layer_norm_")) {
         let rms_stem = stem.replacen("layer_norm_", "rms_norm_", 1);
         let Some(rms_text) = find(&rms_stem) else { continue };
-        let parsed = |s: &str, t: &str| Some((super::determinism::parse_ncu(s, t)?, instructions_per_32_values(s, t)?, super::entry::profiled_kernel(t)?.to_string()));
+        let parsed = |s: &str, t: &str| Some((super::determinism::parse_ncu(s, t)?, instructions_per_32_values(s, t)?, super::entry_ncu::profiled_kernel(t)?.to_string()));
         let (Some((ln, ln_count, ln_kernel)), Some((rms, rms_count, rms_kernel))) = (parsed(stem, ln_text), parsed(&rms_stem, rms_text)) else { continue };
         let label = super::operators::profile_label(stem).map_or_else(|| stem.clone(), |(label, _)| label.replacen("layer_norm ", "", 1));
         let ratio = ln_count / rms_count;

@@ -12,6 +12,8 @@ pub mod dl_goal;
 pub mod dl_limits;
 pub mod dl_norms;
 pub mod entry;
+pub mod entry_ncu;
+pub mod entry_scratch;
 pub mod harris;
 pub mod introduction;
 pub mod mistakes;

@@ -349,8 +349,8 @@ pub(crate) fn ncu_table(folder: &NcuFolder<'_>) -> Result<String> {
     let mut earlier_builds = Vec::new();
     for (stem, text) in &profiles {
         let (Some((label, two_blocks)), Some(p), Some(issue)) = (profile_label(stem), super::determinism::parse_ncu(stem, text), ncu_value(text, "Issue Slots Busy")) else { continue };
-        let kernel = super::entry::profiled_kernel(text).unwrap_or("?");
-        let verdict = if p.dram_percent > super::entry::MEMORY_BOUND_DRAM_PERCENT {
+        let kernel = super::entry_ncu::profiled_kernel(text).unwrap_or("?");
+        let verdict = if p.dram_percent > super::entry_ncu::MEMORY_BOUND_DRAM_PERCENT {
             "memory".to_string()
         } else if issue > ISSUE_BOUND_PERCENT {
             "instructions: the issue slots are busy, DRAM waits".to_string()
@@ -384,7 +384,7 @@ pub(crate) fn ncu_table(folder: &NcuFolder<'_>) -> Result<String> {
         let _ = writeln!(s, "\n*{unread} profile{} in `{}` could not be read (not ncu's details page of one launch).*", if unread == 1 { "" } else { "s" }, folder.shown_as);
     }
     let _ = writeln!(s, "\n*One launch of each, {}, profiled by Nsight Compute without fixed clocks (`{}`). \"What limits it\" reads the numbers: DRAM over {:.0}% busy is memory; issue slots over {:.0}% busy, instructions; achieved occupancy under {:.0}%, too few warps.*",
-        folder.launches, folder.shown_as, super::entry::MEMORY_BOUND_DRAM_PERCENT, ISSUE_BOUND_PERCENT, FEW_WARPS_PERCENT);
+        folder.launches, folder.shown_as, super::entry_ncu::MEMORY_BOUND_DRAM_PERCENT, ISSUE_BOUND_PERCENT, FEW_WARPS_PERCENT);
     Ok(s)
 }
 

@@ -12,6 +12,7 @@ use crate::element::Dtype;
 use crate::records::bench::{Cache, Machine, Row, Status, READ_ONLY_KERNEL};
 use crate::records::bench::COPY_KERNEL;
 use super::entry::*;
+use super::entry_scratch::*;
 use crate::records::bench::ENTRY_POINT_KERNEL;
 
 pub(crate) fn row(kernel: &str, n: usize, cache: Cache, us: f64) -> Row {
