@@ -22,7 +22,7 @@ pub fn sanitizer_sentence(log: &str) -> String {
         .min()
         .map_or("the sanitizer", |(_, t)| t);
     let summaries: Vec<&str> = log.lines().filter_map(summary_of).collect();
-    let worst = summaries.iter().copied().max_by_key(|s| summary_errors(s).unwrap_or(u64::MAX));
+    let worst = worst_summary(log);
     let tests = log.lines().find_map(|l| l.strip_prefix("test result: ok. ")).and_then(|rest| rest.split(" passed").next().map(str::to_string));
     let under = tests.map(|n| format!(" ({n} tests ran under it and passed)")).unwrap_or_default();
     let runs = match summaries.len() {
@@ -45,6 +45,15 @@ pub fn sanitizer_sentence(log: &str) -> String {
 fn summary_of(line: &str) -> Option<&str> {
     let line = line.trim_start_matches('=').trim();
     line.strip_prefix("RACECHECK SUMMARY: ").or_else(|| line.strip_prefix("ERROR SUMMARY: ")).filter(|s| !s.contains("not printed"))
+}
+
+/// The summary of a log, or of the worst of its runs where it holds several: the one that
+/// reports the most errors (an unreadable count counts as the most), the first of equals.
+fn worst_summary(text: &str) -> Option<&str> {
+    text.lines().filter_map(summary_of).fold(None, |kept, s| match kept {
+        Some(k) if summary_errors(s).unwrap_or(u64::MAX) <= summary_errors(k).unwrap_or(u64::MAX) => Some(k),
+        _ => Some(s),
+    })
 }
 
 /// The errors (racecheck: hazards) a summary reports.
@@ -112,11 +121,7 @@ pub fn runs_table(logs: &[(String, String)]) -> String {
         let passed = text.lines().filter(|l| l.starts_with("test ") && l.ends_with(" ... ok")).count();
         let failed = text.lines().filter(|l| l.starts_with("test ") && l.contains(" ... FAILED")).count();
         let passed = if failed > 0 { format!("{passed} ({failed} failed)") } else { passed.to_string() };
-        let summary = text
-            .lines()
-            .filter_map(|l| l.trim_start_matches('=').trim().strip_prefix("RACECHECK SUMMARY: ").or_else(|| l.trim_start_matches('=').trim().strip_prefix("ERROR SUMMARY: ")))
-            .next_back()
-            .map_or_else(|| "stopped before its summary".to_string(), |x| x.to_string());
+        let summary = worst_summary(text).map_or_else(|| "stopped before its summary".to_string(), str::to_string);
         let machine = header_machine(text).map_or_else(|| "–".to_string(), |(gpu, date)| format!("{gpu}, {date}"));
         let _ = writeln!(s, "| {tool} | `{binary} | {machine} | {run} | {passed} | {summary} |");
         rows += 1;
@@ -212,8 +217,7 @@ pub struct Log {
 impl Log {
     /// Errors (or, for racecheck, hazards) the summary reports; `None` without a summary.
     pub fn errors(&self) -> Option<u64> {
-        let s = self.summary.as_ref()?;
-        s.split_whitespace().next()?.parse().ok()
+        summary_errors(self.summary.as_ref()?)
     }
 }
 
@@ -223,15 +227,11 @@ pub fn parse_log(name: &str, text: &str) -> Log {
     let tool = Sanitizer::ALL.into_iter().filter_map(|t| name.find(t.name()).map(|at| (at, t))).min_by_key(|(at, _)| *at).map(|(_, t)| t);
     let kernels = registered_kernels();
     let rows_binary = name.contains("rows");
-    let mut log = Log { name: name.to_string(), tool, ..Log::default() };
+    // A log of several runs keeps its worst summary.
+    let mut log = Log { name: name.to_string(), tool, summary: worst_summary(text).map(str::to_string), ..Log::default() };
     for line in text.lines() {
         let line = line.trim_start_matches('=').trim();
-        if let Some(rest) = line.strip_prefix("ERROR SUMMARY: ").or_else(|| line.strip_prefix("RACECHECK SUMMARY: ")) {
-            // A log of several runs keeps its worst summary.
-            let worse = log.summary.as_deref().is_none_or(|kept| summary_errors(rest).unwrap_or(u64::MAX) > summary_errors(kept).unwrap_or(u64::MAX));
-            if !rest.contains("not printed") && worse {
-                log.summary = Some(rest.to_string());
-            }
+        if line.starts_with("ERROR SUMMARY: ") || line.starts_with("RACECHECK SUMMARY: ") {
             continue;
         }
         if let Some((what, verdict)) = line.split_once(": ").filter(|(what, _)| what.contains(" n=") && what.contains(" block=")) {
