@@ -484,4 +484,40 @@ reduce9 f32 n=4097 block=64: 0 of 1 runs wrong\n========= RACECHECK SUMMARY: 0 h
             assert!(text.contains(&format!("\"{group}::")), "tests/rows.rs has no group {group}");
         }
     }
+
+    /// The sanitizer chapter's sentence on kernel 12 under racecheck, held to the committed logs:
+    /// the test binary's three runs on kernel 12 stopped before their summary, and one `reduction
+    /// sum` a process, f32 and i32 at 33, 1000 and 4097 values in blocks of 64 and 256 and the
+    /// entry point at 4097 and 10^6, each reached a summary of 0 hazards.
+    #[test]
+    fn the_chapters_kernel_12_racecheck_runs_are_the_committed_ones() {
+        let dir = crate::records::repo_root().join("plots/data/sanitizer");
+        let chapter = std::fs::read_to_string(crate::records::repo_root().join("book/sanitizers.md")).unwrap();
+        assert!(chapter.contains("the three \"stopped\" `reduce12` rows"), "the chapter's sentence changed: update this test");
+        let logs: Vec<(String, String)> = ["reduce12", "reduce12__f32", "reduce12__i32"]
+            .iter()
+            .map(|tag| {
+                let name = format!("sanitize-racecheck-test-gpu--{tag}");
+                (name.clone(), std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap())
+            })
+            .collect();
+        let table = runs_table(&logs);
+        assert_eq!(table.matches("stopped by its time limit").count(), 3, "{table}");
+        assert_eq!(table.matches("stopped before its summary").count(), 3, "{table}");
+        let sums = std::fs::read_to_string(dir.join("racecheck-reduce12-sum.log")).unwrap();
+        let log = parse_log("racecheck-reduce12-sum", &sums);
+        assert_eq!(log.errors(), Some(0));
+        assert_eq!(sums.lines().filter_map(summary_of).count(), 16);
+        for dtype in ["f32", "i32"] {
+            for n in [33, 1000, 4097] {
+                for block in [64, 256] {
+                    assert!(sums.contains(&format!("reduce12 {dtype} n={n} block={block}: 0 of 1 runs wrong")), "{dtype} {n} {block}");
+                }
+            }
+            for n in [4097, 1_000_000] {
+                assert!(sums.contains(&format!("# reduction sum --n {n} --dtype {dtype} (the entry point)")), "{dtype} {n}");
+            }
+        }
+        assert_eq!(log.sum_runs_by_kernel.get("reduce12"), Some(&16), "{:?}", log.sum_runs_by_kernel);
+    }
 }
