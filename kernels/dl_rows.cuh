@@ -1031,6 +1031,7 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
     DL_LANES(op, sfx, 4, PARAMS, TASK)                                                            \
     DL_LANES(op, sfx, 8, PARAMS, TASK)                                                            \
     DL_BLOCK(op, sfx, 2, 1024, PARAMS, TASK)                                                      \
+    DL_BLOCK(op, sfx, 4, 1024, PARAMS, TASK)                                                      \
     DL_BLOCK(op, sfx, 8, 1024, PARAMS, TASK)                                                      \
     DL_SPLIT(op, sfx, 4, 512, PARAMS, TASK)                                                       \
     DL_SPLIT(op, sfx, 8, 512, PARAMS, TASK)                                                       \

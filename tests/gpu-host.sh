@@ -343,6 +343,8 @@ switch_of() {
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
     lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;
+    maxnreg48) echo "-DDL_BLOCK_MAXNREG=48" ;;
+    equal_halves_block4*) echo "-DOP_MERGE_EQUAL_HALVES" ;;
   esac
 }
 
@@ -365,6 +367,10 @@ if has ln-switches; then
     for v in $variants; do
       case $v in
         *_block2) args=(--shapes 4096x4096 --dtypes bf16 --team block:2:256) ;;
+        # Blocks of 4 packs a thread at 4096 × 4096: 128 threads a row at bf16, 256 at f32 (the
+        # shape of TileLang's kernel there, kernels/tilelang/norms.py), against the planner's 8.
+        *_block4) args=(--shapes 4096x4096 --dtypes bf16 --team block:4:128) ;;
+        *_block4_f32) args=(--shapes 4096x4096 --dtypes f32 --team block:4:256) ;;
         *) args=(--shapes "$shapes" --dtypes bf16,f32) ;;
       esac
       REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
@@ -373,7 +379,7 @@ if has ln-switches; then
     done
   done
   for v in $variants; do
-    case $v in plain* | *_block2) continue ;; esac
+    case $v in plain* | *_block2 | *_block4 | *_block4_f32) continue ;; esac
     [[ $parts == *" tests "* ]] || break
     REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl layer_norm > "$d/test-dl-$v.log" 2>&1 || status=1
     echo "  test-dl layer_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
