@@ -369,6 +369,10 @@ fn teams(op: DlOp) -> Vec<(&'static str, Option<Choice>)> {
         ("block", Some(Choice { team: Team::Block, vpt: block_vpt, block: 128 })),
         ("split", Some(Choice { team: Team::Split(3), vpt: split_vpt, block: 128 })),
     ];
+    // Blocks of 4 packs a thread (TileLang's shape at 4096 columns), where the menu has them.
+    if menu.block.iter().any(|e| e.0 == 4) {
+        t.push(("block4", Some(Choice { team: Team::Block, vpt: 4, block: 128 })));
+    }
     if let Some(&(c, v, _)) = menu.cluster.first() {
         t.push(("cluster", Some(Choice { team: Team::Cluster(c), vpt: v, block: 128 })));
     }
