@@ -336,7 +336,7 @@ PY
 switch_of() {
   case $1 in
     plain*) echo "" ;;
-    equal_halves) echo "-DOP_MERGE_EQUAL_HALVES" ;;
+    equal_halves*) echo "-DOP_MERGE_EQUAL_HALVES" ;;
     warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
     two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
     two_pass*) echo "-DDL_LN_TWO_PASS" ;;
@@ -344,7 +344,6 @@ switch_of() {
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
     lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;
     maxnreg48) echo "-DDL_BLOCK_MAXNREG=48" ;;
-    equal_halves_block4*) echo "-DOP_MERGE_EQUAL_HALVES" ;;
   esac
 }
 
