@@ -62,6 +62,11 @@ struct LayerNormTask {
 #pragma unroll
         for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), g[j], b[j]);
     }
+    template <int PER>
+    __device__ void map_grouped(const float (&v)[PER], const float (&p)[2][PER], const Stats& st, float (&out)[PER]) const {
+#pragma unroll
+        for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), p[0][j], p[1][j]);
+    }
 };
 // ANCHOR_END: layer_norm_task
 
@@ -112,6 +117,8 @@ struct RmsNormTask {
         load_params(gamma, pack, g);
         map_params(v, g, st, out);
     }
+    template <int PER>
+    __device__ void map_grouped(const float (&v)[PER], const float (&p)[1][PER], const Stats& st, float (&out)[PER]) const { map_params(v, p[0], st, out); }
 };
 // ANCHOR_END: rms_norm_task
 
@@ -120,6 +127,20 @@ struct RmsNormTask {
 template <typename T>
 struct TwoPassRows<LayerNormTask<T>> {
     static constexpr bool ok = true;
+};
+#endif
+
+#ifdef DL_PARAMS_GROUP
+// The norms' parameters for the grouped write (DL_PARAMS_GROUP, dl_rows.cuh).
+template <typename T>
+struct GroupedParams<LayerNormTask<T>> {
+    static constexpr int COUNT = 2;
+    __device__ static const T* of(const LayerNormTask<T>& task, int p) { return p == 0 ? task.gamma : task.beta; }
+};
+template <typename T>
+struct GroupedParams<RmsNormTask<T>> {
+    static constexpr int COUNT = 1;
+    __device__ static const T* of(const RmsNormTask<T>& task, int) { return task.gamma; }
 };
 #endif
 

@@ -368,6 +368,70 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 }
 #endif
 
+#ifdef DL_PARAMS_GROUP
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_GROUP=G): a task's write loads its
+// per-column parameters (LayerNorm's γ and β, RMSNorm's γ) G packs at a time, every load of a
+// group issued before any of its arithmetic, the loads predicated rather than branched around.
+// By default each pack's parameters are loaded behind the pack's test, so that a thread of
+// layer_norm_block4_bf16 waits a round trip to L2 four times, one after the other, after the
+// row's statistics (SASS, NVRTC 13.0, sm_90); in Nsight Compute TileLang's LayerNorm at bf16
+// 4096 × 4096, which stages γ and β in shared memory, took 21.4 µs to its 24.5 on an H100.
+// A group costs 4·G·P registers a thread (P parameters a column). Only the tasks GroupedParams
+// names (18_norms.cu), each with map_grouped(x, params, stats, y).
+// A read-only 16-byte load the compiler keeps where it is written (volatile): not sunk into the
+// branch around the one store that uses it.
+__device__ __forceinline__ uint4 load_nc_pinned(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+// store_pack under a predicate on the store itself, not a branch around it (the compiler would
+// move the pack's loads and arithmetic into that branch).
+template <typename T>
+__device__ __forceinline__ void store_pack_if(T* __restrict__ out, u64 i, const float (&y)[Io<T>::PER], bool in) {
+    Held o;
+    Io<T>::put(o, y);
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %5, 0; @p st.global.cs.v4.u32 [%0], {%1, %2, %3, %4}; }" ::"l"(reinterpret_cast<uint4*>(out) + i),
+                 "r"(o.w[0]), "r"(o.w[1]), "r"(o.w[2]), "r"(o.w[3]), "r"((unsigned)in)
+                 : "memory");
+}
+template <class Task>
+struct GroupedParams {
+    static constexpr int COUNT = 0;
+};
+template <typename T, int VPT, int UNTESTED, class Task>
+__device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
+                                                           const typename Task::Stats& st) {
+    constexpr int PER = Io<T>::PER, P = GroupedParams<Task>::COUNT, G = DL_PARAMS_GROUP < VPT ? DL_PARAMS_GROUP : VPT;
+#pragma unroll
+    for (int k0 = 0; k0 < VPT; k0 += G) {
+        uint4 raw[G][P];
+#pragma unroll
+        for (int k = 0; k < G && k0 + k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(c, k0 + k, s);
+            // Past the row's end, pack 0's parameters (a row has one): no test between the loads.
+            const u64 at = k0 + k < UNTESTED || i < packs ? i : 0;
+#pragma unroll
+            for (int p = 0; p < P; ++p) raw[k][p] = load_nc_pinned(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at);
+        }
+        // The arithmetic for every pack of the group (zeros past the row's end), only the stores
+        // tested: a branch between the loads would let the compiler sink the later ones past it.
+#pragma unroll
+        for (int k = 0; k < G; ++k) {
+            if (k0 + k >= VPT) break;
+            const u64 i = pack_index<VPT>(c, k0 + k, s);
+            float x[PER], prm[P][PER], y[PER];
+#pragma unroll
+            for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k0 + k], j);
+#pragma unroll
+            for (int p = 0; p < P; ++p) unpack<T>(raw[k][p], prm[p]);
+            task.map_grouped(x, prm, st, y);
+            store_pack_if(out, i, y, k0 + k < UNTESTED || i < packs);
+        }
+    }
+}
+#endif
+
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
 template <typename T, int VPT, int UNTESTED = 0, class Task>
 __device__ __forceinline__ void store_chunk_by_packs(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT],
@@ -395,6 +459,11 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
 #ifdef DL_PARAMS_AHEAD
     if constexpr (ParamAhead<Task>::ok)
         store_chunk_params_ahead<T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
+    else
+#endif
+#ifdef DL_PARAMS_GROUP
+    if constexpr (GroupedParams<Task>::COUNT > 0)
+        store_chunk_params_grouped<T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else
 #endif
         store_chunk_by_packs<T, VPT, UNTESTED>(task, out, h0, h1, packs, c, s, st);

@@ -339,6 +339,11 @@ switch_of() {
     equal_halves*) echo "-DOP_MERGE_EQUAL_HALVES" ;;
     warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
     two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
+    two_pass_group2*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=2" ;;
+    two_pass_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4" ;;
+    group2*) echo "-DDL_PARAMS_GROUP=2" ;;
+    group4*) echo "-DDL_PARAMS_GROUP=4" ;;
+    group8*) echo "-DDL_PARAMS_GROUP=8" ;;
     two_pass*) echo "-DDL_LN_TWO_PASS" ;;
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
@@ -401,13 +406,14 @@ if has params-ahead; then
   parts=" ${PA_PARTS:-bench tests} "
   for round in 1 2; do
     [[ $parts == *" bench "* ]] || break
-    for v in plain params_ahead2 params_ahead4; do
+    for v in ${PA_VARIANTS:-plain params_ahead2 params_ahead4}; do
       REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
         --ops rms_norm --shapes "$shapes" --dtypes bf16,f32 --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
       echo "  $v, round $round: $(medians "$d/$v-$round/dl")"
     done
   done
-  for v in params_ahead2 params_ahead4; do
+  for v in ${PA_VARIANTS:-params_ahead2 params_ahead4}; do
+    [ "$v" = plain ] && continue
     [[ $parts == *" tests "* ]] || break
     REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl rms_norm > "$d/test-dl-$v.log" 2>&1 || status=1
     echo "  test-dl rms_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"
