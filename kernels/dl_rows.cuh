@@ -376,15 +376,11 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 // layer_norm_block4_bf16 waits a round trip to L2 four times, one after the other, after the
 // row's statistics (SASS, NVRTC 13.0, sm_90); in Nsight Compute TileLang's LayerNorm at bf16
 // 4096 × 4096, which stages γ and β in shared memory, took 21.4 µs to its 24.5 on an H100.
-// A group costs 4·G·P registers a thread (P parameters a column). Only the tasks GroupedParams
-// names (18_norms.cu), each with map_grouped(x, params, stats, y).
-// A read-only 16-byte load the compiler keeps where it is written (volatile): not sunk into the
-// branch around the one store that uses it.
-__device__ __forceinline__ uint4 load_nc_pinned(const uint4* p) {
-    uint4 v;
-    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-    return v;
-}
+// A group costs 4·G·P registers a thread (P parameters a column). At sm_90, G = 2, 4 or 8, no
+// block entry and no lanes entry of 4 packs or fewer has a local load or store; LayerNorm's
+// lanes of 8 packs have up to 10 (2 by default), its cluster entries 27 to 35 at 16 bits and 4 at
+// f32. Only the tasks GroupedParams names (18_norms.cu), each with map_grouped(x, params, stats, y).
+
 // store_pack under a predicate on the store itself, not a branch around it (the compiler would
 // move the pack's loads and arithmetic into that branch).
 template <typename T>
@@ -412,7 +408,7 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
             // Past the row's end, pack 0's parameters (a row has one): no test between the loads.
             const u64 at = k0 + k < UNTESTED || i < packs ? i : 0;
 #pragma unroll
-            for (int p = 0; p < P; ++p) raw[k][p] = load_nc_pinned(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at);
+            for (int p = 0; p < P; ++p) raw[k][p] = __ldg(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at);
         }
         // The arithmetic for every pack of the group (zeros past the row's end), only the stores
         // tested: a branch between the loads would let the compiler sink the later ones past it.
