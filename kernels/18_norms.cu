@@ -56,12 +56,12 @@ struct LayerNormTask {
     }
     template <int PER>
     __device__ void map_pack(const float (&v)[PER], const float (&)[PER], u64 pack, const Stats& st, float (&out)[PER]) const {
-        float g[PER], b[PER];
-        load_params(gamma, pack, g);
-        load_params(beta, pack, b);
-#pragma unroll
-        for (int j = 0; j < PER; ++j) out[j] = fmaf(fmaf(v[j], st.rstd, st.shift), g[j], b[j]);
+        float p[2][PER];  // γ, β
+        load_params(gamma, pack, p[0]);
+        load_params(beta, pack, p[1]);
+        map_grouped(v, p, st, out);
     }
+    // y from a pack of x and of γ and β (also the grouped write's, DL_PARAMS_GROUP).
     template <int PER>
     __device__ void map_grouped(const float (&v)[PER], const float (&p)[2][PER], const Stats& st, float (&out)[PER]) const {
 #pragma unroll

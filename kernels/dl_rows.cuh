@@ -371,7 +371,7 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 #ifdef DL_PARAMS_GROUP
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_GROUP=G): a task's write loads its
 // per-column parameters (LayerNorm's γ and β, RMSNorm's γ) G packs at a time, every load of a
-// group issued before any of its arithmetic, the loads predicated rather than branched around.
+// group issued before any of its arithmetic, with no test between them.
 // By default each pack's parameters are loaded behind the pack's test, so that a thread of
 // layer_norm_block4_bf16 waits a round trip to L2 four times, one after the other, after the
 // row's statistics (SASS, NVRTC 13.0, sm_90); in Nsight Compute TileLang's LayerNorm at bf16
@@ -413,8 +413,7 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
         // The arithmetic for every pack of the group (zeros past the row's end), only the stores
         // tested: a branch between the loads would let the compiler sink the later ones past it.
 #pragma unroll
-        for (int k = 0; k < G; ++k) {
-            if (k0 + k >= VPT) break;
+        for (int k = 0; k < G && k0 + k < VPT; ++k) {
             const u64 i = pack_index<VPT>(c, k0 + k, s);
             float x[PER], prm[P][PER], y[PER];
 #pragma unroll
