@@ -689,10 +689,12 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         pre = task.after_loads(row, pre);
         // The same path for the whole warp (its lanes may hold several teams' rows): the shuffles
         // of the two sums and of the merge are not the same.
-        if (__all_sync(0xffffffffu, r.vec && r.chunks == 1))
+        if (__all_sync(0xffffffffu, r.vec && r.chunks == 1)) {
             st = combine_team.two_pass(HeldValues<typename Task::T, VPT, 0>{h0, h1, r.packs, 0, s}, r.n);
-        else
+        } else {
+            combine_team.before_merge();
             st = combine_team(row_state<Task, VPT>(task, r, row, s, h0, h1));
+        }
     } else {
         st = full ? row_loads_and_state<Task, VPT, VPT>(task, r, row, s, h0, h1, pre)
                   : row_loads_and_state<Task, VPT, 0>(task, r, row, s, h0, h1, pre);
@@ -726,9 +728,30 @@ struct LanesTeam {
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return warp_allreduce(op, s, lanes); }
     __device__ __forceinline__ float sum(float x) const { return warp_allreduce(::Sum<float, float>{}, x, lanes); }
     __device__ __forceinline__ TwoFloats sums(TwoFloats x) const { return warp_allreduce(TwoSums<float>{}, x, lanes); }
+    __device__ __forceinline__ float first_sum(float x) const { return sum(x); }
+    __device__ __forceinline__ TwoFloats second_sums(TwoFloats x) const { return sums(x); }
+    __device__ __forceinline__ void before_merge() const {}
     template <class Values>
     __device__ __forceinline__ MeanM2 two_pass(const Values& values, u64 n) const { return two_pass_mean_m2(values, n, *this); }
 };
+#ifdef DL_TEAM_ONE_BARRIER
+// Every thread gets the block's combination after one barrier (block_allreduce takes four): each
+// warp's lanes combine by XOR, the same bits in every lane; lane 0 writes the warp's state; after
+// the barrier each team of lanes as many as the warps (rounded up to a power of two) combines the
+// warps' states the same way, so every thread gets the same bits. No barrier at the end: `slots` may be written again only after another barrier.
+template <typename Op>
+__device__ __forceinline__ typename Op::State block_allreduce_one_barrier(const Op& op, typename Op::State v, typename Op::State* slots) {
+    const unsigned lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    v = warp_allreduce(op, v, 32);
+    if (lane == 0) slots[threadIdx.x / 32] = v;
+    __syncthreads();
+    unsigned width = 1;  // the warps, rounded up to a power of two
+    while (width < warps) width <<= 1;
+    // Each team of `width` lanes combines all the warps' states, so that every lane gets them.
+    const unsigned w = lane & (width - 1);
+    return warp_allreduce(op, w < warps ? slots[w] : op.identity(), width);
+}
+#endif
 template <class Op>
 struct BlockTeam {
     Op op;
@@ -742,6 +765,25 @@ struct BlockTeam {
         static_assert(sizeof(typename Op::State) >= sizeof(TwoFloats), "a pair of floats must fit in a warp's slot");
         return block_allreduce(TwoSums<float>{}, x, reinterpret_cast<TwoFloats*>(warp_states));
     }
+#ifdef DL_TEAM_ONE_BARRIER
+    // An experiment: the two sums of a row's two passes (two_pass_mean_m2), one barrier each, in
+    // two regions of the slots: the first sum's 32 floats, then the pairs' 64 (a Welford state
+    // is three words, so the 32 slots hold both). Neither region is written again before the
+    // block has passed the other's barrier, in the order first, second, first...; a merge after
+    // the second sum (a row that is not held) passes a barrier first (before_merge).
+    __device__ __forceinline__ float first_sum(float x) const {
+        static_assert(sizeof(typename Op::State) >= 3 * sizeof(float), "the two regions must fit in the slots");
+        return block_allreduce_one_barrier(::Sum<float, float>{}, x, reinterpret_cast<float*>(warp_states));
+    }
+    __device__ __forceinline__ TwoFloats second_sums(TwoFloats x) const {
+        return block_allreduce_one_barrier(TwoSums<float>{}, x, reinterpret_cast<TwoFloats*>(reinterpret_cast<float*>(warp_states) + 32));
+    }
+    __device__ __forceinline__ void before_merge() const { __syncthreads(); }
+#else
+    __device__ __forceinline__ float first_sum(float x) const { return sum(x); }
+    __device__ __forceinline__ TwoFloats second_sums(TwoFloats x) const { return sums(x); }
+    __device__ __forceinline__ void before_merge() const {}
+#endif
     template <class Values>
     __device__ __forceinline__ MeanM2 two_pass(const Values& values, u64 n) const { return two_pass_mean_m2(values, n, *this); }
 };
@@ -753,6 +795,7 @@ struct ClusterTeam {
     typename Op::State* warp_states;
     ClusterExchange<C, typename Op::State>* exchange;
     __device__ __forceinline__ typename Op::State operator()(typename Op::State s) const { return exchange->allreduce(op, s, warp_states); }
+    __device__ __forceinline__ void before_merge() const {}  // the block sums of two_pass end with a barrier
     // Each block's own (count, mean, M2) from two passes of block sums, then the C blocks' states
     // by Chan's merge in one exchange: a row's sums across the cluster would take two.
     template <class Values>
@@ -979,9 +1022,14 @@ struct DotOf {
 // takes the error back out.
 // The second pass: the team's sums of the deviations from the first mean and of their squares.
 template <class Values, class Team>
-__device__ __forceinline__ MeanM2 second_pass_about(const Values& values, float count, float first_mean, const Team& team) {
+__device__ __forceinline__ ShiftedOf second_pass_sums(const Values& values, float first_mean) {
     ShiftedOf dev{first_mean, 0.0f, 0.0f};
     values(dev);
+    return dev;
+}
+template <class Values, class Team>
+__device__ __forceinline__ MeanM2 second_pass_about(const Values& values, float count, float first_mean, const Team& team) {
+    const ShiftedOf dev = second_pass_sums<Values, Team>(values, first_mean);
     const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
     return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
 }
@@ -990,7 +1038,9 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, 
     const float count = (float)n;
     SumOf sum{0.0f};
     values(sum);
-    return second_pass_about(values, count, team.sum(sum.s) / count, team);
+    const ShiftedOf dev = second_pass_sums<Values, Team>(values, team.first_sum(sum.s) / count);
+    const TwoFloats d = team.second_sums(TwoFloats{dev.s1, dev.s2});
+    return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
 }
 // The same for a team's share of a row (a block of a cluster), its count not known ahead: the
 // first pass sums the values and their count as a pair (a count 0 gives Chan's identity).
