@@ -425,6 +425,52 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
         }
     }
 }
+#ifdef DL_PARAMS_EARLY
+template <class Task>
+struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tasks are const
+// An experiment (REDUCTION_NVRTC_OPTIONS="-DDL_PARAMS_GROUP=G -DDL_PARAMS_EARLY=V"): where a thread
+// holds at most V packs of a row, its parameters (γ and β) are loaded with the row, before the
+// statistics, so that their round trip to L2 overlaps the team's sums, not the write's wait.
+// Pack 0's past the row's end, as the grouped write.
+template <class Task, int VPT>
+struct EarlyParams {
+    static constexpr int P = GroupedParams<Task>::COUNT;
+    static constexpr bool ok = P > 0 && VPT <= DL_PARAMS_EARLY;
+    uint4 raw[VPT][P > 0 ? P : 1];
+    __device__ __forceinline__ void load(const Task& task, u64 packs, Slot s) {
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(0, k, s);
+            const u64 at = i < packs ? i : 0;
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                // Volatile, with the memory clobber: __ldg's loads were sunk past the sums' barriers.
+                uint4& v = raw[k][p];
+                asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                             : "l"(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at)
+                             : "memory");
+            }
+        }
+    }
+    template <typename T>
+    __device__ __forceinline__ void write(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, Slot s,
+                                          const typename Task::Stats& st) const {
+        constexpr int PER = Io<T>::PER;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(0, k, s);
+            float x[PER], prm[P][PER], y[PER];
+#pragma unroll
+            for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k], j);
+#pragma unroll
+            for (int p = 0; p < P; ++p) unpack<T>(raw[k][p], prm[p]);
+            task.map_grouped(x, prm, st, y);
+            store_pack_if(out, i, y, i < packs);
+        }
+    }
+};
+#endif
 #endif
 
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
@@ -684,8 +730,16 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     // cluster entries spilled).
     const bool full = UntestedPacks<Task>::ok && r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
     typename Task::Op::State st;
+#ifdef DL_PARAMS_EARLY
+    EarlyParams<Task, VPT> early;
+    const bool held = r.vec && r.chunks == 1;
+#endif
     if constexpr (TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
         if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
+#ifdef DL_PARAMS_EARLY
+        if constexpr (EarlyParams<Task, VPT>::ok)
+            if (held) early.load(task, r.packs, s);
+#endif
         pre = task.after_loads(row, pre);
         // The same path for the whole warp (its lanes may hold several teams' rows): the shuffles
         // of the two sums and of the merge are not the same.
@@ -701,6 +755,14 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         st = combine_team(st);
     }
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
+#ifdef DL_PARAMS_EARLY
+    if constexpr (EarlyParams<Task, VPT>::ok && TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
+        if (held && live) {
+            early.write(task, task.out(row), h0, r.packs, s, stats);
+            return stats;
+        }
+    }
+#endif
     if (full)
         row_write<Task, VPT, VPT>(task, r, row, s, h0, h1, stats);
     else
@@ -1089,7 +1151,10 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_BLOCK_MAXNREG=48): the block entries capped at that
 // many registers a thread instead of bounded by their largest block, for more warps an SM where the
 // planner gives them small blocks. (The two attributes cannot be given together.)
-#ifdef DL_BLOCK_MAXNREG
+#if defined(DL_PARAMS_EARLY)
+// (A row's parameters beside its values: blocks of at most 512 threads, 128 registers a thread.)
+#define DL_BLOCK_LIMIT(BOUND) __launch_bounds__(BOUND < 512 ? BOUND : 512)
+#elif defined(DL_BLOCK_MAXNREG)
 #define DL_BLOCK_LIMIT(BOUND) __maxnreg__(DL_BLOCK_MAXNREG)
 #else
 #define DL_BLOCK_LIMIT(BOUND) __launch_bounds__(BOUND)

@@ -339,6 +339,7 @@ switch_of() {
     equal_halves*) echo "-DOP_MERGE_EQUAL_HALVES" ;;
     warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
     two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
+    early4_tp_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_PARAMS_EARLY=4" ;;
     tp_barrier1_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_TEAM_ONE_BARRIER" ;;
     two_pass_group2*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=2" ;;
     two_pass_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4" ;;
