@@ -368,6 +368,9 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 }
 #endif
 
+#if defined(DL_PARAMS_EARLY) && !defined(DL_PARAMS_GROUP)
+#error "DL_PARAMS_EARLY loads through DL_PARAMS_GROUP's parameters: give -DDL_PARAMS_GROUP=G too"
+#endif
 #ifdef DL_PARAMS_GROUP
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_GROUP=G): a task's write loads its
 // per-column parameters (LayerNorm's γ and β, RMSNorm's γ) G packs at a time, every load of a
@@ -426,6 +429,9 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
     }
 }
 #ifdef DL_PARAMS_EARLY
+#ifndef DL_LN_TWO_PASS
+#error "DL_PARAMS_EARLY takes the two-pass path: give -DDL_LN_TWO_PASS too"
+#endif
 template <class Task>
 struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tasks are const
 // An experiment (REDUCTION_NVRTC_OPTIONS="-DDL_PARAMS_GROUP=G -DDL_PARAMS_EARLY=V"): where a thread
@@ -1152,7 +1158,8 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 // many registers a thread instead of bounded by their largest block, for more warps an SM where the
 // planner gives them small blocks. (The two attributes cannot be given together.)
 #if defined(DL_PARAMS_EARLY)
-// (A row's parameters beside its values: blocks of at most 512 threads, 128 registers a thread.)
+// (A row's parameters beside its values: blocks of at most 512 threads, 128 registers a thread.
+// The planner does not know: where it takes blocks of 1024, the launch is refused.)
 #define DL_BLOCK_LIMIT(BOUND) __launch_bounds__(BOUND < 512 ? BOUND : 512)
 #elif defined(DL_BLOCK_MAXNREG)
 #define DL_BLOCK_LIMIT(BOUND) __maxnreg__(DL_BLOCK_MAXNREG)
