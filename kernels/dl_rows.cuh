@@ -398,10 +398,23 @@ template <class Task>
 struct GroupedParams {
     static constexpr int COUNT = 0;
 };
+// Output pack i from a held pack of x and its parameters' raw packs, stored where `in`.
+template <typename T, int P, class Task>
+__device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restrict__ out, const Held& h, const uint4 (&raw)[P], u64 i, bool in,
+                                                   const typename Task::Stats& st) {
+    constexpr int PER = Io<T>::PER;
+    float x[PER], prm[P][PER], y[PER];
+#pragma unroll
+    for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h, j);
+#pragma unroll
+    for (int p = 0; p < P; ++p) unpack<T>(raw[p], prm[p]);
+    task.map_grouped(x, prm, st, y);
+    store_pack_if(out, i, y, in);
+}
 template <typename T, int VPT, int UNTESTED, class Task>
 __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
                                                            const typename Task::Stats& st) {
-    constexpr int PER = Io<T>::PER, P = GroupedParams<Task>::COUNT, G = DL_PARAMS_GROUP < VPT ? DL_PARAMS_GROUP : VPT;
+    constexpr int P = GroupedParams<Task>::COUNT, G = DL_PARAMS_GROUP < VPT ? DL_PARAMS_GROUP : VPT;
 #pragma unroll
     for (int k0 = 0; k0 < VPT; k0 += G) {
         uint4 raw[G][P];
@@ -418,13 +431,7 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
 #pragma unroll
         for (int k = 0; k < G && k0 + k < VPT; ++k) {
             const u64 i = pack_index<VPT>(c, k0 + k, s);
-            float x[PER], prm[P][PER], y[PER];
-#pragma unroll
-            for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k0 + k], j);
-#pragma unroll
-            for (int p = 0; p < P; ++p) unpack<T>(raw[k][p], prm[p]);
-            task.map_grouped(x, prm, st, y);
-            store_pack_if(out, i, y, k0 + k < UNTESTED || i < packs);
+            store_grouped_pack(task, out, h0[k0 + k], raw[k], i, k0 + k < UNTESTED || i < packs, st);
         }
     }
 }
@@ -438,6 +445,13 @@ struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tas
 // holds at most V packs of a row, its parameters (γ and β) are loaded with the row, before the
 // statistics, so that their round trip to L2 overlaps the team's sums, not the write's wait.
 // Pack 0's past the row's end, as the grouped write.
+// A read-only 16-byte load kept in program order (volatile, with the memory clobber): __ldg's
+// loads were sunk past the sums' barriers.
+__device__ __forceinline__ uint4 load_nc_in_order(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    return v;
+}
 template <class Task, int VPT>
 struct EarlyParams {
     static constexpr int P = GroupedParams<Task>::COUNT;
@@ -449,30 +463,16 @@ struct EarlyParams {
             const u64 i = pack_index<VPT>(0, k, s);
             const u64 at = i < packs ? i : 0;
 #pragma unroll
-            for (int p = 0; p < P; ++p) {
-                // Volatile, with the memory clobber: __ldg's loads were sunk past the sums' barriers.
-                uint4& v = raw[k][p];
-                asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                             : "l"(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at)
-                             : "memory");
-            }
+            for (int p = 0; p < P; ++p) raw[k][p] = load_nc_in_order(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at);
         }
     }
     template <typename T>
     __device__ __forceinline__ void write(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, Slot s,
                                           const typename Task::Stats& st) const {
-        constexpr int PER = Io<T>::PER;
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
             const u64 i = pack_index<VPT>(0, k, s);
-            float x[PER], prm[P][PER], y[PER];
-#pragma unroll
-            for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k], j);
-#pragma unroll
-            for (int p = 0; p < P; ++p) unpack<T>(raw[k][p], prm[p]);
-            task.map_grouped(x, prm, st, y);
-            store_pack_if(out, i, y, i < packs);
+            store_grouped_pack(task, out, h0[k], raw[k], i, i < packs, st);
         }
     }
 };
@@ -763,7 +763,7 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
 #ifdef DL_PARAMS_EARLY
     if constexpr (EarlyParams<Task, VPT>::ok && TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
-        if (held && live) {
+        if (held) {  // (a held row is live: shape_of)
             early.write(task, task.out(row), h0, r.packs, s, stats);
             return stats;
         }
@@ -806,7 +806,8 @@ struct LanesTeam {
 // Every thread gets the block's combination after one barrier (block_allreduce takes four): each
 // warp's lanes combine by XOR, the same bits in every lane; lane 0 writes the warp's state; after
 // the barrier each team of lanes as many as the warps (rounded up to a power of two) combines the
-// warps' states the same way, so every thread gets the same bits. No barrier at the end: `slots` may be written again only after another barrier.
+// warps' states the same way, so every thread gets the same bits. No barrier at the end: `slots`
+// may be written again only after another barrier.
 template <typename Op>
 __device__ __forceinline__ typename Op::State block_allreduce_one_barrier(const Op& op, typename Op::State v, typename Op::State* slots) {
     const unsigned lane = threadIdx.x % 32, warps = blockDim.x / 32;
@@ -1089,16 +1090,17 @@ struct DotOf {
 // alone can be off by much of σ; d is exact where x and m̂ are within a factor of two, and Σd
 // takes the error back out.
 // The second pass: the team's sums of the deviations from the first mean and of their squares.
-template <class Values, class Team>
-__device__ __forceinline__ ShiftedOf second_pass_sums(const Values& values, float first_mean) {
+// (SECOND: the team's sum of a row's second pass, after its first_sum: DL_TEAM_ONE_BARRIER's slots.)
+template <bool SECOND, class Values, class Team>
+__device__ __forceinline__ MeanM2 second_pass_about(const Values& values, float count, float first_mean, const Team& team) {
     ShiftedOf dev{first_mean, 0.0f, 0.0f};
     values(dev);
-    return dev;
-}
-template <class Values, class Team>
-__device__ __forceinline__ MeanM2 second_pass_about(const Values& values, float count, float first_mean, const Team& team) {
-    const ShiftedOf dev = second_pass_sums<Values, Team>(values, first_mean);
-    const TwoFloats d = team.sums(TwoFloats{dev.s1, dev.s2});
+    const TwoFloats pair{dev.s1, dev.s2};
+    TwoFloats d;
+    if constexpr (SECOND)
+        d = team.second_sums(pair);
+    else
+        d = team.sums(pair);
     return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
 }
 template <class Values, class Team>
@@ -1106,9 +1108,7 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2(const Values& values, u64 n, 
     const float count = (float)n;
     SumOf sum{0.0f};
     values(sum);
-    const ShiftedOf dev = second_pass_sums<Values, Team>(values, team.first_sum(sum.s) / count);
-    const TwoFloats d = team.second_sums(TwoFloats{dev.s1, dev.s2});
-    return mean_m2_about(count, ShiftedOf{dev.pivot, d.a, d.b});
+    return second_pass_about<true>(values, count, team.first_sum(sum.s) / count, team);
 }
 // The same for a team's share of a row (a block of a cluster), its count not known ahead: the
 // first pass sums the values and their count as a pair (a count 0 gives Chan's identity).
@@ -1118,7 +1118,7 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
     values(sum);
     const TwoFloats total = team.sums(TwoFloats{sum.s, values.count()});
     if (total.b == 0.0f) return MeanM2{0.0f, 0.0f, 0.0f};  // the same in every thread of the team
-    return second_pass_about(values, total.b, total.a / total.b, team);
+    return second_pass_about<false>(values, total.b, total.a / total.b, team);
 }
 
 }  // namespace dl
