@@ -435,12 +435,12 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
         }
     }
 }
+template <class Task>
+struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tasks are const
 #ifdef DL_PARAMS_EARLY
 #ifndef DL_LN_TWO_PASS
 #error "DL_PARAMS_EARLY takes the two-pass path: give -DDL_LN_TWO_PASS too"
 #endif
-template <class Task>
-struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tasks are const
 // An experiment (REDUCTION_NVRTC_OPTIONS="-DDL_PARAMS_GROUP=G -DDL_PARAMS_EARLY=V"): where a thread
 // holds at most V packs of a row, its parameters (γ and β) are loaded with the row, before the
 // statistics, so that their round trip to L2 overlaps the team's sums, not the write's wait.
@@ -477,6 +477,58 @@ struct EarlyParams {
     }
 };
 #endif
+#if defined(DL_PARAMS_ASYNC) && __CUDA_ARCH__ >= 800
+// An experiment (REDUCTION_NVRTC_OPTIONS="-DDL_PARAMS_GROUP=G -DDL_PARAMS_ASYNC=B"): where a
+// thread holds a row in one chunk, its parameters' packs (γ and β) are copied into shared memory
+// by cp.async as the row's loads are issued, so that their round trip to L2 overlaps the team's
+// sums, and the write reads them from shared memory after one wait. No register holds them
+// meanwhile (DL_PARAMS_EARLY held them in registers: 111 a thread at layer_norm_block4_bf16,
+// 17.7% slower on an H100). Each thread reads back only what it copied itself, so no barrier:
+// cp.async.wait_all makes a thread's own copies visible to it. B bytes of shared memory a block;
+// a block whose threads' packs do not fit takes the grouped write from global memory. Pack 0's
+// parameters past the row's end, as the grouped write.
+template <class Task, int VPT>
+struct AsyncParams {
+    static constexpr int P = GroupedParams<Task>::COUNT;
+    static constexpr bool ok = P > 0;
+    // Slot (k, p) of thread t: consecutive threads in consecutive 16 bytes (no bank conflict).
+    __device__ static __forceinline__ uint4* slot(int k, int p) {
+        __shared__ __align__(16) uint4 stage[DL_PARAMS_ASYNC / 16];
+        return stage + ((unsigned)(k * P + p) * blockDim.x + threadIdx.x);
+    }
+    __device__ static __forceinline__ bool fits() { return (u64)blockDim.x * VPT * P * 16 <= DL_PARAMS_ASYNC; }
+    __device__ static __forceinline__ void load(const Task& task, u64 packs, Slot s) {
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(0, k, s);
+            const u64 at = i < packs ? i : 0;
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                const unsigned dst = (unsigned)__cvta_generic_to_shared(slot(k, p));
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at)
+                             : "memory");
+            }
+        }
+    }
+    template <typename T>
+    __device__ static __forceinline__ void write(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, Slot s,
+                                                 const typename Task::Stats& st) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(0, k, s);
+            uint4 raw[P];
+#pragma unroll
+            for (int p = 0; p < P; ++p) raw[p] = *slot(k, p);
+            store_grouped_pack(task, out, h0[k], raw, i, i < packs, st);
+        }
+    }
+};
+#define DL_ASYNC_PARAMS 1
+#endif
+#endif
+#if defined(DL_PARAMS_ASYNC) && !defined(DL_PARAMS_GROUP)
+#error "DL_PARAMS_ASYNC writes through DL_PARAMS_GROUP's parameters: give -DDL_PARAMS_GROUP=G too"
 #endif
 
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
@@ -740,6 +792,13 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     EarlyParams<Task, VPT> early;
     const bool held = r.vec && r.chunks == 1;
 #endif
+#ifdef DL_ASYNC_PARAMS
+    // Issued just before the row's loads (and past cross-entropy's `begin`): a thread's copies
+    // are a few instructions, the loads follow at once.
+    const bool staged = AsyncParams<Task, VPT>::ok && r.vec && r.chunks == 1 && AsyncParams<Task, VPT>::fits();
+    if constexpr (AsyncParams<Task, VPT>::ok)
+        if (staged) AsyncParams<Task, VPT>::load(task, r.packs, s);
+#endif
     if constexpr (TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
         if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
 #ifdef DL_PARAMS_EARLY
@@ -761,6 +820,14 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         st = combine_team(st);
     }
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
+#ifdef DL_ASYNC_PARAMS
+    if constexpr (AsyncParams<Task, VPT>::ok) {
+        if (staged) {  // (a held row is live: shape_of)
+            AsyncParams<Task, VPT>::write(task, task.out(row), h0, r.packs, s, stats);
+            return stats;
+        }
+    }
+#endif
 #ifdef DL_PARAMS_EARLY
     if constexpr (EarlyParams<Task, VPT>::ok && TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
         if (held) {  // (a held row is live: shape_of)

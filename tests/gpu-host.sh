@@ -340,6 +340,8 @@ switch_of() {
     warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
     two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
     early4_tp_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_PARAMS_EARLY=4" ;;
+    async16k_tp_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_PARAMS_ASYNC=16384" ;;
+    async32k_tp_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_PARAMS_ASYNC=32768" ;;
     tp_barrier1_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_TEAM_ONE_BARRIER" ;;
     two_pass_group2*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=2" ;;
     two_pass_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4" ;;
