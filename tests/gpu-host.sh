@@ -363,8 +363,9 @@ if has ln-switches; then
   # 4096 × 4096 (RMSNorm's fastest team there). Then test-dl's LayerNorm trials (its planted bugs
   # among them) under each switch. LN_VARIANTS picks the variants (warp_levels is left out unless
   # named), LN_PARTS="bench tests" the parts, so that the stage can be split over two calls of 10
-  # minutes. Writes $OUT/ln-switches/<variant>-<round>/dl/<gpu>.csv and a log each; nothing is
-  # copied back.
+  # minutes. LN_OPS (layer_norm) the ops (dl-bench's --ops, e.g. layer_norm,rms_norm),
+  # BLOCK4_SHAPES (4096x4096) the shapes of the `_block4` variants. Writes
+  # $OUT/ln-switches/<variant>-<round>/dl/<gpu>.csv and a log each; nothing is copied back.
   echo "=== ln-switches (LayerNorm's experiment switches, by turns)"
   d="$OUT/ln-switches"; mkdir -p "$d"
   shapes=${LN_SHAPES:-4096x4096,1048576x256,65536x4096,2048x131072}
@@ -377,12 +378,12 @@ if has ln-switches; then
         *_block2) args=(--shapes 4096x4096 --dtypes bf16 --team block:2:256) ;;
         # Blocks of 4 packs a thread at 4096 × 4096: 128 threads a row at bf16, 256 at f32 (the
         # shape of TileLang's kernel there, kernels/tilelang/norms.py), against the planner's 8.
-        *_block4) args=(--shapes 4096x4096 --dtypes bf16 --team block:4:128) ;;
-        *_block4_f32) args=(--shapes 4096x4096 --dtypes f32 --team block:4:256) ;;
+        *_block4) args=(--shapes "${BLOCK4_SHAPES:-4096x4096}" --dtypes bf16 --team block:4:128) ;;
+        *_block4_f32) args=(--shapes "${BLOCK4_SHAPES:-4096x4096}" --dtypes f32 --team block:4:256) ;;
         *) args=(--shapes "$shapes" --dtypes bf16,f32) ;;
       esac
       REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
-        --ops layer_norm "${args[@]}" --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
+        --ops "${LN_OPS:-layer_norm}" "${args[@]}" --out "$d/$v-$round" > "$d/$v-$round.log" 2>&1 || status=1
       echo "  $v, round $round: $(medians "$d/$v-$round/dl")"
     done
   done
