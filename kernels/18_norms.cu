@@ -122,16 +122,19 @@ struct RmsNormTask {
 };
 // ANCHOR_END: rms_norm_task
 
-#ifdef DL_LN_TWO_PASS
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_LN_TWO_PASS): LayerNorm's held rows by two team sums.
+// LayerNorm's held rows by two team sums: in the staged entries, and everywhere under the
+// experiment switch (REDUCTION_NVRTC_OPTIONS=-DDL_LN_TWO_PASS).
 template <typename T>
 struct TwoPassRows<LayerNormTask<T>> {
+#ifdef DL_LN_TWO_PASS
     static constexpr bool ok = true;
-};
+#else
+    static constexpr bool ok = false;
 #endif
+    static constexpr bool staged = true;
+};
 
-#ifdef DL_PARAMS_GROUP
-// The norms' parameters for the grouped write (DL_PARAMS_GROUP, dl_rows.cuh).
+// The norms' parameters, for the staged entries' write and the grouped one (DL_PARAMS_GROUP).
 template <typename T>
 struct GroupedParams<LayerNormTask<T>> {
     static constexpr int COUNT = 2;
@@ -142,7 +145,6 @@ struct GroupedParams<RmsNormTask<T>> {
     static constexpr int COUNT = 1;
     __device__ static const T* of(const RmsNormTask<T>& task, int) { return task.gamma; }
 };
-#endif
 
 #ifdef DL_PARAMS_AHEAD
 // An experiment (dl_rows.cuh's store_chunk_params_ahead): RMSNorm's γ loaded packs ahead.
@@ -167,9 +169,15 @@ struct UntestedPacks<RmsNormTask<T>> {
 
 #define LAYER_NORM_PARAMS(T) (const T* x, const T* gamma, const T* beta, T* y, float* mean, float* rstd, float eps, DL_TAIL_PARAMS)
 #define RMS_NORM_PARAMS(T) (const T* x, const T* gamma, T* y, float* rrms, float eps, DL_TAIL_PARAMS)
-#define NORMS_FILE_ENTRIES(T, sfx)                                                                                          \
-    DL_ROW_ENTRIES(layer_norm, sfx, LAYER_NORM_PARAMS(T), (dl::LayerNormTask<T>{x, gamma, beta, y, mean, rstd, rows, cols, ld, eps})) \
-    DL_ROW_ENTRIES(rms_norm, sfx, RMS_NORM_PARAMS(T), (dl::RmsNormTask<T>{x, gamma, y, rrms, rows, cols, ld, eps}))
+#define LAYER_NORM_TASK(T) (dl::LayerNormTask<T>{x, gamma, beta, y, mean, rstd, rows, cols, ld, eps})
+#define RMS_NORM_TASK(T) (dl::RmsNormTask<T>{x, gamma, y, rrms, rows, cols, ld, eps})
+// Beside the row menu, blocks of 4 packs with the parameters staged in shared memory (sm_80 and
+// later: the planner's Team::StagedBlock).
+#define NORMS_FILE_ENTRIES(T, sfx)                                                                \
+    DL_ROW_ENTRIES(layer_norm, sfx, LAYER_NORM_PARAMS(T), LAYER_NORM_TASK(T))                     \
+    DL_ROW_ENTRIES(rms_norm, sfx, RMS_NORM_PARAMS(T), RMS_NORM_TASK(T))                           \
+    DL_BLOCK_STAGED(layer_norm, sfx, 4, 1024, LAYER_NORM_PARAMS(T), LAYER_NORM_TASK(T))            \
+    DL_BLOCK_STAGED(rms_norm, sfx, 4, 1024, RMS_NORM_PARAMS(T), RMS_NORM_TASK(T))
 NORMS_FILE_ENTRIES(float, f32)
 NORMS_FILE_ENTRIES(f16_t, f16)
 NORMS_FILE_ENTRIES(bf16_t, bf16)

@@ -371,18 +371,9 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 #if defined(DL_PARAMS_EARLY) && !defined(DL_PARAMS_GROUP)
 #error "DL_PARAMS_EARLY loads through DL_PARAMS_GROUP's parameters: give -DDL_PARAMS_GROUP=G too"
 #endif
-#ifdef DL_PARAMS_GROUP
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_GROUP=G): a task's write loads its
-// per-column parameters (LayerNorm's γ and β, RMSNorm's γ) G packs at a time, every load of a
-// group issued before any of its arithmetic, with no test between them.
-// By default each pack's parameters are loaded behind the pack's test, so that a thread of
-// layer_norm_block4_bf16 waits a round trip to L2 four times, one after the other, after the
-// row's statistics (SASS, NVRTC 13.0, sm_90); in Nsight Compute TileLang's LayerNorm at bf16
-// 4096 × 4096, which stages γ and β in shared memory, took 21.4 µs to its 24.5 on an H100.
-// A group costs 4·G·P registers a thread (P parameters a column). At sm_90, G = 2, 4 or 8, no
-// block entry and no lanes entry of 4 packs or fewer has a local load or store; LayerNorm's
-// lanes of 8 packs have up to 10 (2 by default), its cluster entries 27 to 35 at 16 bits and 4 at
-// f32. Only the tasks GroupedParams names (18_norms.cu), each with map_grouped(x, params, stats, y).
+// A task's per-column parameters (LayerNorm's γ and β, RMSNorm's γ: 18_norms.cu names them)
+// for the writes that take them by packs ahead of the arithmetic: the staged blocks'
+// (StagedParams) and the grouped and early switches'.
 
 // store_pack under a predicate on the store itself, not a branch around it (the compiler would
 // move the pack's loads and arithmetic into that branch).
@@ -398,6 +389,8 @@ template <class Task>
 struct GroupedParams {
     static constexpr int COUNT = 0;
 };
+template <class Task>
+struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tasks are const
 // Output pack i from a held pack of x and its parameters' raw packs, stored where `in`.
 template <typename T, int P, class Task>
 __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restrict__ out, const Held& h, const uint4 (&raw)[P], u64 i, bool in,
@@ -411,10 +404,68 @@ __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restri
     task.map_grouped(x, prm, st, y);
     store_pack_if(out, i, y, in);
 }
-template <typename T, int VPT, int UNTESTED, class Task>
+#if __CUDA_ARCH__ >= 800
+// ANCHOR: staged_params
+// The staged blocks' parameters (the `_staged` entries, sm_80 and later): where a block holds its
+// row in one chunk and the launch gave it the shared memory (blockDim.x × VPT × P × 16 bytes, the
+// planner's `Launch::shared_bytes`), each thread's packs of γ and β are copied into shared memory
+// by cp.async as the row's loads are issued, so that their round trip to L2 overlaps the team's
+// sums rather than following them, and the write reads them back after one wait. No register
+// holds them meanwhile (held in registers, 111 a thread at layer_norm_block4_bf16, they were 17.7%
+// slower on an H100). Each thread reads back only what it copied itself, so there is no barrier:
+// cp.async.wait_all makes a thread's own copies visible to it. Pack 0's parameters past the row's
+// end (a row has one), so that no test stands between the copies.
+template <class Task, int VPT>
+struct StagedParams {
+    static constexpr int P = GroupedParams<Task>::COUNT;
+    // Slot (k, p) of this thread: consecutive threads in consecutive 16 bytes (no bank conflict).
+    __device__ static __forceinline__ uint4* slot(int k, int p) {
+        extern __shared__ __align__(16) uint4 dl_staged[];
+        return dl_staged + ((unsigned)(k * P + p) * blockDim.x + threadIdx.x);
+    }
+    // Whether the launch gave the block room for every thread's packs.
+    __device__ static __forceinline__ bool fits() {
+        unsigned given;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(given));
+        return (u64)blockDim.x * VPT * P * 16 <= given;
+    }
+    __device__ static __forceinline__ void load(const Task& task, u64 packs, Slot s) {
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(0, k, s);
+            const u64 at = i < packs ? i : 0;
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                const unsigned dst = (unsigned)__cvta_generic_to_shared(slot(k, p));
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at)
+                             : "memory");
+            }
+        }
+    }
+    template <typename T>
+    __device__ static __forceinline__ void write(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, Slot s,
+                                                 const typename Task::Stats& st) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(0, k, s);
+            uint4 raw[P];
+#pragma unroll
+            for (int p = 0; p < P; ++p) raw[p] = *slot(k, p);
+            store_grouped_pack(task, out, h0[k], raw, i, i < packs, st);
+        }
+    }
+};
+// ANCHOR_END: staged_params
+#endif
+
+// The write of chunk c with its parameters loaded GROUP packs at a time, every load of a group issued
+// before any of its arithmetic, with no test between them (the grouped switch, DL_PARAMS_GROUP, and
+// the staged entries where the launch gave no shared memory).
+template <int GROUP, typename T, int VPT, int UNTESTED, class Task>
 __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
                                                            const typename Task::Stats& st) {
-    constexpr int P = GroupedParams<Task>::COUNT, G = DL_PARAMS_GROUP < VPT ? DL_PARAMS_GROUP : VPT;
+    constexpr int P = GroupedParams<Task>::COUNT, G = GROUP < VPT ? GROUP : VPT;
 #pragma unroll
     for (int k0 = 0; k0 < VPT; k0 += G) {
         uint4 raw[G][P];
@@ -435,8 +486,20 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
         }
     }
 }
-template <class Task>
-struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tasks are const
+
+#ifdef DL_PARAMS_GROUP
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_GROUP=G): a task's write loads its
+// per-column parameters (LayerNorm's γ and β, RMSNorm's γ) G packs at a time, every load of a
+// group issued before any of its arithmetic, with no test between them.
+// By default each pack's parameters are loaded behind the pack's test, so that a thread of
+// layer_norm_block4_bf16 waits a round trip to L2 four times, one after the other, after the
+// row's statistics (SASS, NVRTC 13.0, sm_90); in Nsight Compute TileLang's LayerNorm at bf16
+// 4096 × 4096, which stages γ and β in shared memory, took 21.4 µs to its 24.5 on an H100.
+// A group costs 4·G·P registers a thread (P parameters a column). At sm_90, G = 2, 4 or 8, no
+// block entry and no lanes entry of 4 packs or fewer has a local load or store; LayerNorm's
+// lanes of 8 packs have up to 10 (2 by default), its cluster entries 27 to 35 at 16 bits and 4 at
+// f32. Only the tasks GroupedParams names (18_norms.cu), each with map_grouped(x, params, stats, y).
+
 #ifdef DL_PARAMS_EARLY
 #ifndef DL_LN_TWO_PASS
 #error "DL_PARAMS_EARLY takes the two-pass path: give -DDL_LN_TWO_PASS too"
@@ -477,58 +540,6 @@ struct EarlyParams {
     }
 };
 #endif
-#if defined(DL_PARAMS_ASYNC) && __CUDA_ARCH__ >= 800
-// An experiment (REDUCTION_NVRTC_OPTIONS="-DDL_PARAMS_GROUP=G -DDL_PARAMS_ASYNC=B"): where a
-// thread holds a row in one chunk, its parameters' packs (γ and β) are copied into shared memory
-// by cp.async as the row's loads are issued, so that their round trip to L2 overlaps the team's
-// sums, and the write reads them from shared memory after one wait. No register holds them
-// meanwhile (DL_PARAMS_EARLY held them in registers: 111 a thread at layer_norm_block4_bf16,
-// 17.7% slower on an H100). Each thread reads back only what it copied itself, so no barrier:
-// cp.async.wait_all makes a thread's own copies visible to it. B bytes of shared memory a block;
-// a block whose threads' packs do not fit takes the grouped write from global memory. Pack 0's
-// parameters past the row's end, as the grouped write.
-template <class Task, int VPT>
-struct AsyncParams {
-    static constexpr int P = GroupedParams<Task>::COUNT;
-    static constexpr bool ok = P > 0;
-    // Slot (k, p) of thread t: consecutive threads in consecutive 16 bytes (no bank conflict).
-    __device__ static __forceinline__ uint4* slot(int k, int p) {
-        __shared__ __align__(16) uint4 stage[DL_PARAMS_ASYNC / 16];
-        return stage + ((unsigned)(k * P + p) * blockDim.x + threadIdx.x);
-    }
-    __device__ static __forceinline__ bool fits() { return (u64)blockDim.x * VPT * P * 16 <= DL_PARAMS_ASYNC; }
-    __device__ static __forceinline__ void load(const Task& task, u64 packs, Slot s) {
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            const u64 i = pack_index<VPT>(0, k, s);
-            const u64 at = i < packs ? i : 0;
-#pragma unroll
-            for (int p = 0; p < P; ++p) {
-                const unsigned dst = (unsigned)__cvta_generic_to_shared(slot(k, p));
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at)
-                             : "memory");
-            }
-        }
-    }
-    template <typename T>
-    __device__ static __forceinline__ void write(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, Slot s,
-                                                 const typename Task::Stats& st) {
-        asm volatile("cp.async.wait_all;" ::: "memory");
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            const u64 i = pack_index<VPT>(0, k, s);
-            uint4 raw[P];
-#pragma unroll
-            for (int p = 0; p < P; ++p) raw[p] = *slot(k, p);
-            store_grouped_pack(task, out, h0[k], raw, i, i < packs, st);
-        }
-    }
-};
-#define DL_ASYNC_PARAMS 1
-#endif
-#endif
-#if defined(DL_PARAMS_ASYNC) && !defined(DL_PARAMS_GROUP)
-#error "DL_PARAMS_ASYNC writes through DL_PARAMS_GROUP's parameters: give -DDL_PARAMS_GROUP=G too"
 #endif
 
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
@@ -552,19 +563,24 @@ __device__ __forceinline__ void store_chunk_by_packs(const Task& task, T* __rest
     }
 }
 
-template <typename T, int VPT, int UNTESTED = 0, class Task>
+// GROUP > 0: the parameters in groups of that many packs (the staged entries' write where the
+// launch gave no shared memory), as the grouped switch does for every entry.
+template <typename T, int VPT, int UNTESTED = 0, int GROUP = 0, class Task>
 __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs,
                                             unsigned c, Slot s, const typename Task::Stats& st) {
+#ifdef DL_PARAMS_GROUP
+    constexpr int G = GROUP > 0 ? GROUP : DL_PARAMS_GROUP;
+#else
+    constexpr int G = GROUP;
+#endif
 #ifdef DL_PARAMS_AHEAD
     if constexpr (ParamAhead<Task>::ok)
         store_chunk_params_ahead<T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else
 #endif
-#ifdef DL_PARAMS_GROUP
-    if constexpr (GroupedParams<Task>::COUNT > 0)
-        store_chunk_params_grouped<T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
+    if constexpr (G > 0 && GroupedParams<Task>::COUNT > 0)
+        store_chunk_params_grouped<G, T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else
-#endif
         store_chunk_by_packs<T, VPT, UNTESTED>(task, out, h0, h1, packs, c, s, st);
 }
 
@@ -663,6 +679,7 @@ struct UntestedPacks<const Task> : UntestedPacks<Task> {};  // the entries' task
 template <class Task>
 struct TwoPassRows {
     static constexpr bool ok = false;
+    static constexpr bool staged = false;  // the staged entries' (row_program's STAGED)
 };
 template <class Task>
 struct TwoPassRows<const Task> : TwoPassRows<Task> {};
@@ -740,7 +757,7 @@ __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, 
 
 // The output row: from the registers when held, the last chunk first (the most recently read,
 // the likeliest still in L2) otherwise.
-template <class Task, int VPT, int UNTESTED = 0>
+template <class Task, int VPT, int UNTESTED = 0, int GROUP = 0>
 __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT],
                                           const typename Task::Stats& stats) {
     using T = typename Task::T;
@@ -748,7 +765,7 @@ __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u
     if (r.vec) {
         for (unsigned c = r.chunks; c-- > 0;) {
             if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
-            store_chunk<T, VPT, UNTESTED>(task, task.out(row), h0, h1, r.packs, c, s, stats);
+            store_chunk<T, VPT, UNTESTED, GROUP>(task, task.out(row), h0, h1, r.packs, c, s, stats);
         }
     } else {
         const T* a = task.in0(row);
@@ -773,7 +790,7 @@ __device__ __forceinline__ typename Task::Op::State row_loads_and_state(const Ta
 // One row, by the threads of `s`: the state of each chunk, the team's state (`combine_team`),
 // the row's statistics, and, for tasks that write a row, the output. A row the team holds in one
 // chunk is read from memory once.
-template <class Task, int VPT, class CombineTeam>
+template <class Task, int VPT, bool STAGED = false, class CombineTeam>
 __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u64 row, bool live, Slot s, CombineTeam combine_team) {
     const RowShape r = shape_of<Task, VPT>(task, row, live, s);
     Held h0[VPT], h1[VPT];
@@ -792,14 +809,17 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     EarlyParams<Task, VPT> early;
     const bool held = r.vec && r.chunks == 1;
 #endif
-#ifdef DL_ASYNC_PARAMS
-    // Issued just before the row's loads (and past cross-entropy's `begin`): a thread's copies
-    // are a few instructions, the loads follow at once.
-    const bool staged = AsyncParams<Task, VPT>::ok && r.vec && r.chunks == 1 && AsyncParams<Task, VPT>::fits();
-    if constexpr (AsyncParams<Task, VPT>::ok)
-        if (staged) AsyncParams<Task, VPT>::load(task, r.packs, s);
+    // The staged entries' parameters (sm_80 and later): their copies are issued just before the
+    // row's loads, a few instructions, and the loads follow at once.
+    [[maybe_unused]] bool staged = false;
+#if __CUDA_ARCH__ >= 800
+    if constexpr (STAGED) {
+        staged = r.vec && r.chunks == 1 && StagedParams<Task, VPT>::fits();
+        if (staged) StagedParams<Task, VPT>::load(task, r.packs, s);
+    }
 #endif
-    if constexpr (TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
+    // The staged entries take LayerNorm's two passes (TwoPassRows::staged).
+    if constexpr ((TwoPassRows<Task>::ok || (STAGED && TwoPassRows<Task>::staged)) && CombineTeam::TWO_PASS) {
         if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
 #ifdef DL_PARAMS_EARLY
         if constexpr (EarlyParams<Task, VPT>::ok)
@@ -820,14 +840,19 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         st = combine_team(st);
     }
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
-#ifdef DL_ASYNC_PARAMS
-    if constexpr (AsyncParams<Task, VPT>::ok) {
+#if __CUDA_ARCH__ >= 800
+    if constexpr (STAGED) {
         if (staged) {  // (a held row is live: shape_of)
-            AsyncParams<Task, VPT>::write(task, task.out(row), h0, r.packs, s, stats);
+            StagedParams<Task, VPT>::write(task, task.out(row), h0, r.packs, s, stats);
             return stats;
         }
     }
 #endif
+    if constexpr (STAGED) {
+        // Given no shared memory, or a row of several chunks: the parameters in groups of 4 packs.
+        row_write<Task, VPT, 0, 4>(task, r, row, s, h0, h1, stats);
+        return stats;
+    }
 #ifdef DL_PARAMS_EARLY
     if constexpr (EarlyParams<Task, VPT>::ok && TwoPassRows<Task>::ok && CombineTeam::TWO_PASS) {
         if (held) {  // (a held row is live: shape_of)
@@ -971,15 +996,15 @@ __device__ __forceinline__ void rows_by_lanes(const Task& task, unsigned lanes) 
     }
 }
 
-// One block per row, rows in a grid-stride loop.
-template <class Task, int VPT>
+// One block per row, rows in a grid-stride loop (STAGED: the parameters staged in shared memory).
+template <class Task, int VPT, bool STAGED = false>
 __device__ __forceinline__ void rows_by_block(const Task& task) {
     using Op = typename Task::Op;
     const Op op{};
     __shared__ typename Op::State warp_states[32];
     const Slot s = {threadIdx.x, blockDim.x};
     for (u64 row = blockIdx.x; row < task.rows; row += gridDim.x) {
-        row_program<Task, VPT>(task, row, true, s, BlockTeam<Op>{op, warp_states});
+        row_program<Task, VPT, STAGED>(task, row, true, s, BlockTeam<Op>{op, warp_states});
     }
 }
 
@@ -1238,6 +1263,16 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
         const auto task = TASK;                                                                   \
         dl::rows_by_block<decltype(task), VPT>(task);                                             \
     }
+// The staged blocks (StagedParams): sm_80 and later (cp.async), for the tasks with parameters.
+#if __CUDA_ARCH__ >= 800
+#define DL_BLOCK_STAGED(op, sfx, VPT, BOUND, PARAMS, TASK)                                        \
+    extern "C" __global__ void __launch_bounds__(BOUND) op##_block##VPT##_staged_##sfx PARAMS {      \
+        const auto task = TASK;                                                                   \
+        dl::rows_by_block<decltype(task), VPT, true>(task);                                       \
+    }
+#else
+#define DL_BLOCK_STAGED(op, sfx, VPT, BOUND, PARAMS, TASK)
+#endif
 #define DL_SPLIT(op, sfx, VPT, BOUND, PARAMS, TASK)                                               \
     extern "C" __global__ void __launch_bounds__(BOUND) op##_split##VPT##_##sfx PARAMS {              \
         const auto task = TASK;                                                                   \

@@ -340,8 +340,6 @@ switch_of() {
     warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
     two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
     early4_tp_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_PARAMS_EARLY=4" ;;
-    async16k_tp_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_PARAMS_ASYNC=16384" ;;
-    async32k_tp_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_PARAMS_ASYNC=32768" ;;
     tp_barrier1_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4 -DDL_TEAM_ONE_BARRIER" ;;
     two_pass_group2*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=2" ;;
     two_pass_group4*) echo "-DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4" ;;
@@ -380,6 +378,9 @@ if has ln-switches; then
         # shape of TileLang's kernel there, kernels/tilelang/norms.py), against the planner's 8.
         *_block4) args=(--shapes "${BLOCK4_SHAPES:-4096x4096}" --dtypes bf16 --team block:4:128) ;;
         *_block4_f32) args=(--shapes "${BLOCK4_SHAPES:-4096x4096}" --dtypes f32 --team block:4:256) ;;
+        # The staged blocks (LayerNorm's and RMSNorm's parameters in shared memory), as block4.
+        *_staged) args=(--shapes "${BLOCK4_SHAPES:-4096x4096}" --dtypes bf16 --team staged:4:128) ;;
+        *_staged_f32) args=(--shapes "${BLOCK4_SHAPES:-4096x4096}" --dtypes f32 --team staged:4:256) ;;
         *) args=(--shapes "$shapes" --dtypes bf16,f32) ;;
       esac
       REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 \
@@ -388,7 +389,7 @@ if has ln-switches; then
     done
   done
   for v in $variants; do
-    case $v in plain* | *_block2 | *_block4 | *_block4_f32) continue ;; esac
+    case $v in plain* | *_block2 | *_block4 | *_block4_f32 | *_staged | *_staged_f32) continue ;; esac
     [[ $parts == *" tests "* ]] || break
     REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" REQUIRE_GPU=1 timeout 200 $B/tests/test-dl layer_norm > "$d/test-dl-$v.log" 2>&1 || status=1
     echo "  test-dl layer_norm under $v: $(grep -E '^test result' "$d/test-dl-$v.log" | tail -1)"

@@ -47,6 +47,10 @@ pub enum Inputs {
     /// (bf16 40000 × 64 on the H200: block 0's partial left out, not caught). Only half: where
     /// every row is raised they are alike again (f32 3 × 2, one row a block, not caught).
     LeadingRows,
+    /// Random values in rows the tests' staged team (128 threads × 4 packs) holds in one chunk,
+    /// with more packs than threads: each thread writes more than its first pack from the
+    /// parameters it staged, so that a mix-up between its packs shows.
+    HeldRows,
     /// Random values in rows whose last chunk, for the tests' split team (3 blocks × 128 threads
     /// × 8 packs), lacks at most one pack per thread: the rest that cross-entropy's split walks
     /// with a test on each thread's last pack only.
@@ -138,6 +142,15 @@ pub const ALL: &[DlMutant] = &[
         inputs: Inputs::LeadingRows,
         // The split's mean adds the rows' losses, not blocks' partials.
         only_teams: &["lanes", "lanes8", "block"],
+    },
+    DlMutant {
+        name: "staged_pack_misread",
+        op: DlOp::LayerNorm,
+        bug: "the staged write takes each pack's γ and β from the slots of the thread's previous pack (its first pack's own)",
+        find: "for (int p = 0; p < P; ++p) raw[p] = *slot(k, p);",
+        replace: "for (int p = 0; p < P; ++p) raw[p] = *slot(k > 0 ? k - 1 : 0, p);",
+        inputs: Inputs::HeldRows,
+        only_teams: &["staged"],
     },
 ];
 // ANCHOR_END: catalogue

@@ -169,18 +169,19 @@ fn run_peers(dir: &Path, shapes: &str, dtypes: &str, ops: &str, budget_s: u64) {
     }
 }
 
-/// `block:8:64`, `lanes:8:4`, `cluster:8:8:256`, `split:4:8:512`: a team for `--team` (the
-/// planner still checks it against the kernels' menu and sizes the grid).
+/// `block:8:64`, `staged:4:128`, `lanes:8:4`, `cluster:8:8:256`, `split:4:8:512`: a team for
+/// `--team` (the planner still checks it against the kernels' menu and sizes the grid).
 fn parse_team(text: &str) -> Result<Choice, String> {
     let parts: Vec<&str> = text.split(':').collect();
     let number = |s: &str| s.parse::<u32>().map_err(|_| format!("{text}: {s} is not a whole number"));
     match parts.as_slice() {
         ["block", vpt, block] => Ok(Choice { team: Team::Block, vpt: number(vpt)?, block: number(block)? }),
+        ["staged", vpt, block] => Ok(Choice { team: Team::StagedBlock, vpt: number(vpt)?, block: number(block)? }),
         // The lanes entries' blocks are 256 threads (their launch bound), several rows each.
         ["lanes", lanes, vpt] => Ok(Choice { team: Team::Lanes(number(lanes)?), vpt: number(vpt)?, block: 256 }),
         ["cluster", c, vpt, block] => Ok(Choice { team: Team::Cluster(number(c)?), vpt: number(vpt)?, block: number(block)? }),
         ["split", slices, vpt, block] => Ok(Choice { team: Team::Split(number(slices)?), vpt: number(vpt)?, block: number(block)? }),
-        _ => Err(format!("{text}: a team is block:VPT:THREADS, lanes:LANES:VPT, cluster:C:VPT:THREADS or split:S:VPT:THREADS")),
+        _ => Err(format!("{text}: a team is block:VPT:THREADS, staged:VPT:THREADS, lanes:LANES:VPT, cluster:C:VPT:THREADS or split:S:VPT:THREADS")),
     }
 }
 
@@ -191,6 +192,7 @@ mod tests {
     #[test]
     fn a_team_is_parsed_or_refused_with_the_forms_it_takes() {
         assert_eq!(parse_team("block:2:256"), Ok(Choice { team: Team::Block, vpt: 2, block: 256 }));
+        assert_eq!(parse_team("staged:4:128"), Ok(Choice { team: Team::StagedBlock, vpt: 4, block: 128 }));
         assert_eq!(parse_team("lanes:8:4"), Ok(Choice { team: Team::Lanes(8), vpt: 4, block: 256 }));
         assert_eq!(parse_team("cluster:8:8:256"), Ok(Choice { team: Team::Cluster(8), vpt: 8, block: 256 }));
         assert_eq!(parse_team("split:4:8:512"), Ok(Choice { team: Team::Split(4), vpt: 8, block: 512 }));

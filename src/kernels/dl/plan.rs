@@ -22,6 +22,9 @@ pub enum Team {
     Lanes(u32),
     /// One block per row.
     Block,
+    /// One block per row, its γ (and β) copied into shared memory by cp.async as the row's loads
+    /// are issued (LayerNorm and RMSNorm, sm_80 and later: the `_staged` entries).
+    StagedBlock,
     /// A thread-block cluster of this many blocks per row, through distributed shared memory
     /// (sm_90 and later).
     Cluster(u32),
@@ -37,6 +40,7 @@ impl Team {
         match self {
             Team::Lanes(_) => "lanes",
             Team::Block => "block",
+            Team::StagedBlock => "staged",
             Team::Cluster(_) => "cluster",
             Team::Split(_) => "split",
             Team::ThreePass => "three_pass",
@@ -57,6 +61,7 @@ impl fmt::Display for Team {
         match self {
             Team::Lanes(l) => write!(f, "{l} lanes per row"),
             Team::Block => write!(f, "one block per row"),
+            Team::StagedBlock => write!(f, "one block per row, parameters staged in shared memory"),
             Team::Cluster(c) => write!(f, "a cluster of {c} blocks per row"),
             Team::Split(s) => write!(f, "{s} co-resident blocks per row"),
             Team::ThreePass => write!(f, "one block per row, three passes"),
@@ -76,6 +81,9 @@ pub struct Menu {
     pub split: &'static [(u32, u32)],
     /// (blocks per cluster, packs per thread, launch bound).
     pub cluster: &'static [(u32, u32, u32)],
+    /// The staged blocks (packs per thread, largest block): their shared memory, 16 bytes a pack
+    /// of each parameter, bounds the block (LayerNorm: 256 threads × 4 packs × 2 × 16 = 32 KiB).
+    pub staged: &'static [(u32, u32)],
 }
 
 pub const ONE_INPUT: Menu = Menu {
@@ -83,18 +91,23 @@ pub const ONE_INPUT: Menu = Menu {
     block: &[(2, 1024), (4, 1024), (8, 1024)],
     split: &[(4, 512), (8, 512)],
     cluster: &[(2, 8, 1024), (4, 8, 1024), (8, 8, 1024), (16, 8, 1024)],
+    staged: &[],
 };
+/// LayerNorm's and RMSNorm's: the one-input menu and the staged blocks (kernels/18_norms.cu).
+pub const NORMS: Menu = Menu { staged: &[(4, 256)], ..ONE_INPUT };
 pub const TWO_INPUTS: Menu = Menu {
     lanes: &[(1, 256), (2, 256), (4, 256)],
     block: &[(2, 1024), (8, 512)],
     split: &[(4, 512)],
     cluster: &[(2, 4, 1024), (4, 4, 1024), (8, 4, 1024), (16, 4, 1024)],
+    staged: &[],
 };
 pub const CROSS_ENTROPY: Menu = Menu {
     lanes: &[(2, 256), (4, 256), (8, 256)],
     block: &[(8, 1024)],
     split: &[(8, 512)],
     cluster: &[],
+    staged: &[],
 };
 // ANCHOR_END: menu
 
@@ -104,6 +117,7 @@ impl DlOp {
         match self {
             DlOp::SoftmaxBwd => &TWO_INPUTS,
             DlOp::CrossEntropy => &CROSS_ENTROPY,
+            DlOp::LayerNorm | DlOp::RmsNorm => &NORMS,
             _ => &ONE_INPUT,
         }
     }
@@ -157,6 +171,8 @@ pub struct Launch {
     /// Launched cooperatively (the split teams wait for each other: the driver checks that every
     /// block is resident at once).
     pub cooperative: bool,
+    /// Dynamic shared memory a block is given: the staged blocks' parameters, 0 for the others.
+    pub shared_bytes: u32,
     pub reason: &'static str,
 }
 
@@ -228,6 +244,7 @@ fn entry_name(op: DlOp, dtype: Dtype, team: Team, vpt: u32) -> String {
     let t = dtype.name();
     match team {
         Team::ThreePass => format!("softmax_three_pass_{t}"),
+        Team::StagedBlock => format!("{stem}_block{vpt}_staged_{t}"),
         Team::Cluster(c) => format!("{stem}_cluster{c}x{vpt}_{t}"),
         other => format!("{stem}_{}{vpt}_{t}", other.kind()),
     }
@@ -239,10 +256,23 @@ impl fmt::Display for Launch {
         if self.chunks > 1 {
             write!(f, ", {} chunks (read twice)", self.chunks)?;
         }
+        if self.shared_bytes > 0 {
+            write!(f, ", {} bytes of shared memory for the parameters", self.shared_bytes)?;
+        }
         write!(f, "; because {}", self.reason)
     }
 }
 
+
+/// The per-column parameters a staged block copies into shared memory: LayerNorm's γ and β,
+/// RMSNorm's γ (kernels/18_norms.cu's `GroupedParams`).
+pub fn staged_parameters(op: DlOp) -> u32 {
+    match op {
+        DlOp::LayerNorm => 2,
+        DlOp::RmsNorm => 1,
+        _ => 0,
+    }
+}
 
 /// The reason given for a team the caller chose.
 pub const FORCED: &str = "the caller asked for it";
@@ -291,6 +321,12 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
             menu.lanes.iter().find(|e| e.0 == c.vpt).map(|e| e.1)
         }
         Team::Block => menu.block.iter().find(|e| e.0 == c.vpt).map(|e| e.1),
+        Team::StagedBlock => {
+            if device.arch.0 < 8 {
+                return Err(Error::Config { setting: format!("{} with staged parameters", op.name()), reason: format!("cp.async needs sm_80; this GPU is sm_{}{}", device.arch.0, device.arch.1) });
+            }
+            menu.staged.iter().find(|e| e.0 == c.vpt).map(|e| e.1)
+        }
         Team::Split(s) => {
             if s < 2 {
                 return Err(refuse("a split takes at least 2 blocks per row".into()));
@@ -316,7 +352,9 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
             return Err(refuse(format!("a block of {} threads holds no team of {l} lanes", c.block)));
         }
     }
-    let mut launch = Launch { op, dtype, team: c.team, vpt: c.vpt, block: c.block, grid: 1, chunks: 1, cooperative: false, reason };
+    // The staged blocks' shared memory: 16 bytes a pack of each parameter, for every thread.
+    let shared_bytes = if c.team == Team::StagedBlock { c.block * c.vpt * staged_parameters(op) * 16 } else { 0 };
+    let mut launch = Launch { op, dtype, team: c.team, vpt: c.vpt, block: c.block, grid: 1, chunks: 1, cooperative: false, shared_bytes, reason };
     let cap = |blocks: u64| blocks.clamp(1, device.max_grid_x as u64) as u32;
     launch.grid = match c.team {
         Team::Lanes(l) => {
@@ -324,7 +362,7 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
             // Cross-entropy's mean adds one partial per block: a grid the GPU holds, walking the rows.
             if op == DlOp::CrossEntropy { cap(blocks.min(4 * co_resident(&launch.entry(), c.block).max(1) as u64)) } else { cap(blocks) }
         }
-        Team::Block | Team::ThreePass => {
+        Team::Block | Team::StagedBlock | Team::ThreePass => {
             if op == DlOp::CrossEntropy { cap(rows.min(4 * co_resident(&launch.entry(), c.block).max(1) as u64)) } else { cap(rows) }
         }
         Team::Cluster(k) => {
@@ -518,6 +556,27 @@ mod tests {
         let l = plan(DlOp::Softmax, Dtype::F32, 8, 1 << 14, Device::h200(), Some(Choice { team: Team::Block, vpt: 2, block: 64 }), |_, _| 1).unwrap().unwrap();
         assert_eq!(l.chunks, (1u64 << 12) / 128);
         assert_eq!(l.reads(), 2);
+    }
+
+    #[test]
+    fn staged_blocks_are_given_their_shared_memory_and_refused_where_they_cannot_run() {
+        let staged = |op: DlOp, dtype: Dtype, block: u32, device: Device| {
+            plan(op, dtype, 4096, 4096, device, Some(Choice { team: Team::StagedBlock, vpt: 4, block }), |_, _| 264)
+        };
+        let ln = staged(DlOp::LayerNorm, Dtype::BF16, 128, Device::h200()).unwrap().unwrap();
+        assert_eq!((ln.entry().as_str(), ln.shared_bytes, ln.grid, ln.chunks), ("layer_norm_block4_staged_bf16", 128 * 4 * 2 * 16, 4096, 1), "{ln}");
+        assert!(ln.to_string().contains("16384 bytes of shared memory"), "{ln}");
+        let rms = staged(DlOp::RmsNorm, Dtype::F32, 256, Device::h200()).unwrap().unwrap();
+        assert_eq!((rms.entry().as_str(), rms.shared_bytes, rms.chunks), ("rms_norm_block4_staged_f32", 256 * 4 * 16, 1), "{rms}");
+        // Past 256 threads the parameters would pass 32 KiB a block; other ops have none to stage.
+        assert!(staged(DlOp::LayerNorm, Dtype::F32, 512, Device::h200()).unwrap_err().to_string().contains("up to 256"));
+        assert!(staged(DlOp::Softmax, Dtype::F32, 128, Device::h200()).unwrap_err().to_string().contains("no staged entry"));
+        // cp.async is sm_80's: a Turing GPU is told so.
+        let turing = Device { arch: (7, 5), ..Device::h200() };
+        let e = staged(DlOp::LayerNorm, Dtype::F16, 128, turing).unwrap_err().to_string();
+        assert!(e.contains("sm_80") && e.contains("sm_75"), "{e}");
+        // The other teams take no dynamic shared memory.
+        assert_eq!(auto(DlOp::LayerNorm, Dtype::BF16, 4096, 4096).shared_bytes, 0);
     }
 
     #[test]

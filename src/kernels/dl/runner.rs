@@ -141,7 +141,7 @@ impl DlRunner {
         let mut launch = launch?;
         if let (Some(cap), Some(l)) = (self.grid_cap, launch.as_mut()) {
             match l.team {
-                Team::Lanes(_) | Team::Block | Team::ThreePass => l.grid = l.grid.min(cap),
+                Team::Lanes(_) | Team::Block | Team::StagedBlock | Team::ThreePass => l.grid = l.grid.min(cap),
                 Team::Split(s) if l.cooperative => l.grid = l.grid.min((cap / s).max(1) * s),
                 _ => {}
             }
@@ -213,7 +213,7 @@ impl DlRunner {
             counters: if split { layout.rows } else { 1 },
             three_pass: launch.team == Team::ThreePass,
             cooperative: launch.cooperative,
-            config: LaunchConfig { grid_dim: (launch.grid, 1, 1), block_dim: (launch.block, 1, 1), shared_mem_bytes: 0 },
+            config: LaunchConfig { grid_dim: (launch.grid, 1, 1), block_dim: (launch.block, 1, 1), shared_mem_bytes: launch.shared_bytes },
             what: format!("launching {} on {layout}", launch.entry()),
         })
     }
