@@ -215,7 +215,8 @@ mod tests {
         let names: std::collections::HashSet<_> = ALL.iter().map(|m| m.name).collect();
         assert_eq!(names.len(), ALL.len());
         // The six (shift, rescale, tail, γ/β, ignore_index, a column's last row), the
-        // cluster exchange's, the split's tested last pack and the mean over blocks' partials.
-        assert_eq!(ALL.len(), 9);
+        // cluster exchange's, the split's tested last pack, the mean over blocks' partials and
+        // the staged blocks' write.
+        assert_eq!(ALL.len(), 10);
     }
 }
