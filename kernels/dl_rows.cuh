@@ -418,6 +418,7 @@ __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restri
 template <class Task, int VPT>
 struct StagedParams {
     static constexpr int P = GroupedParams<Task>::COUNT;
+    static_assert(P > 0, "the staged entries are for tasks with per-column parameters (GroupedParams)");
     // Slot (k, p) of this thread: consecutive threads in consecutive 16 bytes (no bank conflict).
     __device__ static __forceinline__ uint4* slot(int k, int p) {
         extern __shared__ __align__(16) uint4 dl_staged[];
@@ -822,7 +823,7 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     if constexpr ((TwoPassRows<Task>::ok || (STAGED && TwoPassRows<Task>::staged)) && CombineTeam::TWO_PASS) {
         if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
 #ifdef DL_PARAMS_EARLY
-        if constexpr (EarlyParams<Task, VPT>::ok)
+        if constexpr (EarlyParams<Task, VPT>::ok && !STAGED)
             if (held) early.load(task, r.packs, s);
 #endif
         pre = task.after_loads(row, pre);
@@ -849,7 +850,8 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     }
 #endif
     if constexpr (STAGED) {
-        // Given no shared memory, or a row of several chunks: the parameters in groups of 4 packs.
+        // A row of several chunks (the planner gives those no shared memory): the parameters in
+        // groups of 4 packs (RMSNorm's loaded ahead instead under DL_PARAMS_AHEAD).
         row_write<Task, VPT, 0, 4>(task, r, row, s, h0, h1, stats);
         return stats;
     }
@@ -1220,8 +1222,12 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 // where `team` is the lanes per row (lanes entries) or the blocks per row (split entries), and
 // the last three are the split's scratch. One entry per team kind and VPT:
 //   <op>_lanes<VPT>_<type>, <op>_block<VPT>_<type>, <op>_split<VPT>_<type>,
-//   <op>_cluster<C>x<VPT>_<type> (sm_90 and later only).
-// The launch bound caps the block (and so leaves each thread the registers its VPT packs need).
+//   <op>_cluster<C>x<VPT>_<type> (sm_90 and later only), and for the norms
+//   <op>_block<VPT>_staged_<type> (sm_80 and later only).
+// The launch bound caps the block (and so leaves each thread the registers its VPT packs need);
+// the staged entries keep the block entries' bound of 1024 for its register cap (at 256, NVRTC
+// gave LayerNorm's 64 to 80 registers), and the planner's menu caps their blocks at 256 for their
+// shared memory.
 #define DL_TAIL_PARAMS u64 rows, u64 cols, u64 ld, unsigned team, float *partials, unsigned *arrive, unsigned *depart
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_LANES8_MIN_BLOCKS=4): the lanes entries of 8 packs
 // bounded to that many blocks of 256 an SM. Since the exponent became one FMA (a9dbfd8), NVRTC

@@ -47,7 +47,7 @@ pub enum Inputs {
     /// (bf16 40000 × 64 on the H200: block 0's partial left out, not caught). Only half: where
     /// every row is raised they are alike again (f32 3 × 2, one row a block, not caught).
     LeadingRows,
-    /// Random values in rows the tests' staged team (128 threads × 4 packs) holds in one chunk,
+    /// Random values in rows the tests' staged team (256 threads × 4 packs) holds in one chunk,
     /// with more packs than threads: each thread writes more than its first pack from the
     /// parameters it staged, so that a mix-up between its packs shows.
     HeldRows,

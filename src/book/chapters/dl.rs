@@ -143,9 +143,12 @@ pub fn three_ways(l: &Loaded) -> String {
 }
 
 /// The team of a row of ours, from the entry in its title and its block: `cluster 2 × 1024`,
-/// `block × 512`, `split × 512`.
+/// `block × 512`, `split × 512`, `staged block × 128`.
 pub(super) fn team_of(r: &DlRow) -> String {
     let entry = r.title.rsplit_once('[').map_or("", |(_, e)| e.trim_end_matches(']'));
+    if entry.contains("_staged_") {
+        return format!("staged block × {}", r.block);
+    }
     let middle = entry.split('_').find(|part| ["lanes", "block", "cluster", "split"].iter().any(|k| part.starts_with(k))).unwrap_or("");
     match middle.strip_prefix("cluster") {
         Some(c) => format!("cluster {} × {}", c.split('x').next().unwrap_or("?"), r.block),

@@ -145,7 +145,10 @@ fn staged_table(rows: &[records::DlRow], peak: f64) -> String {
     );
     let (mut slower, mut cases, mut worst) = (0, 0, 0.0f64);
     let cell = |r: Option<&records::DlRow>| r.map_or("—".to_string(), |r| format!("{:.1} ({:.1}%)", r.median_us, r.percent_of(peak)));
-    for r in rows.iter().filter(|r| r.kernel == records::kernel_name(&r.op) && r.title.contains("_staged")) {
+    // The staged cluster's entries, `<op>_staged<C>x8_<type>` (not today's staged blocks,
+    // `<op>_block4_staged_<type>`).
+    let staged_cluster = |title: &str| title.split("_staged").nth(1).is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit()));
+    for r in rows.iter().filter(|r| r.kernel == records::kernel_name(&r.op) && staged_cluster(&r.title)) {
         let find = |k: String| rows.iter().find(|o| o.kernel == k && (&o.op, o.dtype, o.rows, o.n) == (&r.op, r.dtype, r.rows, r.n));
         let (cluster, wide) = (find(records::cluster_name(&r.op)), find(records::wide_block_name(&r.op)));
         let best = [cluster, wide].into_iter().flatten().map(|o| o.median_us).fold(f64::INFINITY, f64::min);

@@ -95,6 +95,8 @@ pub const ONE_INPUT: Menu = Menu {
 };
 /// LayerNorm's and RMSNorm's: the one-input menu and the staged blocks (kernels/18_norms.cu).
 pub const NORMS: Menu = Menu { staged: &[(4, 256)], ..ONE_INPUT };
+// The staged blocks' shared memory is dynamic: within the 48 KiB a launch gets without opting in.
+const _: () = assert!(NORMS.staged[0].0 * NORMS.staged[0].1 * 2 * 16 <= 48 * 1024);
 pub const TWO_INPUTS: Menu = Menu {
     lanes: &[(1, 256), (2, 256), (4, 256)],
     block: &[(2, 1024), (8, 512)],
@@ -352,9 +354,7 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
             return Err(refuse(format!("a block of {} threads holds no team of {l} lanes", c.block)));
         }
     }
-    // The staged blocks' shared memory: 16 bytes a pack of each parameter, for every thread.
-    let shared_bytes = if c.team == Team::StagedBlock { c.block * c.vpt * staged_parameters(op) * 16 } else { 0 };
-    let mut launch = Launch { op, dtype, team: c.team, vpt: c.vpt, block: c.block, grid: 1, chunks: 1, cooperative: false, shared_bytes, reason };
+    let mut launch = Launch { op, dtype, team: c.team, vpt: c.vpt, block: c.block, grid: 1, chunks: 1, cooperative: false, shared_bytes: 0, reason };
     let cap = |blocks: u64| blocks.clamp(1, device.max_grid_x as u64) as u32;
     launch.grid = match c.team {
         Team::Lanes(l) => {
@@ -393,6 +393,11 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     };
     let capacity = launch.threads_per_row() * c.vpt as u64;
     launch.chunks = if c.team == Team::ThreePass { 3 } else { packs(dtype, cols).div_ceil(capacity) };
+    // The staged blocks' shared memory, 16 bytes a pack of each parameter for every thread, where
+    // the block holds its row (a row read in chunks is written with the parameters in groups).
+    if c.team == Team::StagedBlock && launch.chunks == 1 {
+        launch.shared_bytes = c.block * c.vpt * staged_parameters(op) * 16;
+    }
     Ok(Some(launch))
 }
 
@@ -575,7 +580,11 @@ mod tests {
         let turing = Device { arch: (7, 5), ..Device::h200() };
         let e = staged(DlOp::LayerNorm, Dtype::F16, 128, turing).unwrap_err().to_string();
         assert!(e.contains("sm_80") && e.contains("sm_75"), "{e}");
-        // The other teams take no dynamic shared memory.
+        // A row read in chunks gets none (its write takes the parameters in groups), nor do the
+        // other teams.
+        let chunked = staged(DlOp::LayerNorm, Dtype::F32, 128, Device::h200()).unwrap().unwrap();
+        assert_eq!((chunked.chunks, chunked.shared_bytes), (2, 0), "{chunked}");
+        assert!(!chunked.to_string().contains("bytes of shared memory"), "{chunked}");
         assert_eq!(auto(DlOp::LayerNorm, Dtype::BF16, 4096, 4096).shared_bytes, 0);
     }
 
