@@ -138,7 +138,7 @@ fn options_are_typed_when_they_are_parsed() {
         ("dl-bench --planner-only", "the following required arguments were not provided:\n  --out <DIR>"),
         ("bench --scratch-pads 2", "the following required arguments were not provided:\n  --out <DIR>"),
         ("dl-bench --team block:2:256", "the following required arguments were not provided:\n  --out <DIR>\n  --planner-only"),
-        ("dl-bench --planner-only --out x --team warp:8", "a team is block:VPT:THREADS, lanes:LANES:VPT, cluster:C:VPT:THREADS or split:S:VPT:THREADS"),
+        ("dl-bench --planner-only --out x --team warp:8", "a team is block:VPT:THREADS, staged:VPT:THREADS, lanes:LANES:VPT, cluster:C:VPT:THREADS or split:S:VPT:THREADS"),
         ("", "Usage: reduction <COMMAND>"),
     ] {
         let (code, stdout, stderr) = reduction(args);

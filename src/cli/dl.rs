@@ -40,8 +40,9 @@ pub struct DlBenchArgs {
     #[arg(long, requires = "out")]
     planner_only: bool,
     /// With --planner-only: this team in place of the planner's, for every op and shape (as the
-    /// teams file's runs by turns): block:VPT:THREADS, lanes:LANES:VPT, cluster:C:VPT:THREADS or
-    /// split:S:VPT:THREADS (VPT: 16-byte packs a thread)
+    /// teams file's runs by turns): block:VPT:THREADS, staged:VPT:THREADS (LayerNorm's and
+    /// RMSNorm's parameters staged in shared memory, sm_80 and later), lanes:LANES:VPT,
+    /// cluster:C:VPT:THREADS or split:S:VPT:THREADS (VPT: 16-byte packs a thread)
     #[arg(long, value_name = "TEAM", requires = "planner_only", value_parser = parse_team)]
     team: Option<Choice>,
     /// No new shape of the book's kernels is started after this many seconds (compiles included;
