@@ -371,10 +371,6 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 #if defined(DL_PARAMS_EARLY) && !defined(DL_PARAMS_GROUP)
 #error "DL_PARAMS_EARLY loads through DL_PARAMS_GROUP's parameters: give -DDL_PARAMS_GROUP=G too"
 #endif
-// A task's per-column parameters (LayerNorm's γ and β, RMSNorm's γ: 18_norms.cu names them)
-// for the writes that take them by packs ahead of the arithmetic: the staged blocks'
-// (StagedParams) and the grouped and early switches'.
-
 // store_pack under a predicate on the store itself, not a branch around it (the compiler would
 // move the pack's loads and arithmetic into that branch).
 template <typename T>
@@ -385,6 +381,9 @@ __device__ __forceinline__ void store_pack_if(T* __restrict__ out, u64 i, const 
                  "r"(o.w[0]), "r"(o.w[1]), "r"(o.w[2]), "r"(o.w[3]), "r"((unsigned)in)
                  : "memory");
 }
+// A task's per-column parameters (LayerNorm's γ and β, RMSNorm's γ: 18_norms.cu names them), for
+// the writes that take them by packs ahead of the arithmetic: the staged blocks' (StagedParams)
+// and the grouped and early switches'.
 template <class Task>
 struct GroupedParams {
     static constexpr int COUNT = 0;
@@ -460,9 +459,18 @@ struct StagedParams {
 // ANCHOR_END: staged_params
 #endif
 
-// The write of chunk c with its parameters loaded GROUP packs at a time, every load of a group issued
-// before any of its arithmetic, with no test between them (the grouped switch, DL_PARAMS_GROUP, and
-// the staged entries where the launch gave no shared memory).
+// The write of chunk c with its parameters loaded GROUP packs at a time, every load of a group
+// issued before any of its arithmetic, with no test between them: the staged entries' rows of
+// several chunks, and every entry under the grouped switch (an experiment,
+// REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_GROUP=G).
+// By default each pack's parameters are loaded behind the pack's test, so that a thread of
+// layer_norm_block4_bf16 waits a round trip to L2 four times, one after the other, after the
+// row's statistics (SASS, NVRTC 13.0, sm_90); in Nsight Compute TileLang's LayerNorm at bf16
+// 4096 × 4096, which stages γ and β in shared memory, took 21.4 µs to its 24.5 on an H100.
+// A group costs 4·G·P registers a thread (P parameters a column). At sm_90, G = 2, 4 or 8, no
+// block entry and no lanes entry of 4 packs or fewer has a local load or store; LayerNorm's
+// lanes of 8 packs have up to 10 (2 by default), its cluster entries 27 to 35 at 16 bits and 4 at
+// f32. Only the tasks GroupedParams names (18_norms.cu), each with map_grouped(x, params, stats, y).
 template <int GROUP, typename T, int VPT, int UNTESTED, class Task>
 __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
                                                            const typename Task::Stats& st) {
@@ -487,19 +495,6 @@ __device__ __forceinline__ void store_chunk_params_grouped(const Task& task, T* 
         }
     }
 }
-
-#ifdef DL_PARAMS_GROUP
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_GROUP=G): a task's write loads its
-// per-column parameters (LayerNorm's γ and β, RMSNorm's γ) G packs at a time, every load of a
-// group issued before any of its arithmetic, with no test between them.
-// By default each pack's parameters are loaded behind the pack's test, so that a thread of
-// layer_norm_block4_bf16 waits a round trip to L2 four times, one after the other, after the
-// row's statistics (SASS, NVRTC 13.0, sm_90); in Nsight Compute TileLang's LayerNorm at bf16
-// 4096 × 4096, which stages γ and β in shared memory, took 21.4 µs to its 24.5 on an H100.
-// A group costs 4·G·P registers a thread (P parameters a column). At sm_90, G = 2, 4 or 8, no
-// block entry and no lanes entry of 4 packs or fewer has a local load or store; LayerNorm's
-// lanes of 8 packs have up to 10 (2 by default), its cluster entries 27 to 35 at 16 bits and 4 at
-// f32. Only the tasks GroupedParams names (18_norms.cu), each with map_grouped(x, params, stats, y).
 
 #ifdef DL_PARAMS_EARLY
 #ifndef DL_LN_TWO_PASS
@@ -540,7 +535,6 @@ struct EarlyParams {
         }
     }
 };
-#endif
 #endif
 
 // Write chunk c of the output row with 16-byte stores, from task.map_pack.
@@ -841,15 +835,13 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         st = combine_team(st);
     }
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
-#if __CUDA_ARCH__ >= 800
     if constexpr (STAGED) {
+#if __CUDA_ARCH__ >= 800
         if (staged) {  // (a held row is live: shape_of)
             StagedParams<Task, VPT>::write(task, task.out(row), h0, r.packs, s, stats);
             return stats;
         }
-    }
 #endif
-    if constexpr (STAGED) {
         // A row of several chunks (the planner gives those no shared memory): the parameters in
         // groups of 4 packs (RMSNorm's loaded ahead instead under DL_PARAMS_AHEAD).
         row_write<Task, VPT, 0, 4>(task, r, row, s, h0, h1, stats);
