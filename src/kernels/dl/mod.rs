@@ -9,6 +9,7 @@
 
 pub mod choose;
 pub mod columns;
+pub mod menu;
 pub mod plan;
 pub mod runner;
 
