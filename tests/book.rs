@@ -258,6 +258,63 @@ fn the_column_plans_as_chapter_18_says() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(format!("book/dl_norms.md says otherwise: {}", problems.join("; ")).into()) }
 }
 
+/// choose.rs's rule for the staged blocks (LayerNorm's and RMSNorm's rows of 2049 to 4096 values),
+/// from the runs by turns it cites: the staged blocks faster than the earlier team in both rounds
+/// at every case there, as many cases as it says, and the two means it quotes.
+fn the_staged_blocks_rule_as_choose_rs_says() -> Result<(), Failed> {
+    let rules = std::fs::read_to_string(root().join("src/kernels/dl/choose.rs"))?;
+    let folder = "plots/data/dl/experiments/staged-blocks/nvidia-h100-80gb-hbm3-s57-call1/";
+    if !rules.contains(folder.trim_start_matches("plots/data/dl/").trim_end_matches('/')) && !rules.contains(folder) {
+        return Err(format!("choose.rs no longer cites {folder}: update this test").into());
+    }
+    // (op, type, rows, cols) -> (the earlier team's medians, the staged blocks' medians)
+    type Case = (String, String, usize, usize);
+    let mut cases: std::collections::BTreeMap<Case, (Vec<f64>, Vec<f64>)> = Default::default();
+    for entry in std::fs::read_dir(root().join(folder))? {
+        let path = entry?.path();
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let before = stem.starts_with("before-");
+        if !(before || stem.starts_with("staged-")) || path.extension().is_none_or(|e| e != "csv") {
+            continue;
+        }
+        let (_, rows) = reduction::records::dl::read_csv::<reduction::records::dl::DlRow>(&path)?;
+        for r in rows.iter().filter(|r| r.kernel.starts_with("dl_") && r.status == reduction::records::bench::Status::Correct) {
+            let times = cases.entry((r.op.clone(), r.dtype.name().to_string(), r.rows, r.n)).or_default();
+            if before { times.0.push(r.median_us) } else { times.1.push(r.median_us) }
+        }
+    }
+    let mut problems = Vec::new();
+    let mut both = 0;
+    let mean = |t: &[f64]| t.iter().sum::<f64>() / t.len() as f64;
+    for ((op, dtype, m, n), (before, staged)) in &cases {
+        if before.len() != 2 || staged.len() != 2 {
+            problems.push(format!("{op} {dtype} {m}x{n}: {} rounds of the earlier team, {} of the staged blocks", before.len(), staged.len()));
+        } else if staged.iter().all(|s| before.iter().all(|b| s < b)) {
+            both += 1;
+        } else {
+            problems.push(format!("{op} {dtype} {m}x{n}: staged {staged:?} not faster in both rounds than {before:?}"));
+        }
+        if (*n as u64) <= reduction::kernels::dl::plan::STAGED_COLS.0 || (*n as u64) > reduction::kernels::dl::plan::STAGED_COLS.1 {
+            problems.push(format!("{op} {dtype} {m}x{n}: outside the rule's lengths"));
+        }
+    }
+    if !rules.contains(&format!("in both rounds at all {both} cases")) || both != cases.len() {
+        problems.push(format!("faster in both rounds at {both} of {} cases: not what choose.rs says", cases.len()));
+    }
+    for (op, dtype, m, n) in [("layer_norm", "bf16", 4096, 4096), ("rms_norm", "f32", 65536, 4096)] {
+        match cases.get(&(op.to_string(), dtype.to_string(), m, n)) {
+            Some((before, staged)) => {
+                let quote = format!("{:.2} against {:.2}", mean(staged), mean(before));
+                if !rules.contains(&quote) {
+                    problems.push(format!("{op} {dtype} {m}x{n}: choose.rs does not quote the means ({quote})"));
+                }
+            }
+            None => problems.push(format!("{op} {dtype} {m}x{n}: not in {folder}")),
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(format!("src/kernels/dl/choose.rs says otherwise: {}", problems.join("; ")).into()) }
+}
+
 /// choose.rs's measured rules of 2026-12-03 (softmax's 16-bit rows of up to 16384 packs take a
 /// cluster of 8 × 256; RMSNorm's few 16-bit rows of up to 1024 packs take 2 packs a thread), from
 /// the forced-team runs in `plots/data/dl/experiments/<gpu>-teams.csv`: the order each comment
@@ -404,6 +461,7 @@ fn main() {
     trials.push(Trial::test("claims::norms_long_rows_and_the_softmax_cluster_as_the_chapters_say", norms_long_rows_and_the_softmax_cluster_as_the_chapters_say));
     trials.push(Trial::test("claims::the_column_plans_as_chapter_18_says", the_column_plans_as_chapter_18_says));
     trials.push(Trial::test("claims::the_planner_rules_of_the_teams_runs_as_choose_rs_says", the_planner_rules_of_the_teams_runs_as_choose_rs_says));
+    trials.push(Trial::test("claims::the_staged_blocks_rule_as_choose_rs_says", the_staged_blocks_rule_as_choose_rs_says));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

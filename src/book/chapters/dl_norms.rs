@@ -39,6 +39,96 @@ pub fn norms_experiments_markdown(c: &Context) -> Result<String> {
     ))
 }
 
+/// `dl_staged_blocks.md`: the staged blocks (`Team::StagedBlock`) against the team the planner
+/// took before them, by turns in one call, and the fastest peer of the same call
+/// (`plots/data/dl/experiments/staged-blocks/<slug>/`: `before-<round>.csv`, the planner's runs of
+/// that build; `staged-<type>-<threads>-<round>.csv`, the staged team forced; `peers.csv`, the
+/// peers' run that followed). One table per GPU measured.
+pub fn staged_blocks_markdown(c: &Context) -> Result<String> {
+    let root = records::results_dir(&c.data_dir).join("experiments/staged-blocks");
+    let mut gpus: Vec<std::path::PathBuf> = std::fs::read_dir(&root).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
+    gpus.sort();
+    let mut out = String::new();
+    for dir in &gpus {
+        out += &staged_blocks_table(dir)?;
+    }
+    if out.is_empty() {
+        return Ok("*The staged blocks are not measured by turns on any GPU (`plots/data/dl/experiments/staged-blocks/`).*\n".into());
+    }
+    Ok(out)
+}
+
+/// One GPU's folder of [`staged_blocks_markdown`].
+fn staged_blocks_table(dir: &std::path::Path) -> Result<String> {
+    let runs = read_turns(dir, |f| records::read_csv::<records::DlRow>(f).map(|(m, rows)| rows.into_iter().map(|r| (m.gpu.clone(), r)).collect()))?;
+    let peers_file = dir.join("peers.csv");
+    let peers = if peers_file.is_file() { records::read_csv::<records::DlRow>(&peers_file)?.1 } else { Vec::new() };
+    let Some(gpu) = runs.iter().flat_map(|t| t.rows.first()).map(|(g, _)| g.clone()).next() else { return Ok(String::new()) };
+    let entry = |r: &records::DlRow| r.title.rsplit_once('[').map_or(String::new(), |(_, e)| e.trim_end_matches(']').to_string());
+    let is_staged = |v: &str| v.starts_with("staged");
+    // The cases: every (op, type, shape) a staged run measured, in the order of the runs.
+    type Case = (String, Dtype, usize, usize);
+    let mut cases: Vec<(Case, String)> = Vec::new();
+    for t in runs.iter().filter(|t| is_staged(&t.variant)) {
+        for (_, r) in t.rows.iter().filter(|(_, r)| r.status == Status::Correct && r.kernel.starts_with("dl_")) {
+            let case = (r.op.clone(), r.dtype, r.rows, r.n);
+            if !cases.iter().any(|(c, _)| *c == case) {
+                cases.push((case, t.variant.clone()));
+            }
+        }
+    }
+    cases.sort_by_key(|((op, dtype, m, n), _)| (op.clone(), dtype.name(), *n, *m));
+    let pick = |variant: &str, c: &Case| {
+        let times = rounds(&runs, variant, |(_, r)| (r.status == Status::Correct && r.kernel.starts_with("dl_") && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3)).then_some(r.median_us));
+        let name = runs.iter().filter(|t| t.variant == variant).flat_map(|t| &t.rows).find(|(_, r)| r.kernel.starts_with("dl_") && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3)).map(|(_, r)| entry(r));
+        (times, name.unwrap_or_default())
+    };
+    let mut out = format!(
+        "*µs, the median of each of two rounds (`a / b`), by turns in one call on an {gpu}: the team the planner took before the staged blocks, \
+        and the staged blocks forced; then the fastest peer, measured right after in the same call (`plots/dl_peers.py`). \
+        `plots/data/dl/experiments/staged-blocks/{}/`.*\n\n\
+        | op | type | M × N | planner's team before | µs | staged blocks | µs | change | fastest peer, same call |\n|---|---|---|---|--:|---|--:|--:|---|\n",
+        dir.file_name().unwrap_or_default().to_string_lossy());
+    let (mut faster, mut slower, mut changes) = (0, 0, Vec::new());
+    let (mut ahead, mut behind, mut gaps) = (0, 0, Vec::new());
+    for (c, variant) in &cases {
+        let (before, before_entry) = pick("before", c);
+        let (staged, staged_entry) = pick(variant, c);
+        if before.is_empty() || staged.is_empty() {
+            continue;
+        }
+        let change = mean(&staged) / mean(&before) - 1.0;
+        match verdict(&staged, &before) {
+            Verdict::Faster => faster += 1,
+            Verdict::Slower => slower += 1,
+            Verdict::Mixed => {}
+        }
+        changes.push((change, format!("{} {} {}", c.0, c.1, shape(c.2, c.3))));
+        let peer = super::dl::best_peer(&peers, &c.0, c.1, c.2, c.3).map_or("—".to_string(), |p| {
+            let gap = mean(&staged) / p.median_us;
+            if gap > 1.0 { behind += 1; gaps.push((gap, format!("{} {} {}, {} {:.2} µs", c.0, c.1, shape(c.2, c.3), super::dl::peer_name(p), p.median_us))); } else { ahead += 1; }
+            format!("{} {:.2}", super::dl::peer_name(p), p.median_us)
+        });
+        writeln!(out, "| {} | {} | {} | `{before_entry}` | {} | `{staged_entry}` | {} | {:+.1}% | {peer} |", c.0, c.1, shape(c.2, c.3), cell(&before, 2), cell(&staged, 2), change * 100.0).unwrap();
+    }
+    if changes.is_empty() {
+        return Ok(String::new());
+    }
+    let best = changes.iter().min_by(|a, b| a.0.total_cmp(&b.0)).expect("not empty");
+    let worst = changes.iter().max_by(|a, b| a.0.total_cmp(&b.0)).expect("not empty");
+    write!(out, "\nOn the {gpu} the staged blocks were faster than the planner's earlier team in both rounds at {faster} of {} cases and slower in both at {slower}; \
+        from {:+.1}% ({}) to {:+.1}% ({}) on the mean of the rounds.", changes.len(), best.0 * 100.0, best.1, worst.0 * 100.0, worst.1).unwrap();
+    if ahead + behind > 0 {
+        write!(out, " Beside the fastest peer of the same call, the staged blocks' mean was ahead or level at {ahead} of {} cases", ahead + behind).unwrap();
+        match gaps.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
+            Some((gap, what)) => write!(out, " and behind at {behind}, by at most {:.1}% ({what}).", (gap - 1.0) * 100.0).unwrap(),
+            None => out.push('.'),
+        }
+    }
+    out.push_str("\n\n");
+    Ok(out)
+}
+
 /// `dl_lanes_bound.md`: softmax's and log_softmax's lanes of 8 packs bounded to four blocks of
 /// 256 an SM (`-DDL_LANES8_MIN_BLOCKS=4`, kernels/dl_rows.cuh) against the default build, by turns
 /// at the shapes where the planner takes them (`switches/lanes-bound/`, `tests/gpu-host.sh lanes-bound`).
@@ -346,6 +436,31 @@ mod tests {
         assert!(!switches_table(&dir, None, "test").unwrap().contains("not counted"));
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(switches_table(&dir, None, "test").unwrap(), "", "nothing measured, nothing said");
+    }
+
+    #[test]
+    fn the_staged_blocks_are_set_against_the_earlier_team_and_the_peers_of_the_same_call() {
+        let dir = std::env::temp_dir().join(format!("staged-blocks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = "# gpu: NVIDIA H100 80GB HBM3\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows\n";
+        let row = |kernel: &str, entry: &str, m: usize, us: f64| format!("{kernel},18,t [{entry}],correct,bf16,4096,128,rotated,{us},1,2,3,1,1,15,m,layer_norm,{m}\n");
+        let write = |name: &str, text: String| std::fs::write(dir.join(name), format!("{head}{text}")).unwrap();
+        write("before-1.csv", row("dl_layer_norm", "layer_norm_block8_bf16", 4096, 28.0) + &row("dl_layer_norm", "layer_norm_block8_bf16", 65536, 362.0));
+        write("before-2.csv", row("dl_layer_norm", "layer_norm_block8_bf16", 4096, 27.9) + &row("dl_layer_norm", "layer_norm_block8_bf16", 65536, 363.0));
+        write("staged-bf16-128-1.csv", row("dl_layer_norm", "layer_norm_block4_staged_bf16", 4096, 24.9) + &row("dl_layer_norm", "layer_norm_block4_staged_bf16", 65536, 358.0));
+        write("staged-bf16-128-2.csv", row("dl_layer_norm", "layer_norm_block4_staged_bf16", 4096, 24.8) + &row("dl_layer_norm", "layer_norm_block4_staged_bf16", 65536, 364.0));
+        write("peers.csv", row("tilelang_layer_norm", "x", 4096, 24.0).replace(",correct,", ",peer,") + &row("liger_layer_norm", "x", 65536, 370.0).replace(",correct,", ",peer,"));
+        let t = staged_blocks_table(&dir).unwrap();
+        assert!(t.contains("| layer_norm | bf16 | 2^12 × 2^12 | `layer_norm_block8_bf16` | 28.00 / 27.90 | `layer_norm_block4_staged_bf16` | 24.90 / 24.80 | -11.1% | TileLang 24.00 |"), "{t}");
+        assert!(t.contains("on an NVIDIA H100 80GB HBM3"), "{t}");
+        // 65536 rows: faster in one round, slower in the other: counted as neither.
+        assert!(t.contains("faster than the planner's earlier team in both rounds at 1 of 2 cases and slower in both at 0; from -11.1% (layer_norm bf16 2^12 × 2^12) to -0.4% (layer_norm bf16 2^16 × 2^12)"), "{t}");
+        assert!(t.contains("ahead or level at 1 of 2 cases and behind at 1, by at most 3.5% (layer_norm bf16 2^12 × 2^12, TileLang 24.00 µs)."), "{t}");
+        // No earlier team beside them: nothing to say.
+        std::fs::remove_file(dir.join("before-1.csv")).unwrap();
+        std::fs::remove_file(dir.join("before-2.csv")).unwrap();
+        assert_eq!(staged_blocks_table(&dir).unwrap(), "");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
