@@ -322,27 +322,34 @@ pub fn from_results(c: &Context, f: fn(&Loaded) -> String) -> Result<String> {
 }
 
 pub fn forward_markdown(l: &Loaded) -> String {
-    format!("{}{}{}", provenance(&l.machine), planned_since(l), ops_table(l, &FORWARD))
+    format!("{}{}{}", provenance(&l.machine), planned_since_note(l), ops_table(l, &FORWARD))
 }
 
-/// The rows of the book's data whose planned team is no longer the one the planner takes on that
-/// GPU (a rule added after the run, measured elsewhere): which, and what the planner takes now.
-/// Empty where every row is the current plan.
-pub fn planned_since(l: &Loaded) -> String {
+/// The entry the planner takes today for a row of the book's data that was measured with another
+/// (a rule added after the run, measured elsewhere); `None` where the row is today's plan, or is
+/// not a planned row.
+pub(super) fn planned_since(machine: &Machine, r: &DlRow) -> Option<String> {
     use crate::kernels::dl::{plan, DlOp};
-    let arch = l.machine.compute_capability.split_once('.').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
-    let (Some(arch), true) = (arch, l.machine.sm_count > 0) else { return String::new() };
-    let device = plan::Device { sm_count: l.machine.sm_count, arch, max_grid_x: i32::MAX as u32 };
-    let mut changed: Vec<String> = Vec::new();
-    for r in &l.ours {
-        let Some(op) = DlOp::parse(&r.op).filter(|op| r.kernel == records::kernel_name(op.name())) else { continue };
-        let Some(measured) = r.title.rsplit_once('[').map(|(_, e)| e.trim_end_matches(']')) else { continue };
-        // The clusters the GPU held when it ran are assumed held: only a rule can change the plan.
-        let Ok(Some(now)) = plan::plan(op, r.dtype, r.rows as u64, r.n as u64, device, None, |_, _| u32::MAX) else { continue };
-        if now.entry() != measured {
-            changed.push(format!("{} {} {} (`{measured}`; now `{}`)", op.title(), r.dtype, shape(r.rows, r.n), now.entry()));
-        }
+    let arch = machine.compute_capability.split_once('.').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))?;
+    if machine.sm_count == 0 {
+        return None;
     }
+    let device = plan::Device { sm_count: machine.sm_count, arch, max_grid_x: i32::MAX as u32 };
+    let op = DlOp::parse(&r.op).filter(|op| r.kernel == records::kernel_name(op.name()))?;
+    let measured = r.title.rsplit_once('[').map(|(_, e)| e.trim_end_matches(']'))?;
+    // The clusters the GPU held when it ran are assumed held: only a rule can change the plan.
+    let now = plan::plan(op, r.dtype, r.rows as u64, r.n as u64, device, None, |_, _| u32::MAX).ok()??.entry();
+    (now != measured).then_some(now)
+}
+
+/// [`planned_since`] of every row, in a sentence; empty where every row is today's plan.
+pub fn planned_since_note(l: &Loaded) -> String {
+    let changed: Vec<String> = l.ours.iter().filter_map(|r| {
+        let now = planned_since(&l.machine, r)?;
+        let measured = r.title.rsplit_once('[').map_or("", |(_, e)| e.trim_end_matches(']'));
+        let title = crate::kernels::dl::DlOp::parse(&r.op).map_or(r.op.as_str(), |op| op.title());
+        Some(format!("{title} {} {} (`{measured}`; now `{now}`)", r.dtype, shape(r.rows, r.n)))
+    }).collect();
     if changed.is_empty() {
         return String::new();
     }
@@ -351,8 +358,6 @@ pub fn planned_since(l: &Loaded) -> String {
         `reduction dl-bench` on the {} measures the planner's team of today.\n", changed.len(), changed.join("; "), l.machine.gpu)
 }
 
-/// Where the book's numbers come from: the run's command and compiler, from the file's header;
-/// for the prototype's records, what that means.
 pub fn provenance(machine: &Machine) -> String {
     let mut s = format!("Measured on the {} on {}: `{}` (compiled by {}).", machine.gpu, machine.date, machine.command, machine.nvrtc);
     if machine.nvrtc.contains("prototype") {

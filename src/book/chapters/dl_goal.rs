@@ -2,7 +2,7 @@
 //! range at M·N = 2^28, how many shapes meet the goal, how the fastest copy of the same run
 //! compares, and every case where a peer is faster.
 
-use super::dl::{best_peer, find, own_run_note, peak, peer_name, shape, shapes, BACKWARD, FORWARD};
+use super::dl::{best_peer, find, own_run_note, peak, peer_name, planned_since, shape, shapes, BACKWARD, FORWARD};
 use crate::element::Dtype;
 use crate::records::dl::{self as records, Loaded};
 use std::fmt::Write as _;
@@ -72,7 +72,9 @@ pub fn goal(l: &Loaded) -> String {
                 if let (Some(ours), Some(peer)) = (find(&l.ours, &records::kernel_name(op), op, dtype, m, n), best_peer(&l.peers, op, dtype, m, n)) {
                     if peer.median_us < ours.median_us {
                         let ratio = ours.median_us / peer.median_us;
-                        slower.push((ratio, format!("{title} {dtype} {} ({} {:.1} µs, ours {:.1} µs, {ratio:.2}×)", shape(m, n), peer_name(peer), peer.median_us, ours.median_us)));
+                        // A row the planner no longer takes says so: the gap is the earlier team's.
+                        let earlier = if planned_since(&l.machine, ours).is_some() { ", the planner's earlier team" } else { "" };
+                        slower.push((ratio, format!("{title} {dtype} {} ({} {:.1} µs, ours {:.1} µs{earlier}, {ratio:.2}×)", shape(m, n), peer_name(peer), peer.median_us, ours.median_us)));
                     }
                 }
             }
