@@ -409,6 +409,23 @@ mod tests {
     use crate::records::bench::{Cache, Status};
 
     #[test]
+    fn a_row_measured_with_an_earlier_plan_is_named_with_todays() {
+        let head = "# gpu: NVIDIA H200\n# compute_capability: 9.0\n# sm_count: 132\nkernel,chapter,title,status,dtype,n,block,cache,median_us,min_us,max_us,gbps,bytes,working_set_bytes,repeats,method,op,rows\n";
+        let row = |op: &str, entry: &str, dtype: &str| format!("dl_{op},18,t [{entry}],correct,{dtype},4096,64,rotated,23.0,1,2,3,1,1,15,m,{op},4096\n");
+        let text = format!("{head}{}{}{}", row("layer_norm", "layer_norm_block8_bf16", "bf16"), row("softmax", "softmax_block8_bf16", "bf16"), row("layer_norm", "layer_norm_block4_staged_f32", "f32"));
+        let (header, rows) = crate::records::csv::from_str::<DlRow>(&text, "test").unwrap();
+        let machine = Machine::from_header(&header);
+        let now: Vec<Option<String>> = rows.iter().map(|r| planned_since(&machine, r)).collect();
+        assert_eq!(now, [Some("layer_norm_block4_staged_bf16".to_string()), None, None]);
+        let l = Loaded { machine: machine.clone(), ours: rows.clone(), peers: Vec::new(), refused: Vec::new() };
+        let note = planned_since_note(&l);
+        assert!(note.contains("at 1 of its rows") && note.contains("LayerNorm bf16 2^12 × 2^12 (`layer_norm_block8_bf16`; now `layer_norm_block4_staged_bf16`)"), "{note}");
+        // On a Turing GPU the staged blocks are not today's plan: the earlier team is.
+        let turing = Machine { compute_capability: "7.5".into(), ..machine };
+        assert_eq!(planned_since(&turing, &rows[0]), None);
+    }
+
+    #[test]
     fn a_demo_with_nan_rows_says_its_error_leaves_them_out() {
         let csv = "demo,kernel,dtype,m,n,kind,max_rel_error,nan_rows,rows,note\n\
 shift_missing,softmax_block8_f32,f32,64,4096,shifted,3.2e-7,21,64,rows of the output sum to 1.000000 … 1.000000\n\
