@@ -18,9 +18,10 @@ pub const SLICE_PACKS: u64 = 4096;
 /// RMSNorm's 16-bit rows of up to 1024 packs take 2 packs a thread where there are at most this many
 /// rows (measured at 4096 rows; at 32768 and 65536 the two took the same time).
 pub const FEW_ROWS: u64 = 16384;
-/// LayerNorm's and RMSNorm's rows of more than `.0` and at most `.1` values go to the staged blocks
-/// (4 packs a thread, up to 256 threads; sm_80 and later): where they were measured faster.
-pub const STAGED_COLS: (u64, u64) = (2048, 4096);
+/// LayerNorm's and RMSNorm's rows of more than [`LANES_MAX_PACKS`] and at most this many packs (2049
+/// to 8192 16-bit values, 1025 to 4096 f32) go to the staged blocks on sm_80 and later: 4 packs a
+/// thread, up to 256 threads (the `NORMS` menu's), where they were measured faster.
+pub const STAGED_MAX_PACKS: u64 = 1024;
 /// The largest cluster size CUDA calls portable (8 blocks).
 pub const PORTABLE_CLUSTER: u32 = 8;
 /// The largest cluster the planner uses: 16 blocks is a non-portable size (the H200 holds 14 such
@@ -84,17 +85,19 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         // block.
         return (Choice { team: Team::Cluster(2), vpt: 8, block: 512 }, "softmax's row of 8192 packs of 16-bit values: a cluster of two blocks of 512 (faster than one block of 1024 on the H200)");
     }
-    if matches!(op, DlOp::LayerNorm | DlOp::RmsNorm) && cols > STAGED_COLS.0 && cols <= STAGED_COLS.1 && device.arch.0 >= 8 {
+    if matches!(op, DlOp::LayerNorm | DlOp::RmsNorm) && p > LANES_MAX_PACKS && p <= STAGED_MAX_PACKS && device.arch.0 >= 8 {
         // Measured, not derived, and on an H100 80GB HBM3, not on the H200 the other rules were
-        // measured on (none was lent for it): dl-bench by turns, two rounds in one call
-        // (plots/data/dl/experiments/staged-blocks/nvidia-h100-80gb-hbm3-s57-call1/, the norms
-        // chapter's table; tests/book.rs holds the order). At 4096 × 4096 and 65536 × 4096, both
-        // norms, bf16 and f32, 4 packs a thread with γ and β copied into shared memory beat the
-        // team this function gave them before (8 packs a thread, or 2 for RMSNorm by the two rules
-        // below) in both rounds at all 8 cases: from LayerNorm bf16 4096 × 4096,
-        // 24.88 against 27.96 µs, to RMSNorm f32 65536 × 4096, 711.38 against 711.99.
+        // measured on (none was lent for it): dl-bench by turns, two rounds in one call, against
+        // the team this function gave them before (8 packs a thread, or 2 for RMSNorm by the two
+        // rules below), both norms, in plots/data/dl/experiments/staged-blocks/ (the norms
+        // chapter's tables; tests/book.rs holds the count and the quotes): s57-call1 at 4096 ×
+        // 4096 and 65536 × 4096, bf16 and f32; s57-call3 at bf16 rows of 8192 and f32 rows of
+        // 2048, 4096 rows and M·N = 2^28. Faster in both rounds at 15 of 16 cases: from LayerNorm
+        // bf16 4096 × 4096,
+        // 24.88 against 27.96 µs, to RMSNorm f32 65536 × 4096, 711.38 against 711.99; at the last,
+        // RMSNorm f32 4096 × 2048, the same time (24.33 against 24.33).
         let block = p.div_ceil(4).next_power_of_two().clamp(64, 256) as u32;
-        return (Choice { team: Team::StagedBlock, vpt: 4, block }, "LayerNorm's or RMSNorm's row of 2049 to 4096 values: the staged blocks, 4 packs a thread with γ and β in shared memory (faster than 8 packs a thread on an H100)");
+        return (Choice { team: Team::StagedBlock, vpt: 4, block }, "LayerNorm's or RMSNorm's row of 257 to 1024 packs: the staged blocks, 4 packs a thread with γ and β in shared memory (faster than the other teams on an H100)");
     }
     if op == DlOp::RmsNorm && dtype.size_bytes() == 2 && p > LANES_MAX_PACKS && p <= 1024 && rows <= FEW_ROWS {
         // Measured, not derived (dl-bench on the H200, forced teams by turns, the means of
@@ -102,8 +105,7 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         // × 2 packs against 64 × 8: 18.8 against 20.1 µs; at 65536 × 4096 and 32768 × 8192, and f32
         // 4096 × 4096 (which the f32 rule below gives 2 packs), the two took the same time.
         // LayerNorm and softmax were slower with 2 packs a thread (bf16 4096 × 4096:
-        // 29.7 against 23.1 µs, 20.3 against 18.3). From sm_80 the rule above takes the rows of
-        // up to 4096 values first.
+        // 29.7 against 23.1 µs, 20.3 against 18.3). From sm_80 the rule above takes these rows first.
         let block = p.div_ceil(2).next_power_of_two().clamp(64, 1024) as u32;
         return (Choice { team: Team::Block, vpt: 2, block }, "RMSNorm, few 16-bit rows of up to 1024 packs: one block of 2 packs a thread (faster than 8 packs a thread on the H200)");
     }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use std::fmt;
 
 use super::choose::portable_choice;
-pub use super::choose::{choose, cluster_for, BLOCK_MAX_PACKS, FEW_ROWS, LANES_MAX_PACKS, MAX_CLUSTER, PORTABLE_CLUSTER, SLICE_PACKS, STAGED_COLS};
+pub use super::choose::{choose, cluster_for, BLOCK_MAX_PACKS, FEW_ROWS, LANES_MAX_PACKS, MAX_CLUSTER, PORTABLE_CLUSTER, SLICE_PACKS, STAGED_MAX_PACKS};
 use super::menu::entry_name;
 pub use super::menu::{staged_parameters, Menu, Team, CROSS_ENTROPY, NORMS, ONE_INPUT, TWO_INPUTS};
 
@@ -337,12 +337,12 @@ mod tests {
         assert_eq!((auto(DlOp::Softmax, Dtype::F32, 4096, 1 << 16).team, auto(DlOp::Softmax, Dtype::F32, 4096, 1 << 16).block), (Team::Cluster(4), 512));
         assert_eq!(auto(DlOp::RmsNorm, Dtype::BF16, 8192, 128_256).block, 512);
         // RMSNorm's few rows of up to 1024 packs: 2 packs a thread; many rows, or LayerNorm, 8
-        // (below sm_80, and past 4096 values: the staged blocks take the others).
+        // (below sm_80: the staged blocks take these rows from sm_80 on).
         let turing = Device { arch: (7, 5), ..Device::h200() };
         let old = |op: DlOp, dtype: Dtype, rows: u64, cols: u64| plan(op, dtype, rows, cols, turing, None, |_, _| 264).unwrap().unwrap();
         let r = old(DlOp::RmsNorm, Dtype::BF16, 4096, 4096);
         assert_eq!((r.team, r.vpt, r.block, r.chunks), (Team::Block, 2, 256, 1), "{r}");
-        let r = auto(DlOp::RmsNorm, Dtype::BF16, 4096, 8192);
+        let r = old(DlOp::RmsNorm, Dtype::BF16, 4096, 8192);
         assert_eq!((r.team, r.vpt, r.block, r.chunks), (Team::Block, 2, 512, 1), "{r}");
         // f32 rows of 1024 packs: 2 packs a thread for softmax, log_softmax and RMSNorm (RMSNorm
         // below sm_80), not LayerNorm.
@@ -354,6 +354,7 @@ mod tests {
         }
         assert_eq!(old(DlOp::LayerNorm, Dtype::F32, 65536, 4096).vpt, 8);
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 131072, 2048).vpt, 8);
+        assert_eq!(auto(DlOp::Softmax, Dtype::BF16, 32768, 8192).vpt, 8);
         assert_eq!(old(DlOp::RmsNorm, Dtype::BF16, 65536, 4096).vpt, 8);
         assert_eq!(old(DlOp::LayerNorm, Dtype::BF16, 4096, 4096).vpt, 8);
         assert_eq!(auto(DlOp::Softmax, Dtype::F32, 2048, 1 << 17).team, Team::Cluster(8));
@@ -464,21 +465,26 @@ mod tests {
     }
 
     #[test]
-    fn the_norms_rows_of_2049_to_4096_values_go_to_the_staged_blocks_from_sm_80() {
+    fn the_norms_rows_of_257_to_1024_packs_go_to_the_staged_blocks_from_sm_80() {
         let turing = Device { arch: (7, 5), ..Device::h200() };
         for op in [DlOp::LayerNorm, DlOp::RmsNorm] {
-            for (dtype, block) in [(Dtype::BF16, 128), (Dtype::F16, 128), (Dtype::F32, 256)] {
+            // (type, lengths with their blocks, the lengths either side of the rule's)
+            for (dtype, held, outside) in [
+                (Dtype::BF16, [(2049, 128), (4096, 128), (4097, 256), (8192, 256)], [2048, 8193]),
+                (Dtype::F16, [(2049, 128), (4096, 128), (4097, 256), (8192, 256)], [2048, 8193]),
+                (Dtype::F32, [(1025, 128), (2048, 128), (2049, 256), (4096, 256)], [1024, 4097]),
+            ] {
                 for rows in [4096, 65536] {
-                    for cols in [2049, 3000, 4096] {
+                    for (cols, block) in held {
                         let l = auto(op, dtype, rows, cols);
                         assert_eq!((l.team, l.vpt, l.block, l.chunks), (Team::StagedBlock, 4, block, 1), "{op:?} {dtype} {rows}x{cols}: {l}");
                         assert_eq!(l.shared_bytes, block * 4 * staged_parameters(op) * 16);
                         let old = plan(op, dtype, rows, cols, turing, None, |_, _| 264).unwrap().unwrap();
                         assert_ne!(old.team, Team::StagedBlock, "no cp.async on sm_75: {old}");
                     }
-                    // Outside the measured lengths the rules are as before.
-                    assert_ne!(auto(op, dtype, rows, 2048).team, Team::StagedBlock);
-                    assert_ne!(auto(op, dtype, rows, 4097).team, Team::StagedBlock);
+                    for cols in outside {
+                        assert_ne!(auto(op, dtype, rows, cols).team, Team::StagedBlock, "{op:?} {dtype} {rows}x{cols}");
+                    }
                 }
             }
         }
