@@ -342,7 +342,7 @@ pub(super) fn planned_since(machine: &Machine, r: &DlRow) -> Option<String> {
     (now != measured).then_some(now)
 }
 
-/// [`planned_since`] of every row, in a sentence; empty where every row is today's plan.
+/// `planned_since` of every row, in a sentence; empty where every row is today's plan.
 pub fn planned_since_note(l: &Loaded) -> String {
     let changed: Vec<String> = l.ours.iter().filter_map(|r| {
         let now = planned_since(&l.machine, r)?;
