@@ -75,6 +75,12 @@ pub struct DlRow {
 }
 
 impl DlRow {
+    /// The entry point a row of the book's kernels ran, from the `[entry]` that ends its title
+    /// (`dl-bench` writes it); empty where there is none (the yardsticks, the peers).
+    pub fn entry(&self) -> &str {
+        self.title.rsplit_once('[').map_or("", |(_, e)| e.trim_end_matches(']'))
+    }
+
     /// A benchmark row of `op` over `rows` rows.
     pub fn of(row: Row, op: &str, rows: usize) -> DlRow {
         DlRow {

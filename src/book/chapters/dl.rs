@@ -145,7 +145,7 @@ pub fn three_ways(l: &Loaded) -> String {
 /// The team of a row of ours, from the entry in its title and its block: `cluster 2 × 1024`,
 /// `block × 512`, `split × 512`, `staged block × 128`.
 pub(super) fn team_of(r: &DlRow) -> String {
-    let entry = r.title.rsplit_once('[').map_or("", |(_, e)| e.trim_end_matches(']'));
+    let entry = r.entry();
     if entry.contains("_staged_") {
         return format!("staged block × {}", r.block);
     }
@@ -335,20 +335,18 @@ pub(super) fn planned_since(machine: &Machine, r: &DlRow) -> Option<String> {
         return None;
     }
     let device = plan::Device { sm_count: machine.sm_count, arch, max_grid_x: i32::MAX as u32 };
-    let op = DlOp::parse(&r.op).filter(|op| r.kernel == records::kernel_name(op.name()))?;
-    let measured = r.title.rsplit_once('[').map(|(_, e)| e.trim_end_matches(']'))?;
+    let op = DlOp::parse(&r.op).filter(|op| r.kernel == records::kernel_name(op.name()) && !r.entry().is_empty())?;
     // The clusters the GPU held when it ran are assumed held: only a rule can change the plan.
     let now = plan::plan(op, r.dtype, r.rows as u64, r.n as u64, device, None, |_, _| u32::MAX).ok()??.entry();
-    (now != measured).then_some(now)
+    (now != r.entry()).then_some(now)
 }
 
 /// `planned_since` of every row, in a sentence; empty where every row is today's plan.
 pub fn planned_since_note(l: &Loaded) -> String {
     let changed: Vec<String> = l.ours.iter().filter_map(|r| {
         let now = planned_since(&l.machine, r)?;
-        let measured = r.title.rsplit_once('[').map_or("", |(_, e)| e.trim_end_matches(']'));
         let title = crate::kernels::dl::DlOp::parse(&r.op).map_or(r.op.as_str(), |op| op.title());
-        Some(format!("{title} {} {} (`{measured}`; now `{now}`)", r.dtype, shape(r.rows, r.n)))
+        Some(format!("{title} {} {} (`{}`; now `{now}`)", r.dtype, shape(r.rows, r.n), r.entry()))
     }).collect();
     if changed.is_empty() {
         return String::new();

@@ -60,17 +60,17 @@ pub fn staged_blocks_markdown(c: &Context) -> Result<String> {
 
 /// One GPU's folder of [`staged_blocks_markdown`].
 fn staged_blocks_table(dir: &std::path::Path) -> Result<String> {
-    let runs = read_turns(dir, |f| records::read_csv::<records::DlRow>(f).map(|(m, rows)| rows.into_iter().map(|r| (m.gpu.clone(), r)).collect()))?;
+    let runs = read_turns(dir, |f| Ok(records::read_csv::<records::DlRow>(f)?.1))?;
+    let Some(first) = crate::records::csv_files(dir).into_iter().next() else { return Ok(String::new()) };
+    let gpu = records::read_csv::<records::DlRow>(&first)?.0.gpu;
     let peers_file = dir.join("peers.csv");
     let peers = if peers_file.is_file() { records::read_csv::<records::DlRow>(&peers_file)?.1 } else { Vec::new() };
-    let Some(gpu) = runs.iter().flat_map(|t| t.rows.first()).map(|(g, _)| g.clone()).next() else { return Ok(String::new()) };
-    let entry = |r: &records::DlRow| r.title.rsplit_once('[').map_or(String::new(), |(_, e)| e.trim_end_matches(']').to_string());
-    let is_staged = |v: &str| v.starts_with("staged");
-    // The cases: every (op, type, shape) a staged run measured, in the order of the runs.
+    // The cases: every (op, type, shape) a staged run measured, with that run's variant.
     type Case = (String, Dtype, usize, usize);
+    let is_case = |r: &records::DlRow, c: &Case| r.status == Status::Correct && r.kernel.starts_with("dl_") && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3);
     let mut cases: Vec<(Case, String)> = Vec::new();
-    for t in runs.iter().filter(|t| is_staged(&t.variant)) {
-        for (_, r) in t.rows.iter().filter(|(_, r)| r.status == Status::Correct && r.kernel.starts_with("dl_")) {
+    for t in runs.iter().filter(|t| t.variant.starts_with("staged")) {
+        for r in t.rows.iter().filter(|r| r.status == Status::Correct && r.kernel.starts_with("dl_")) {
             let case = (r.op.clone(), r.dtype, r.rows, r.n);
             if !cases.iter().any(|(c, _)| *c == case) {
                 cases.push((case, t.variant.clone()));
@@ -78,10 +78,11 @@ fn staged_blocks_table(dir: &std::path::Path) -> Result<String> {
         }
     }
     cases.sort_by_key(|((op, dtype, m, n), _)| (op.clone(), dtype.name(), *n, *m));
+    // A variant's medians of the case, round by round, and the entry it ran.
     let pick = |variant: &str, c: &Case| {
-        let times = rounds(&runs, variant, |(_, r)| (r.status == Status::Correct && r.kernel.starts_with("dl_") && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3)).then_some(r.median_us));
-        let name = runs.iter().filter(|t| t.variant == variant).flat_map(|t| &t.rows).find(|(_, r)| r.kernel.starts_with("dl_") && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3)).map(|(_, r)| entry(r));
-        (times, name.unwrap_or_default())
+        let times = rounds(&runs, variant, |r| is_case(r, c).then_some(r.median_us));
+        let entry = runs.iter().filter(|t| t.variant == variant).flat_map(|t| &t.rows).find(|r| is_case(r, c)).map_or("", |r| r.entry());
+        (times, entry)
     };
     let mut out = format!(
         "*µs, the median of each of two rounds (`a / b`), by turns in one call on an {gpu}: the team the planner took before the staged blocks, \
@@ -158,7 +159,6 @@ fn switches_table(dir: &std::path::Path, target: Option<&dyn Fn(&str) -> bool>, 
     }
     // A case: the op, the type, the shape, and the entry (the title's [..]).
     type Case = (String, Dtype, usize, usize, String);
-    let entry = |r: &records::DlRow| r.title.rsplit_once('[').map_or(String::new(), |(_, e)| e.trim_end_matches(']').to_string());
     let mut cases: Vec<Case> = Vec::new();
     let mut variants: Vec<&str> = Vec::new();
     for run in &runs {
@@ -166,7 +166,7 @@ fn switches_table(dir: &std::path::Path, target: Option<&dyn Fn(&str) -> bool>, 
             variants.push(&run.variant);
         }
         for r in run.rows.iter().filter(|r| r.status == Status::Correct) {
-            let c = (r.op.clone(), r.dtype, r.rows, r.n, entry(r));
+            let c = (r.op.clone(), r.dtype, r.rows, r.n, r.entry().to_string());
             if !cases.contains(&c) {
                 cases.push(c);
             }
@@ -175,7 +175,7 @@ fn switches_table(dir: &std::path::Path, target: Option<&dyn Fn(&str) -> bool>, 
     // Default build first, then the switches by name.
     variants.sort_by_key(|v| (!v.starts_with("plain"), *v));
     let times = |v: &str, c: &Case| rounds(&runs, v, |r| {
-        (r.status == Status::Correct && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3) && entry(r) == c.4).then_some(r.median_us)
+        (r.status == Status::Correct && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3) && r.entry() == c.4).then_some(r.median_us)
     });
     let mut out = format!("*µs, the median of each of two rounds (`a / b`), by turns in one call: {what}; `plots/data/dl/experiments/switches/`.*\n\n| op | type | M × N | entry |");
     for v in &variants {

@@ -2,6 +2,7 @@
 //! from a measurement on the H200 (the comments name it). [`super::plan`] checks the choice
 //! against the menu and sizes the grid.
 
+use super::menu::NORMS;
 use super::plan::{packs, Choice, Device, Team};
 use super::DlOp;
 use crate::element::Dtype;
@@ -19,9 +20,9 @@ pub const SLICE_PACKS: u64 = 4096;
 /// rows (measured at 4096 rows; at 32768 and 65536 the two took the same time).
 pub const FEW_ROWS: u64 = 16384;
 /// LayerNorm's and RMSNorm's rows of more than [`LANES_MAX_PACKS`] and at most this many packs (2049
-/// to 8192 16-bit values, 1025 to 4096 f32) go to the staged blocks on sm_80 and later: 4 packs a
-/// thread, up to 256 threads (the `NORMS` menu's), where they were measured faster.
-pub const STAGED_MAX_PACKS: u64 = 1024;
+/// to 8192 16-bit values, 1025 to 4096 f32) go to the staged blocks on sm_80 and later, where they
+/// were measured faster: the most the `NORMS` menu's staged entry holds (4 packs a thread × 256).
+pub const STAGED_MAX_PACKS: u64 = NORMS.staged[0].0 as u64 * NORMS.staged[0].1 as u64;
 /// The largest cluster size CUDA calls portable (8 blocks).
 pub const PORTABLE_CLUSTER: u32 = 8;
 /// The largest cluster the planner uses: 16 blocks is a non-portable size (the H200 holds 14 such
@@ -85,7 +86,8 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         // block.
         return (Choice { team: Team::Cluster(2), vpt: 8, block: 512 }, "softmax's row of 8192 packs of 16-bit values: a cluster of two blocks of 512 (faster than one block of 1024 on the H200)");
     }
-    if matches!(op, DlOp::LayerNorm | DlOp::RmsNorm) && p > LANES_MAX_PACKS && p <= STAGED_MAX_PACKS && device.arch.0 >= 8 {
+    // The ops with a staged entry: LayerNorm and RMSNorm.
+    if let Some(&(vpt, most)) = menu.staged.first().filter(|_| device.arch.0 >= 8 && p > LANES_MAX_PACKS && p <= STAGED_MAX_PACKS) {
         // Measured, not derived, and on an H100 80GB HBM3, not on the H200 the other rules were
         // measured on (none was lent for it): dl-bench by turns, two rounds in one call, against
         // the team this function gave them before (8 packs a thread, or 2 for RMSNorm by the two
@@ -96,8 +98,8 @@ pub fn choose(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device) -> (
         // bf16 4096 × 4096,
         // 24.88 against 27.96 µs, to RMSNorm f32 65536 × 4096, 711.38 against 711.99; at the last,
         // RMSNorm f32 4096 × 2048, the same time (24.33 against 24.33).
-        let block = p.div_ceil(4).next_power_of_two().clamp(64, 256) as u32;
-        return (Choice { team: Team::StagedBlock, vpt: 4, block }, "LayerNorm's or RMSNorm's row of 257 to 1024 packs: the staged blocks, 4 packs a thread with γ and β in shared memory (faster than the other teams on an H100)");
+        let block = p.div_ceil(vpt as u64).next_power_of_two().min(most as u64) as u32;
+        return (Choice { team: Team::StagedBlock, vpt, block }, "LayerNorm's or RMSNorm's row of 257 to 1024 packs: the staged blocks, 4 packs a thread with γ and β in shared memory (faster than the other teams on an H100)");
     }
     if op == DlOp::RmsNorm && dtype.size_bytes() == 2 && p > LANES_MAX_PACKS && p <= 1024 && rows <= FEW_ROWS {
         // Measured, not derived (dl-bench on the H200, forced teams by turns, the means of
