@@ -459,6 +459,77 @@ struct StagedParams {
 // ANCHOR_END: staged_params
 #endif
 
+// The parameters of a block whose teams each hold a row, staged once for all of them, or not at
+// all (NoSharedParams: every entry but the lanes entries under DL_LANES_STAGED).
+struct NoSharedParams {
+    static constexpr bool ACTIVE = false;
+    __device__ __forceinline__ void wait_once() {}
+};
+#if defined(DL_LANES_STAGED) && __CUDA_ARCH__ >= 800
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_LANES_STAGED): the lanes entries' per-column
+// parameters (the norms' γ and β) copied into shared memory once a block, by cp.async issued
+// before the first row's loads, instead of loaded from L1 or L2 by every row's team. A block of
+// 256 threads in teams of 8 lanes writes 32 rows with one copy of them; loaded by each team, they
+// are a second stream from L2 as large as the rows' own (LayerNorm: γ and β, as many bytes as a
+// row read and written), and in Nsight Compute LayerNorm bf16 2^20 × 256 kept the H200's L2 83%
+// busy, its L1 hitting 20.9%. The block waits for the copies (one barrier: each thread reads
+// others' copies) after its first rows' statistics; every thread arrives once (rows_by_lanes).
+template <class Task, int VPT>
+struct LanesParams {
+    static constexpr int P = GroupedParams<Task>::COUNT;
+    static constexpr unsigned MAX_PACKS = 32 * VPT;  // a team of at most 32 lanes holds the row
+    static constexpr bool ACTIVE = true;
+    bool staged, waiting;
+    unsigned packs;
+    __device__ static __forceinline__ uint4* buffer() {
+        __shared__ __align__(16) uint4 params[P > 0 ? P * MAX_PACKS : 1];
+        return params;
+    }
+    // Stage where the row is a whole number of packs a team holds and every parameter is aligned
+    // (the same in every thread of the block).
+    __device__ __forceinline__ LanesParams(const Task& task, unsigned lanes) : staged(false), waiting(false), packs(0) {
+        if constexpr (P > 0) {
+            using T = typename Task::T;
+            bool ok = task.cols % Io<T>::PER == 0 && task.cols / Io<T>::PER <= (u64)lanes * VPT;
+#pragma unroll
+            for (int p = 0; p < P; ++p) ok = ok && ((u64)GroupedParams<Task>::of(task, p) & 15) == 0;
+            if (!ok) return;
+            staged = waiting = true;
+            packs = (unsigned)(task.cols / Io<T>::PER);
+            for (unsigned i = threadIdx.x; i < P * packs; i += blockDim.x) {
+                const unsigned p = i / packs, k = i - p * packs;
+                const unsigned dst = (unsigned)__cvta_generic_to_shared(buffer() + i);
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, (int)p)) + k)
+                             : "memory");
+            }
+        }
+    }
+    // Called by every thread of the block exactly once where it stages: in its first row, after
+    // the statistics, or after the loop by threads that had none.
+    __device__ __forceinline__ void wait_once() {
+        if (!waiting) return;
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();
+        waiting = false;
+    }
+    template <typename T>
+    __device__ __forceinline__ bool write(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 row_packs, Slot s,
+                                          const typename Task::Stats& st) {
+        if (!staged) return false;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const u64 i = pack_index<VPT>(0, k, s);
+            const unsigned at = i < row_packs ? (unsigned)i : 0;
+            uint4 raw[P > 0 ? P : 1];
+#pragma unroll
+            for (int p = 0; p < P; ++p) raw[p] = buffer()[p * packs + at];
+            store_grouped_pack(task, out, h0[k], raw, i, i < row_packs, st);
+        }
+        return true;
+    }
+};
+#endif
+
 // The write of chunk c with its parameters loaded GROUP packs at a time, every load of a group
 // issued before any of its arithmetic, with no test between them: the staged entries' rows of
 // several chunks, and every entry under the grouped switch (an experiment,
@@ -785,8 +856,9 @@ __device__ __forceinline__ typename Task::Op::State row_loads_and_state(const Ta
 // One row, by the threads of `s`: the state of each chunk, the team's state (`combine_team`),
 // the row's statistics, and, for tasks that write a row, the output. A row the team holds in one
 // chunk is read from memory once.
-template <class Task, int VPT, bool STAGED = false, class CombineTeam>
-__device__ __forceinline__ typename Task::Stats row_program(const Task& task, u64 row, bool live, Slot s, CombineTeam combine_team) {
+template <class Task, int VPT, bool STAGED = false, class CombineTeam, class Shared = NoSharedParams>
+__device__ __forceinline__ typename Task::Stats row_program(const Task& task, u64 row, bool live, Slot s, CombineTeam combine_team,
+                                                            Shared& shared) {
     const RowShape r = shape_of<Task, VPT>(task, row, live, s);
     Held h0[VPT], h1[VPT];
 #pragma unroll
@@ -815,7 +887,10 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
 #endif
     // The staged entries take LayerNorm's two passes (TwoPassRows::staged).
     if constexpr ((TwoPassRows<Task>::ok || (STAGED && TwoPassRows<Task>::staged)) && CombineTeam::TWO_PASS) {
-        if (r.vec && r.chunks == 1) load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
+        if (full)
+            load_row<Task, VPT, VPT>(task, r, row, 0, s, h0, h1);
+        else if (r.vec && r.chunks == 1)
+            load_row<Task, VPT>(task, r, row, 0, s, h0, h1);
 #ifdef DL_PARAMS_EARLY
         if constexpr (EarlyParams<Task, VPT>::ok && !STAGED)
             if (held) early.load(task, r.packs, s);
@@ -824,7 +899,10 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         // The same path for the whole warp (its lanes may hold several teams' rows): the shuffles
         // of the two sums and of the merge are not the same.
         if (__all_sync(0xffffffffu, r.vec && r.chunks == 1)) {
-            st = combine_team.two_pass(HeldValues<typename Task::T, VPT, 0>{h0, h1, r.packs, 0, s}, r.n);
+            if (UntestedPacks<Task>::ok && __all_sync(0xffffffffu, full))
+                st = combine_team.two_pass(HeldValues<typename Task::T, VPT, VPT>{h0, h1, r.packs, 0, s}, r.n);
+            else
+                st = combine_team.two_pass(HeldValues<typename Task::T, VPT, 0>{h0, h1, r.packs, 0, s}, r.n);
         } else {
             combine_team.before_merge();
             st = combine_team(row_state<Task, VPT>(task, r, row, s, h0, h1));
@@ -835,6 +913,10 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         st = combine_team(st);
     }
     const typename Task::Stats stats = task.finish(row, live, s.t == 0, st, pre);
+    if constexpr (Shared::ACTIVE) {
+        shared.wait_once();  // (every thread of the block passes here in its first row)
+        if (r.vec && r.chunks == 1 && shared.write(task, task.out(row), h0, r.packs, s, stats)) return stats;
+    }
     if constexpr (STAGED) {
 #if __CUDA_ARCH__ >= 800
         if (staged) {  // (a held row is live: shape_of)
@@ -860,6 +942,11 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     else
         row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
     return stats;
+}
+template <class Task, int VPT, bool STAGED = false, class CombineTeam>
+__device__ __forceinline__ typename Task::Stats row_program(const Task& task, u64 row, bool live, Slot s, CombineTeam combine_team) {
+    NoSharedParams none;
+    return row_program<Task, VPT, STAGED>(task, row, live, s, combine_team, none);
 }
 // ANCHOR_END: row_program
 
@@ -983,11 +1070,17 @@ __device__ __forceinline__ void rows_by_lanes(const Task& task, unsigned lanes) 
     const Op op{};
     const u64 rows_per_block = blockDim.x / lanes, rows_per_warp = 32 / lanes;
     const Slot s = {threadIdx.x % lanes, lanes};
+#if defined(DL_LANES_STAGED) && __CUDA_ARCH__ >= 800
+    LanesParams<Task, VPT> shared(task, lanes);
+#else
+    NoSharedParams shared;
+#endif
     for (u64 first = (u64)blockIdx.x * rows_per_block + threadIdx.x / 32 * rows_per_warp; first < task.rows;
          first += (u64)gridDim.x * rows_per_block) {
         const u64 row = first + threadIdx.x % 32 / lanes;
-        row_program<Task, VPT>(task, row, row < task.rows, s, LanesTeam<Op>{op, lanes});
+        row_program<Task, VPT>(task, row, row < task.rows, s, LanesTeam<Op>{op, lanes}, shared);
     }
+    shared.wait_once();  // a warp with no row still passes the block's one barrier
 }
 
 // One block per row, rows in a grid-stride loop (STAGED: the parameters staged in shared memory).

@@ -336,6 +336,11 @@ PY
 switch_of() {
   case $1 in
     plain*) echo "" ;;
+    staged_lanes_untested*) echo "-DDL_LANES_STAGED -DDL_NORMS_UNTESTED" ;;
+    staged_lanes*) echo "-DDL_LANES_STAGED" ;;
+    untested_tp_group4*) echo "-DDL_NORMS_UNTESTED -DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4" ;;
+    untested_two_pass*) echo "-DDL_NORMS_UNTESTED -DDL_LN_TWO_PASS" ;;
+    untested*) echo "-DDL_NORMS_UNTESTED" ;;
     equal_halves*) echo "-DOP_MERGE_EQUAL_HALVES" ;;
     warp_levels) echo "-DOP_BLOCK_WARP_LEVELS" ;;
     two_pass_halves) echo "-DDL_LN_TWO_PASS -DOP_MERGE_EQUAL_HALVES" ;;
@@ -460,22 +465,31 @@ if has ln-ncu; then
   # $OUT/ln-ncu/<op>_<type>_<shape>-<variant>{.txt,-sass.csv,.log}; nothing is copied back.
   echo "=== ln-ncu (instructions per SASS line, LayerNorm and RMSNorm)"
   d="$OUT/ln-ncu"; mkdir -p "$d"
-  for spec in "layer_norm f32 1024x262144" "rms_norm f32 1024x262144" "layer_norm bf16 4096x4096" "rms_norm bf16 4096x4096"; do
-    read -r op dtype shape <<< "$spec"
-    for v in plain two_pass; do
-      [ "$op" = rms_norm ] && [ "$v" != plain ] && continue
-      name="${op}_${dtype}_${shape}-$v"
-      REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 ncu --clock-control none --launch-count 1 --kernel-name regex:"^${op}_" \
-        --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section InstructionStats --section SourceCounters \
-        -f -o "$d/$name" $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 --ops "$op" --dtypes "$dtype" --shapes "$shape" \
-        --out "$d/run-$name" > "$d/$name.log" 2>&1 || status=1
-      if [ -f "$d/$name.ncu-rep" ]; then
-        ncu -i "$d/$name.ncu-rep" --page details > "$d/$name.txt" 2>&1
-        # The report stays where this ncu cannot print the source page (open it in Nsight Compute).
-        ncu -i "$d/$name.ncu-rep" --page source --csv --print-source sass > "$d/$name-sass.csv" 2>&1 && rm -f "$d/$name.ncu-rep"
-      fi
-      echo "  $name: $(grep -E 'Executed Ipc Active|Duration' "$d/$name.txt" 2>/dev/null | awk '{$1=$1; print}' | tr '\n' ';') $(wc -l < "$d/$name-sass.csv" 2>/dev/null) SASS lines"
+  # LN_NCU_RUNS: op:type:shape:variant for each profile (by default the four below, LayerNorm
+  # plain and two_pass, RMSNorm plain).
+  runs=${LN_NCU_RUNS:-}
+  if [ -z "$runs" ]; then
+    for spec in layer_norm:f32:1024x262144 rms_norm:f32:1024x262144 layer_norm:bf16:4096x4096 rms_norm:bf16:4096x4096; do
+      for v in plain two_pass; do
+        [[ $spec == rms_norm:* ]] && [ "$v" != plain ] && continue
+        runs="$runs $spec:$v"
+      done
     done
+  fi
+  for run in $runs; do
+    IFS=: read -r op dtype shape v <<< "$run"
+    name="${op}_${dtype}_${shape}-$v"
+    REDUCTION_NVRTC_OPTIONS="$(switch_of $v)" timeout 150 ncu --clock-control none --launch-count 1 --kernel-name regex:"^${op}_" \
+      --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section InstructionStats --section SourceCounters \
+      --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+      -f -o "$d/$name" $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 --ops "$op" --dtypes "$dtype" --shapes "$shape" \
+      --out "$d/run-$name" > "$d/$name.log" 2>&1 || status=1
+    if [ -f "$d/$name.ncu-rep" ]; then
+      ncu -i "$d/$name.ncu-rep" --page details > "$d/$name.txt" 2>&1
+      # The report stays where this ncu cannot print the source page (open it in Nsight Compute).
+      ncu -i "$d/$name.ncu-rep" --page source --csv --print-source sass > "$d/$name-sass.csv" 2>&1 && rm -f "$d/$name.ncu-rep"
+    fi
+    echo "  $name: $(grep -E 'Duration|Executed Instructions |Issue Slots Busy|DRAM Throughput|L2 Cache Throughput|L1/TEX Hit Rate' "$d/$name.txt" 2>/dev/null | awk '{$1=$1; print}' | tr '\n' ';') $(wc -l < "$d/$name-sass.csv" 2>/dev/null) SASS lines"
   done
   pack
 fi
