@@ -155,18 +155,22 @@ struct ParamAhead<RmsNormTask<T>> {
 };
 #endif
 
-// γ and β fetched for every pack ahead of the write spill the cluster entries (dl_rows.cuh).
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_NORMS_UNTESTED): the norms' rows that their teams
-// hold exactly without a test per pack, as the other tasks' (fewer instructions a row, for the
-// short rows' lanes, whose issue slots Nsight Compute found 83% busy on the H200).
+// γ and β fetched for every pack ahead of the write spill the cluster entries (dl_rows.cuh), so
+// the norms keep the test per pack in their blocks, splits and clusters; their lanes (short rows)
+// go without it: 23% fewer instructions at LayerNorm bf16 2^20 × 256, where Nsight Compute found
+// the H200's issue slots 83% busy, and faster by turns on an H100
+// (plots/data/dl/experiments/norms-lanes/). An experiment (REDUCTION_NVRTC_OPTIONS=
+// -DDL_NORMS_UNTESTED) drops the test in every team.
 #ifndef DL_NORMS_UNTESTED
 template <typename T>
 struct UntestedPacks<LayerNormTask<T>> {
     static constexpr bool ok = false;
+    static constexpr bool in_lanes = true;
 };
 template <typename T>
 struct UntestedPacks<RmsNormTask<T>> {
     static constexpr bool ok = false;
+    static constexpr bool in_lanes = true;
 };
 #endif
 

@@ -515,17 +515,20 @@ struct LanesParams {
     template <typename T>
     __device__ __forceinline__ bool write(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 row_packs, Slot s,
                                           const typename Task::Stats& st) {
-        if (!staged) return false;
+        if constexpr (P > 0) {  // (only the norms have parameters and map_grouped)
+            if (!staged) return false;
 #pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            const u64 i = pack_index<VPT>(0, k, s);
-            const unsigned at = i < row_packs ? (unsigned)i : 0;
-            uint4 raw[P > 0 ? P : 1];
+            for (int k = 0; k < VPT; ++k) {
+                const u64 i = pack_index<VPT>(0, k, s);
+                const unsigned at = i < row_packs ? (unsigned)i : 0;
+                uint4 raw[P];
 #pragma unroll
-            for (int p = 0; p < P; ++p) raw[p] = buffer()[p * packs + at];
-            store_grouped_pack(task, out, h0[k], raw, i, i < row_packs, st);
+                for (int p = 0; p < P; ++p) raw[p] = buffer()[p * packs + at];
+                store_grouped_pack(task, out, h0[k], raw, i, i < row_packs, st);
+            }
+            return true;
         }
-        return true;
+        return false;
     }
 };
 #endif
@@ -733,9 +736,15 @@ struct Exchange {
 template <class Task>
 struct UntestedPacks {
     static constexpr bool ok = true;
+    static constexpr bool in_lanes = true;  // where not `ok`: in the lanes teams all the same
 };
 template <class Task>
 struct UntestedPacks<const Task> : UntestedPacks<Task> {};  // the entries' tasks are const
+// Whether a team is a few lanes of a warp (LanesTeam, below).
+template <class Team>
+struct IsLanesTeam {
+    static constexpr bool value = false;
+};
 
 // Whether a task's (count, mean, M2) of a row held in registers comes from two passes of plain
 // team sums (`two_pass_mean_m2`) instead of one team merge of its threads' states. An experiment
@@ -870,7 +879,8 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     // (an LLM's 128256 columns) was slower, and a third copy of the row's code beside the other two
     // cost the exact rows part of their gain. Rows of several chunks keep the tests (there the
     // cluster entries spilled).
-    const bool full = UntestedPacks<Task>::ok && r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
+    constexpr bool untested = UntestedPacks<Task>::ok || (UntestedPacks<Task>::in_lanes && IsLanesTeam<CombineTeam>::value);
+    const bool full = untested && r.vec && r.chunks == 1 && r.packs == (u64)s.threads * VPT;
     typename Task::Op::State st;
 #ifdef DL_PARAMS_EARLY
     EarlyParams<Task, VPT> early;
@@ -899,7 +909,7 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         // The same path for the whole warp (its lanes may hold several teams' rows): the shuffles
         // of the two sums and of the merge are not the same.
         if (__all_sync(0xffffffffu, r.vec && r.chunks == 1)) {
-            if (UntestedPacks<Task>::ok && __all_sync(0xffffffffu, full))
+            if (untested && __all_sync(0xffffffffu, full))
                 st = combine_team.two_pass(HeldValues<typename Task::T, VPT, VPT>{h0, h1, r.packs, 0, s}, r.n);
             else
                 st = combine_team.two_pass(HeldValues<typename Task::T, VPT, 0>{h0, h1, r.packs, 0, s}, r.n);
@@ -974,6 +984,10 @@ struct LanesTeam {
     __device__ __forceinline__ void before_merge() const {}
     template <class Values>
     __device__ __forceinline__ MeanM2 two_pass(const Values& values, u64 n) const { return two_pass_mean_m2(values, n, *this); }
+};
+template <class Op>
+struct IsLanesTeam<LanesTeam<Op>> {
+    static constexpr bool value = true;
 };
 #ifdef DL_TEAM_ONE_BARRIER
 // Every thread gets the block's combination after one barrier (block_allreduce takes four): each

@@ -330,6 +330,94 @@ fn the_staged_blocks_rule_as_choose_rs_says() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(format!("src/kernels/dl/choose.rs says otherwise: {}", problems.join("; ")).into()) }
 }
 
+/// 18_norms.cu's reason for the norms' lanes without the test per pack, and dl_softmax.md's
+/// sentence on the staged-lanes switch, from the data they cite
+/// (`plots/data/dl/experiments/norms-lanes/`, `plots/data/dl/ncu/`): the instructions it quotes,
+/// the H200's issue slots, the untested build faster in both rounds at every case, and the
+/// switch faster at every f32 case and slower at as many bf16 ones as the chapter says.
+fn the_norms_lanes_rule_as_18_norms_cu_says() -> Result<(), Failed> {
+    let kernel = std::fs::read_to_string(root().join("kernels/18_norms.cu"))?;
+    let chapter = std::fs::read_to_string(root().join("book/dl_softmax.md"))?;
+    let dir = root().join("plots/data/dl/experiments/norms-lanes");
+    let mut problems = Vec::new();
+    // The instructions of one launch, from call 1's printed summary (both builds, one call).
+    let summary = std::fs::read_to_string(dir.join("nvidia-h100-80gb-hbm3-s58-call1/ln-ncu.txt"))?;
+    let count = |variant: &str| -> Option<f64> {
+        let line = summary.lines().find(|l| l.trim_start().starts_with(&format!("layer_norm_bf16_1048576x256-{variant}:")))?;
+        let after = &line[line.find("Executed Instructions inst ")? + "Executed Instructions inst ".len()..];
+        after.split(';').next()?.replace(',', "").trim().parse().ok()
+    };
+    match (count("plain"), count("untested")) {
+        (Some(plain), Some(untested)) => {
+            let quote = format!("{:.0}% fewer instructions at LayerNorm bf16 2^20 × 256", (1.0 - untested / plain) * 100.0);
+            if !kernel.contains(&quote) {
+                problems.push(format!("18_norms.cu does not say \"{quote}\""));
+            }
+        }
+        _ => problems.push("call 1's ln-ncu.txt lacks LayerNorm's plain or untested count".into()),
+    }
+    let profile = std::fs::read_to_string(root().join("plots/data/dl/ncu/layer_norm_bf16_1048576x256.txt"))?;
+    let busy: Option<f64> = profile.lines().find(|l| l.trim_start().starts_with("Issue Slots Busy")).and_then(|l| l.split_whitespace().last()?.parse().ok());
+    match busy {
+        Some(b) if kernel.contains(&format!("the H200's issue slots {b:.0}% busy")) => {}
+        other => problems.push(format!("18_norms.cu does not quote the H200's issue slots ({other:?})")),
+    }
+    // The chapter: "its issue slots the busiest of every profile there".
+    for entry in std::fs::read_dir(root().join("plots/data/dl/ncu"))? {
+        let text = std::fs::read_to_string(entry?.path())?;
+        let other: Option<f64> = text.lines().find(|l| l.trim_start().starts_with("Issue Slots Busy")).and_then(|l| l.split_whitespace().last()?.parse().ok());
+        if other.zip(busy).is_some_and(|(o, b)| o > b) {
+            problems.push(format!("a profile in plots/data/dl/ncu/ has busier issue slots ({other:?}) than LayerNorm bf16 2^20 × 256's"));
+        }
+    }
+    if !chapter.contains("issue slots the busiest of every profile there") {
+        problems.push("dl_softmax.md no longer says LayerNorm's issue slots were the busiest: update this test".into());
+    }
+    // The turns of call 2: `plain`, `untested`, `staged_lanes_untested`, two rounds each.
+    let call = dir.join("nvidia-h100-80gb-hbm3-s58-call2");
+    type Case = (String, String, usize, usize);
+    let mut times: std::collections::BTreeMap<(String, Case), Vec<f64>> = Default::default();
+    for variant in ["plain", "untested", "staged_lanes_untested"] {
+        for round in 1..=2 {
+            let (_, rows) = reduction::records::dl::read_csv::<reduction::records::dl::DlRow>(&call.join(format!("{variant}-{round}.csv")))?;
+            for r in rows.iter().filter(|r| r.kernel.starts_with("dl_") && r.status == reduction::records::bench::Status::Correct) {
+                times.entry((variant.to_string(), (r.op.clone(), r.dtype.name().to_string(), r.rows, r.n))).or_default().push(r.median_us);
+            }
+        }
+    }
+    let faster = |a: &[f64], b: &[f64]| a.iter().all(|x| b.iter().all(|y| x < y));
+    let slower = |a: &[f64], b: &[f64]| a.iter().all(|x| b.iter().all(|y| x > y));
+    let (mut f32_faster, mut f32_cases, mut bf16_slower, mut bf16_cases) = (0, 0, 0, 0);
+    for ((variant, case), plain) in times.iter().filter(|((v, _), _)| v == "plain") {
+        let _ = variant;
+        let of = |v: &str| times.get(&(v.to_string(), case.clone()));
+        match of("untested") {
+            Some(u) if faster(u, plain) => {}
+            other => problems.push(format!("{case:?}: untested {other:?} not faster in both rounds than plain {plain:?}")),
+        }
+        if let Some(st) = of("staged_lanes_untested") {
+            if case.1 == "f32" {
+                f32_cases += 1;
+                f32_faster += faster(st, plain) as usize;
+            } else {
+                bf16_cases += 1;
+                bf16_slower += slower(st, plain) as usize;
+            }
+        }
+    }
+    let words = ["none", "one", "two", "three", "four", "five", "six", "seven", "eight"];
+    let sentence = format!(
+        "faster at {} f32 case, slower at {} of the {} bf16 ones",
+        if f32_faster == f32_cases { "every".to_string() } else { format!("{f32_faster} of the {f32_cases}") },
+        words.get(bf16_slower).copied().unwrap_or("many"),
+        words.get(bf16_cases).copied().unwrap_or("many")
+    );
+    if !chapter.replace('\n', " ").contains(&sentence) {
+        problems.push(format!("dl_softmax.md does not say \"{sentence}\""));
+    }
+    if problems.is_empty() { Ok(()) } else { Err(format!("the norms' lanes: {}", problems.join("; ")).into()) }
+}
+
 /// choose.rs's measured rules of 2026-12-03 (softmax's 16-bit rows of up to 16384 packs take a
 /// cluster of 8 × 256; RMSNorm's few 16-bit rows of up to 1024 packs take 2 packs a thread), from
 /// the forced-team runs in `plots/data/dl/experiments/<gpu>-teams.csv`: the order each comment
@@ -477,6 +565,7 @@ fn main() {
     trials.push(Trial::test("claims::the_column_plans_as_chapter_18_says", the_column_plans_as_chapter_18_says));
     trials.push(Trial::test("claims::the_planner_rules_of_the_teams_runs_as_choose_rs_says", the_planner_rules_of_the_teams_runs_as_choose_rs_says));
     trials.push(Trial::test("claims::the_staged_blocks_rule_as_choose_rs_says", the_staged_blocks_rule_as_choose_rs_says));
+    trials.push(Trial::test("claims::the_norms_lanes_rule_as_18_norms_cu_says", the_norms_lanes_rule_as_18_norms_cu_says));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

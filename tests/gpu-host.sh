@@ -338,6 +338,7 @@ switch_of() {
     plain*) echo "" ;;
     staged_lanes_untested*) echo "-DDL_LANES_STAGED -DDL_NORMS_UNTESTED" ;;
     staged_lanes*) echo "-DDL_LANES_STAGED" ;;
+    untested_halves*) echo "-DDL_NORMS_UNTESTED -DOP_MERGE_EQUAL_HALVES" ;;
     untested_tp_group4*) echo "-DDL_NORMS_UNTESTED -DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4" ;;
     untested_two_pass*) echo "-DDL_NORMS_UNTESTED -DDL_LN_TWO_PASS" ;;
     untested*) echo "-DDL_NORMS_UNTESTED" ;;

@@ -177,7 +177,10 @@ fn switches_table(dir: &std::path::Path, target: Option<&dyn Fn(&str) -> bool>, 
     let times = |v: &str, c: &Case| rounds(&runs, v, |r| {
         (r.status == Status::Correct && (&r.op, r.dtype, r.rows, r.n) == (&c.0, c.1, c.2, c.3) && r.entry() == c.4).then_some(r.median_us)
     });
-    let mut out = format!("*µs, the median of each of two rounds (`a / b`), by turns in one call: {what}; `plots/data/dl/experiments/switches/`.*\n\n| op | type | M × N | entry |");
+    // The folder as the book shows it (`plots/data/dl/experiments/...`).
+    let path = dir.to_string_lossy().replace('\\', "/");
+    let folder = path.find("experiments/").map_or("experiments/switches".to_string(), |i| path[i..].trim_end_matches('/').to_string());
+    let mut out = format!("*µs, the median of each of two rounds (`a / b`), by turns in one call: {what}; `plots/data/dl/{folder}/`.*\n\n| op | type | M × N | entry |");
     for v in &variants {
         write!(out, " {v} |").unwrap();
     }
@@ -216,7 +219,7 @@ fn switches_table(dir: &std::path::Path, target: Option<&dyn Fn(&str) -> bool>, 
         } else {
             format!("from {:+.1}% (`{}`) to {:+.1}% (`{}`)", best.0 * 100.0, best.1, worst.0 * 100.0, worst.1)
         };
-        write!(out, "\n`{v}` against the default build on the same entry: faster in both rounds at {} of {} case{}, slower in both at {}; \
+        write!(out, "\n`{v}` against the default build of that call (`plain`) on the same entry: faster in both rounds at {} of {} case{}, slower in both at {}; \
             {range} on the mean of the rounds.\n", count(Verdict::Faster), o.len(), if o.len() == 1 { "" } else { "s" }, count(Verdict::Slower)).unwrap();
     }
     if target.is_some() && cases.iter().any(|c| !target.is_none_or(|t| t(&c.4))) {
@@ -325,6 +328,93 @@ fn prefetch_table(log: &str) -> String {
     out
 }
 
+/// `dl_norms_lanes.md`: the norms' short rows (the lanes teams) with and without the test per pack,
+/// and the two switches beside them, by turns (`plots/data/dl/experiments/norms-lanes/<call>/`:
+/// `<variant>-<round>.csv` where the call's CSVs came back, `ln-switches.txt` and `ln-ncu.txt` the
+/// call's printed summaries), then the instructions Nsight Compute counted in each call's profiles.
+pub fn norms_lanes_markdown(c: &Context) -> Result<String> {
+    let root = records::results_dir(&c.data_dir).join("experiments/norms-lanes");
+    let mut calls: Vec<std::path::PathBuf> = std::fs::read_dir(&root).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
+    calls.sort();
+    let mut tables = String::new();
+    let mut profiles = Vec::new();
+    for dir in &calls {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy().to_string();
+        if let Some(first) = crate::records::csv_files(dir).into_iter().next() {
+            let gpu = records::read_csv::<records::DlRow>(&first)?.0.gpu;
+            let table = switches_table(dir, None, &format!(
+                "on an {gpu}, the norms' short rows, where the planner takes teams of lanes. `plain`: the build with a test per pack in \
+                every team (the default until then); `untested`: `-DDL_NORMS_UNTESTED`, no test where a team holds the row exactly (at these \
+                lanes entries the machine code of today's default); `staged_lanes_untested`: `-DDL_LANES_STAGED` too, γ and β staged once a \
+                block in shared memory; `untested_halves`: `-DOP_MERGE_EQUAL_HALVES` too, Chan's merge of equal halves without the division \
+                (`tests/gpu-host.sh ln-switches`)"))?;
+            if !table.is_empty() {
+                tables += &table;
+                tables.push('\n');
+            }
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join("ln-ncu.txt")) {
+            profiles.extend(ncu_instruction_counts(&text).into_iter().map(|p| (p, name.clone())));
+        }
+    }
+    if tables.is_empty() {
+        return Ok("*The norms' lanes are not measured by turns on any GPU (`plots/data/dl/experiments/norms-lanes/`).*\n".into());
+    }
+    Ok(format!("{tables}{}", instructions_sentence(&profiles)))
+}
+
+/// One profile of `tests/gpu-host.sh ln-ncu`'s summary: op, type, M, N, variant, warp
+/// instructions executed, duration under Nsight Compute (µs).
+type Profile = (String, Dtype, usize, usize, String, f64, f64);
+
+/// The profiles of an `ln-ncu` summary (`  <op>_<type>_<M>x<N>-<variant>: ...;Duration us D;...;
+/// Executed Instructions inst N;...`); lines without both numbers are left out.
+fn ncu_instruction_counts(text: &str) -> Vec<Profile> {
+    let number = |rest: &str, key: &str| -> Option<f64> {
+        let after = &rest[rest.find(key)? + key.len()..];
+        after.split(';').next()?.trim().replace(',', "").parse().ok()
+    };
+    text.lines()
+        .filter_map(|line| {
+            let (name, rest) = line.trim().split_once(": ")?;
+            let (case, variant) = name.rsplit_once('-')?;
+            let (front, shape) = case.rsplit_once('_')?;
+            let (op, dtype) = front.rsplit_once('_')?;
+            let (m, n) = shape.split_once('x')?;
+            let dtype = Dtype::parse(dtype)?;
+            Some((op.to_string(), dtype, m.parse().ok()?, n.parse().ok()?, variant.to_string(), number(rest, "Executed Instructions inst")?, number(rest, "Duration us")?))
+        })
+        .collect()
+}
+
+/// Each profiled case's instructions, `plain` first and every other variant against it.
+fn instructions_sentence(profiles: &[(Profile, String)]) -> String {
+    let mut cases: Vec<(&str, Dtype, usize, usize)> = Vec::new();
+    for ((op, dtype, m, n, ..), _) in profiles {
+        if !cases.contains(&(op.as_str(), *dtype, *m, *n)) {
+            cases.push((op.as_str(), *dtype, *m, *n));
+        }
+    }
+    let mut parts = Vec::new();
+    for case in cases {
+        let of_case: Vec<&(Profile, String)> = profiles.iter().filter(|((op, d, m, n, ..), _)| (op.as_str(), *d, *m, *n) == case).collect();
+        let Some(((.., base, _), _)) = of_case.iter().find(|((.., v, _, _), _)| v == "plain") else { continue };
+        let list: Vec<String> = of_case
+            .iter()
+            .map(|((.., v, count, us), call)| {
+                let change = if v == "plain" { String::new() } else { format!(", {:+.1}%", (count / base - 1.0) * 100.0) };
+                format!("`{v}` {:.1} million ({us:.1} µs{change}; {call})", count / 1e6)
+            })
+            .collect();
+        parts.push(format!("{} {} {}: {}", case.0, case.1, shape(case.2, case.3), list.join(", ")));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("Warp instructions executed in one launch, as Nsight Compute counted them (its duration under the profiler in brackets; \
+        `ln-ncu.txt` of each call): {}.\n", parts.join("; "))
+}
+
 /// `dl_norms_instructions.md`: LayerNorm beside RMSNorm in the profiles of `plots/data/dl/ncu/`
 /// (`norms_instructions`).
 pub fn norms_instructions_markdown(c: &Context) -> Result<String> {
@@ -376,6 +466,20 @@ fn norms_instructions(profiles: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lanes_profiles_are_read_from_the_printed_summary_and_set_against_plain() {
+        let text = "=== ln-ncu (instructions per SASS line, LayerNorm and RMSNorm)\n  layer_norm_bf16_1048576x256-plain: DRAM Throughput % 86.49;Duration us 365.86;\
+            Executed Instructions inst 254,542,384; 1362 SASS lines\n  layer_norm_bf16_1048576x256-untested: Duration us 362.69;Executed Instructions inst 197,132,288; 1778 SASS lines\n\
+            tests/gpu-host.sh: line 492: no such file\n  layer_norm_bf16_1048576x256-staged:   SASS lines\n";
+        let p = ncu_instruction_counts(text);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[1], ("layer_norm".into(), Dtype::BF16, 1_048_576, 256, "untested".into(), 197_132_288.0, 362.69));
+        let s = instructions_sentence(&p.into_iter().map(|x| (x, "call1".to_string())).collect::<Vec<_>>());
+        assert!(s.contains("`plain` 254.5 million (365.9 µs; call1), `untested` 197.1 million (362.7 µs, -22.6%; call1)"), "{s}");
+        // Without a plain profile there is nothing to set a count against.
+        assert_eq!(instructions_sentence(&ncu_instruction_counts(&text.replace("-plain:", "-other:")).into_iter().map(|x| (x, "c".to_string())).collect::<Vec<_>>()), "");
+    }
 
     #[test]
     fn the_norms_experiments_read_their_three_files() {
