@@ -490,7 +490,7 @@ if has ln-ncu; then
       # The report stays where this ncu cannot print the source page (open it in Nsight Compute).
       ncu -i "$d/$name.ncu-rep" --page source --csv --print-source sass > "$d/$name-sass.csv" 2>&1 && rm -f "$d/$name.ncu-rep"
     fi
-    echo "  $name: $(grep -E 'Duration|Executed Instructions |Issue Slots Busy|DRAM Throughput|L2 Cache Throughput|L1/TEX Hit Rate' "$d/$name.txt" 2>/dev/null | awk '{$1=$1; print}' | tr '\n' ';') $(wc -l < "$d/$name-sass.csv" 2>/dev/null) SASS lines"
+    echo "  $name: $(grep -E 'Duration|Executed Instructions |One or More Eligible|DRAM Throughput|L2 Cache Throughput|L1/TEX Hit Rate' "$d/$name.txt" 2>/dev/null | awk '{$1=$1; print}' | tr '\n' ';') $(wc -l < "$d/$name-sass.csv" 2>/dev/null) SASS lines"
   done
   pack
 fi
