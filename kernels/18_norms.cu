@@ -146,6 +146,19 @@ struct GroupedParams<RmsNormTask<T>> {
     __device__ static const T* of(const RmsNormTask<T>& task, int) { return task.gamma; }
 };
 
+// LayerNorm's lanes (its short rows) stage γ and β in shared memory once a block (dl_rows.cuh's
+// LanesParams, sm_80 and later): by turns on H100s, faster in both rounds than loading them in
+// every row at all seven short-row cases the planner gives lanes, in each of two calls, where
+// staging RMSNorm's γ alone was slower in both at five of seven
+// (plots/data/dl/experiments/norms-lanes/). An experiment (REDUCTION_NVRTC_OPTIONS=
+// -DDL_LANES_UNSTAGED) loads them in every row as before.
+#ifndef DL_LANES_UNSTAGED
+template <typename T>
+struct StagedLanes<LayerNormTask<T>> {
+    static constexpr bool ok = true;
+};
+#endif
+
 #ifdef DL_PARAMS_AHEAD
 // An experiment (dl_rows.cuh's store_chunk_params_ahead): RMSNorm's γ loaded packs ahead.
 template <typename T>

@@ -459,21 +459,43 @@ struct StagedParams {
 // ANCHOR_END: staged_params
 #endif
 
-// The parameters of a block whose teams each hold a row, staged once for all of them, or not at
-// all (NoSharedParams: every entry but the lanes entries under DL_LANES_STAGED).
+// The parameters of a block whose teams each hold a row, staged once for all of them
+// (LanesParams), or not at all (NoSharedParams).
 struct NoSharedParams {
     static constexpr bool ACTIVE = false;
+    NoSharedParams() = default;
+    template <class Task>
+    __device__ __forceinline__ NoSharedParams(const Task&, unsigned) {}
     __device__ __forceinline__ void wait_once() {}
 };
-#if defined(DL_LANES_STAGED) && __CUDA_ARCH__ >= 800
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_LANES_STAGED): the lanes entries' per-column
-// parameters (the norms' γ and β) copied into shared memory once a block, by cp.async issued
-// before the first row's loads, instead of loaded from L1 or L2 by every row's team. A block of
-// 256 threads in teams of 8 lanes writes 32 rows with one copy of them; loaded by each team, they
-// are a second stream from L2 as large as the rows' own (LayerNorm: γ and β, as many bytes as a
-// row read and written), and in Nsight Compute LayerNorm bf16 2^20 × 256 kept the H200's L2 83%
-// busy, its L1 hitting 20.9%. The block waits for the copies (one barrier: each thread reads
-// others' copies) after its first rows' statistics; every thread arrives once (rows_by_lanes).
+// Whether a task's lanes entries stage its per-column parameters once a block (LanesParams, sm_80
+// and later): LayerNorm's (18_norms.cu), every norm's under the experiment switch
+// REDUCTION_NVRTC_OPTIONS=-DDL_LANES_STAGED, none under -DDL_LANES_UNSTAGED.
+template <class Task>
+struct StagedLanes {
+#if defined(DL_LANES_STAGED)
+    static constexpr bool ok = GroupedParams<Task>::COUNT > 0;
+#else
+    static constexpr bool ok = false;
+#endif
+};
+template <class Task>
+struct StagedLanes<const Task> : StagedLanes<Task> {};
+#if __CUDA_ARCH__ >= 800
+// The lanes entries' per-column parameters (LayerNorm's γ and β) copied into shared memory once a
+// block, by cp.async issued before the first row's loads, instead of loaded from L1 or L2 by every
+// row's team. A block of 256 threads in teams of 8 lanes writes 32 rows with one copy of them;
+// loaded by each team, they are a second stream from L2 as large as the rows' own (LayerNorm: γ
+// and β, as many bytes as a row read and written), and in Nsight Compute LayerNorm bf16 2^20 × 256
+// kept the H200's L2 83% busy, its L1 hitting 20.9%. The block waits for the copies (one barrier:
+// each thread reads others' copies) after its first rows' statistics; every thread arrives once
+// (rows_by_lanes). The packs' indices into shared memory are worked out in each row: hoisted out
+// of the rows' loop, as NVRTC 13.0 did at first, they were held across it, and at sm_90
+// layer_norm_lanes8_bf16 took 128 registers and spilled where it takes 74 so (two blocks of 256
+// an SM for three; plots/data/dl/experiments/norms-lanes/registers-sm_90.csv). Other orders,
+// experiments (DL_LANES_STAGED_ORDER): 0 the hoisted indices, 1 each pack's loads fenced behind
+// the last pack's store (__syncwarp), 2 read through a generic address (a load that may alias a
+// store stays behind it); neither 1 nor 2 brought the registers back.
 template <class Task, int VPT>
 struct LanesParams {
     static constexpr int P = GroupedParams<Task>::COUNT;
@@ -517,14 +539,35 @@ struct LanesParams {
                                           const typename Task::Stats& st) {
         if constexpr (P > 0) {  // (only the norms have parameters and map_grouped)
             if (!staged) return false;
+#if !defined(DL_LANES_STAGED_ORDER) || DL_LANES_STAGED_ORDER == 3
+            // The indices' terms passed through a volatile asm once a row: the compiler cannot
+            // hoist the packs' indices out of the rows' loop, to hold them all in registers.
+            unsigned t = s.t, threads = s.threads, stride = packs;
+            asm volatile("" : "+r"(t), "+r"(threads), "+r"(stride));
+            s = Slot{t, threads};
+#else
+            const unsigned stride = packs;
+#endif
 #pragma unroll
             for (int k = 0; k < VPT; ++k) {
                 const u64 i = pack_index<VPT>(0, k, s);
                 const unsigned at = i < row_packs ? (unsigned)i : 0;
                 uint4 raw[P];
+#if defined(DL_LANES_STAGED_ORDER) && DL_LANES_STAGED_ORDER == 2
+                // Read through a generic address the compiler cannot trace to shared memory: such
+                // a load may alias the row's stores, so ptxas keeps it behind the last one.
+                u64 base;
+                asm("cvta.shared.u64 %0, %1;" : "=l"(base) : "l"((u64)__cvta_generic_to_shared(buffer())));
 #pragma unroll
-                for (int p = 0; p < P; ++p) raw[p] = buffer()[p * packs + at];
+                for (int p = 0; p < P; ++p) raw[p] = reinterpret_cast<const uint4*>(base)[p * packs + at];
+#else
+#pragma unroll
+                for (int p = 0; p < P; ++p) raw[p] = buffer()[p * stride + at];
+#endif
                 store_grouped_pack(task, out, h0[k], raw, i, i < row_packs, st);
+#if defined(DL_LANES_STAGED_ORDER) && DL_LANES_STAGED_ORDER == 1
+                __syncwarp();  // a fence for shared memory: the next pack's loads stay behind it
+#endif
             }
             return true;
         }
@@ -947,7 +990,9 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         }
     }
 #endif
-    if (full)
+    // (Where the block stages its parameters, the rows it could not stage take the tested write:
+    // the untested one, never taken where a row is staged, set the entry's register count.)
+    if (full && !Shared::ACTIVE)
         row_write<Task, VPT, VPT>(task, r, row, s, h0, h1, stats);
     else
         row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
@@ -1084,8 +1129,8 @@ __device__ __forceinline__ void rows_by_lanes(const Task& task, unsigned lanes) 
     const Op op{};
     const u64 rows_per_block = blockDim.x / lanes, rows_per_warp = 32 / lanes;
     const Slot s = {threadIdx.x % lanes, lanes};
-#if defined(DL_LANES_STAGED) && __CUDA_ARCH__ >= 800
-    LanesParams<Task, VPT> shared(task, lanes);
+#if __CUDA_ARCH__ >= 800
+    typename Choose<StagedLanes<Task>::ok, LanesParams<Task, VPT>, NoSharedParams>::type shared(task, lanes);
 #else
     NoSharedParams shared;
 #endif
@@ -1337,6 +1382,16 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 // Only the entries of 8 packs: NVRTC compiles `__launch_bounds__(256, 1)` differently from
 // `__launch_bounds__(256)`, so the fewer packs keep the default's exact form (the switch's first
 // form, timed in session 49, gave them the former).
+// Another (REDUCTION_NVRTC_OPTIONS=-DDL_LANES_MIN_BLOCKS=B) bounds every lanes entry so, for the
+// staged lanes (DL_LANES_STAGED): there ptxas loads all of a thread's γ and β from shared memory
+// ahead of the write, and NVRTC 13.0 at sm_90 gave layer_norm_lanes8_bf16 up to 195 registers a
+// thread (one block of 256 an SM; 72 without the staging).
+#ifdef DL_LANES_MIN_BLOCKS
+#define DL_LANES_BOUND_1 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
+#define DL_LANES_BOUND_2 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
+#define DL_LANES_BOUND_4 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
+#define DL_LANES_BOUND_8 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
+#else
 #define DL_LANES_BOUND_1 __launch_bounds__(256)
 #define DL_LANES_BOUND_2 __launch_bounds__(256)
 #define DL_LANES_BOUND_4 __launch_bounds__(256)
@@ -1344,6 +1399,7 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 #define DL_LANES_BOUND_8 __launch_bounds__(256, DL_LANES8_MIN_BLOCKS)
 #else
 #define DL_LANES_BOUND_8 __launch_bounds__(256)
+#endif
 #endif
 #define DL_LANES_BOUND(VPT) DL_LANES_BOUND_##VPT
 #define DL_LANES(op, sfx, VPT, PARAMS, TASK)                                                      \

@@ -426,6 +426,104 @@ fn the_norms_lanes_rule_as_18_norms_cu_says() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(format!("the norms' lanes: {}", problems.join("; ")).into()) }
 }
 
+/// The staged lanes as `kernels/18_norms.cu`, `kernels/dl_rows.cuh` and dl_softmax.md tell them,
+/// from session 59's two calls (`plots/data/dl/experiments/norms-lanes/`) and the switches'
+/// registers (`registers-sm_90.csv` there): the counts of cases faster or slower in both rounds,
+/// the registers quoted, and that only the indices worked out in each row brought them back.
+fn the_staged_lanes_as_the_kernels_and_the_chapter_say() -> Result<(), Failed> {
+    use reduction::records::dl::{read_csv, DlRow};
+    let dir = root().join("plots/data/dl/experiments/norms-lanes");
+    let chapter = std::fs::read_to_string(root().join("book/dl_softmax.md"))?.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = |path: &str| -> Result<String, Failed> { Ok(std::fs::read_to_string(root().join(path))?.replace("//", " ").split_whitespace().collect::<Vec<_>>().join(" ")) };
+    let norms = flat("kernels/18_norms.cu")?;
+    let rows_cuh = flat("kernels/dl_rows.cuh")?;
+    let mut problems = Vec::new();
+    // (op, type, rows, cols) -> a variant's medians, round by round, in one call's folder.
+    type Case = (String, String, usize, usize);
+    let turns = |call: &str, variants: &[&str]| -> Result<std::collections::BTreeMap<(String, Case), Vec<f64>>, Failed> {
+        let mut times: std::collections::BTreeMap<(String, Case), Vec<f64>> = Default::default();
+        for variant in variants {
+            for round in 1..=2 {
+                let (_, rows) = read_csv::<DlRow>(&dir.join(call).join(format!("{variant}-{round}.csv")))?;
+                // Only the lanes entries: the switches change nothing else.
+                for r in rows.iter().filter(|r| r.kernel.starts_with("dl_") && r.entry().contains("_lanes") && r.status == reduction::records::bench::Status::Correct) {
+                    times.entry((variant.to_string(), (r.op.clone(), r.dtype.name().to_string(), r.rows, r.n))).or_default().push(r.median_us);
+                }
+            }
+        }
+        Ok(times)
+    };
+    let faster = |a: &[f64], b: &[f64]| a.iter().all(|x| b.iter().all(|y| x < y));
+    let slower = |a: &[f64], b: &[f64]| a.iter().all(|x| b.iter().all(|y| x > y));
+    // Per op: (cases, faster in both rounds, slower in both) of `variant` against `base`.
+    let counts = |times: &std::collections::BTreeMap<(String, Case), Vec<f64>>, variant: &str, base: &str, op: &str, dtype: Option<&str>| {
+        let mut c = (0, 0, 0);
+        for ((v, case), b) in times.iter().filter(|((v, case), _)| v == base && case.0 == op && dtype.is_none_or(|d| case.1 == d)) {
+            let _ = v;
+            if let Some(t) = times.get(&(variant.to_string(), case.clone())) {
+                c.0 += 1;
+                c.1 += faster(t, b) as usize;
+                c.2 += slower(t, b) as usize;
+            }
+        }
+        c
+    };
+    let words = ["none", "one", "two", "three", "four", "five", "six", "seven", "eight"];
+    let word = |n: usize| words.get(n).copied().unwrap_or("many");
+    // "all seven" where every case, else "five of seven".
+    let share = |n: usize, of: usize| if n == of { format!("all {}", word(of)) } else { format!("{} of {}", word(n), word(of)) };
+    let call1 = turns("nvidia-h100-80gb-hbm3-s59-call1", &["plain", "staged_lanes", "staged_lanes_unhoisted"])?;
+    let call2 = turns("nvidia-h100-80gb-hbm3-s59-call2", &["plain", "unstaged_lanes"])?;
+    let hoisted = counts(&call1, "staged_lanes", "plain", "layer_norm", Some("bf16"));
+    if hoisted.0 == 0 || hoisted.2 != hoisted.0 || !chapter.contains("lost at every LayerNorm bf16 case") {
+        problems.push(format!("call 1: staged_lanes slower in both rounds at {} of {} LayerNorm bf16 cases, or the chapter no longer says \"lost at every\"", hoisted.2, hoisted.0));
+    }
+    let (ln, rms) = (counts(&call1, "staged_lanes_unhoisted", "plain", "layer_norm", None), counts(&call1, "staged_lanes_unhoisted", "plain", "rms_norm", None));
+    let sentence = format!("in both rounds, at {} of its lanes cases (at f32 2^17 × 2^11 the planner gives the row a block), and RMSNorm's, which stage one parameter, not two, slower in both at {}.", share(ln.1, ln.0), share(rms.2, rms.0));
+    if !chapter.contains(&sentence) {
+        problems.push(format!("dl_softmax.md does not say \"{sentence}\""));
+    }
+    // "(at f32 2^17 × 2^11 the planner gives the row a block)": LayerNorm's row there in call 1.
+    let (_, plain1) = read_csv::<DlRow>(&dir.join("nvidia-h100-80gb-hbm3-s59-call1/plain-1.csv"))?;
+    match plain1.iter().find(|r| r.op == "layer_norm" && r.dtype.name() == "f32" && (r.rows, r.n) == (131_072, 2048)) {
+        Some(r) if r.entry().contains("_block") => {}
+        other => problems.push(format!("call 1's LayerNorm f32 2^17 × 2^11 is not a block's: {:?}", other.map(|r| r.entry().to_string()))),
+    }
+    let again = counts(&call2, "plain", "unstaged_lanes", "layer_norm", None);
+    let sentence = format!("faster in both rounds at {} lanes cases again", share(again.1, again.0));
+    if !chapter.contains(&sentence) {
+        problems.push(format!("dl_softmax.md does not say \"{sentence}\""));
+    }
+    if (ln.1, ln.0) != (again.1, again.0) {
+        problems.push(format!("18_norms.cu says the same count in each call: call 1 {ln:?}, call 2 {again:?}"));
+    }
+    let comment = format!("at {} short-row cases the planner gives lanes, in each of two calls, where staging RMSNorm's γ alone was slower in both at {} (", share(ln.1, ln.0), share(rms.2, rms.0));
+    if !norms.contains(&comment) {
+        problems.push(format!("18_norms.cu does not say \"{comment}\""));
+    }
+    // The registers of layer_norm_lanes8_bf16 under each variant.
+    let (_, record) = reduction::records::csv::read::<reduction::records::registers::SwitchRegisters>(&dir.join("registers-sm_90.csv"))?;
+    let of = |variant: &str| record.iter().find(|r| r.variant == variant && r.entry == "layer_norm_lanes8_bf16").map(|r| (r.registers, r.spill_store_bytes));
+    match (of("staged_lanes"), of("unstaged_lanes"), of("staged_lanes_unhoisted"), of("staged_lanes_fenced"), of("staged_lanes_generic"), of("plain")) {
+        (Some((staged, spill)), Some((unstaged, _)), Some((unhoisted, 0)), Some((fenced, _)), Some((generic, _)), Some((plain, _))) => {
+            let blocks = |r: u32| 65_536 / (r.div_ceil(8) * 8 * 256);
+            let quote = format!("took {staged} registers a thread, and spilled, where it takes {unstaged} without the staging");
+            if spill == 0 || !chapter.contains(&quote) {
+                problems.push(format!("dl_softmax.md does not say \"{quote}\" (spilled {spill} bytes)"));
+            }
+            let quote = format!("took {staged} registers and spilled where it takes {unhoisted} so ({} blocks of 256 an SM for {}", word(blocks(staged) as usize), word(blocks(unhoisted) as usize));
+            if !rows_cuh.contains(&quote) {
+                problems.push(format!("dl_rows.cuh does not say \"{quote}\""));
+            }
+            if fenced <= unhoisted || generic <= unhoisted || unhoisted > unstaged || plain != unhoisted {
+                problems.push(format!("registers: fenced {fenced}, generic {generic}, unhoisted {unhoisted}, unstaged {unstaged}, default {plain}: not as the chapter says"));
+            }
+        }
+        other => problems.push(format!("registers-sm_90.csv lacks layer_norm_lanes8_bf16's variants, or unhoisted spills: {other:?}")),
+    }
+    if problems.is_empty() { Ok(()) } else { Err(format!("the staged lanes: {}", problems.join("; ")).into()) }
+}
+
 /// choose.rs's measured rules of 2026-12-03 (softmax's 16-bit rows of up to 16384 packs take a
 /// cluster of 8 × 256; RMSNorm's few 16-bit rows of up to 1024 packs take 2 packs a thread), from
 /// the forced-team runs in `plots/data/dl/experiments/<gpu>-teams.csv`: the order each comment
@@ -574,6 +672,7 @@ fn main() {
     trials.push(Trial::test("claims::the_planner_rules_of_the_teams_runs_as_choose_rs_says", the_planner_rules_of_the_teams_runs_as_choose_rs_says));
     trials.push(Trial::test("claims::the_staged_blocks_rule_as_choose_rs_says", the_staged_blocks_rule_as_choose_rs_says));
     trials.push(Trial::test("claims::the_norms_lanes_rule_as_18_norms_cu_says", the_norms_lanes_rule_as_18_norms_cu_says));
+    trials.push(Trial::test("claims::the_staged_lanes_as_the_kernels_and_the_chapter_say", the_staged_lanes_as_the_kernels_and_the_chapter_say));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

@@ -336,8 +336,14 @@ PY
 switch_of() {
   case $1 in
     plain*) echo "" ;;
-    staged_lanes_untested*) echo "-DDL_LANES_STAGED -DDL_NORMS_UNTESTED" ;;
-    staged_lanes*) echo "-DDL_LANES_STAGED" ;;
+    # (The staged lanes' order 0, the hoisted indices, is what -DDL_LANES_STAGED alone gave until
+    # session 59; LayerNorm's lanes stage by default since, unhoisted, and unstaged_lanes undoes it.)
+    staged_lanes_untested*) echo "-DDL_LANES_STAGED -DDL_NORMS_UNTESTED -DDL_LANES_STAGED_ORDER=0" ;;
+    staged_lanes_fenced*) echo "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=1" ;;
+    staged_lanes_generic*) echo "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=2" ;;
+    staged_lanes_unhoisted*) echo "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=3" ;;
+    staged_lanes*) echo "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=0" ;;
+    unstaged_lanes*) echo "-DDL_LANES_UNSTAGED" ;;
     untested_halves*) echo "-DDL_NORMS_UNTESTED -DOP_MERGE_EQUAL_HALVES" ;;
     untested_tp_group4*) echo "-DDL_NORMS_UNTESTED -DDL_LN_TWO_PASS -DDL_PARAMS_GROUP=4" ;;
     untested_two_pass*) echo "-DDL_NORMS_UNTESTED -DDL_LN_TWO_PASS" ;;

@@ -146,6 +146,7 @@ fn main() {
         }
     }
     trials.push(registers_trial());
+    trials.push(lanes_switches_registers_trial());
     trials.push(Trial::test("trials::missing_headers_are_ignored_unless_required", headers_rule));
     trials.push(bf16_trial());
     let header_kernels: Vec<&str> = kernels::files().into_iter().filter(|(_, k)| k.needs_cuda_headers).map(|(f, _)| f).collect();
@@ -212,6 +213,76 @@ fn registers_trial() -> Trial {
         } else {
             Err(format!("{} of {} entry points differ from plots/data/{DL_FILE} (NVRTC {}); if the change is meant, run `REDUCTION_WRITE_REGISTERS=1 cargo test --test nvrtc registers` and commit the file:\n{}",
                 changed.len(), now.len(), nvrtc::version_text(), changed.join("\n")).into())
+        }
+    })
+}
+
+/// The norms' lanes entries under each lanes switch are what
+/// `plots/data/dl/experiments/norms-lanes/registers-sm_90.csv` records (the chapter reads it
+/// beside the switches' timings), and each switch is `tests/gpu-host.sh`'s `switch_of` of that
+/// name. `REDUCTION_WRITE_REGISTERS=1` writes the file; ignored under `REDUCTION_NVRTC_OPTIONS`
+/// or another NVRTC than the record's, as `registers_trial`.
+fn lanes_switches_registers_trial() -> Trial {
+    use reduction::records::registers::{self, SwitchRegisters, DL_ARCH, LANES_SWITCHES, LANES_SWITCHES_FILE, LANES_SWITCHES_KERNEL_FILE};
+    let name = format!("registers::{DL_ARCH}::norms_lanes_switches");
+    if let Ok(options) = std::env::var("REDUCTION_NVRTC_OPTIONS") {
+        if !options.trim().is_empty() {
+            return Trial::ignorable_test(name, move || Ok(Completion::ignored_with(format!("REDUCTION_NVRTC_OPTIONS={options} is set: the record is of the switches alone"))));
+        }
+    }
+    Trial::ignorable_test(name, || {
+        // Each variant is the script's: `<name>*) echo "<options>" ;;`.
+        let script = include_str!("gpu-host.sh");
+        for (variant, options) in LANES_SWITCHES {
+            let line = format!("{variant}*) echo \"{options}\" ;;");
+            if !script.lines().any(|l| l.trim() == line) {
+                return Err(format!("gpu-host.sh's switch_of lacks `{line}`").into());
+            }
+        }
+        match compile_verdict(nvrtc::available().map_err(|e| e.to_string()), None, common::nvrtc_required()) {
+            Verdict::Run => {}
+            Verdict::Ignore(why) => return Ok(Completion::ignored_with(why)),
+            Verdict::Fail(why) => return Err(why.into()),
+        }
+        let path = reduction::records::repo_root().join("plots/data").join(LANES_SWITCHES_FILE);
+        let writing = std::env::var("REDUCTION_WRITE_REGISTERS").is_ok_and(|v| v == "1");
+        let recorded: Vec<SwitchRegisters> = if writing { Vec::new() } else {
+            let (header, recorded) = reduction::records::csv::read::<SwitchRegisters>(&path)?;
+            let version = reduction::records::csv::value(&header, "nvrtc").unwrap_or("unknown").to_string();
+            if version != nvrtc::version_text() {
+                return Ok(Completion::ignored_with(format!("{LANES_SWITCHES_FILE} is of NVRTC {version}; this is NVRTC {}", nvrtc::version_text())));
+            }
+            recorded
+        };
+        let kernel = kernels::files().into_iter().find(|(f, _)| *f == LANES_SWITCHES_KERNEL_FILE).map(|(_, k)| k).ok_or("18_norms.cu is not a registered kernel file")?;
+        let mut now = Vec::new();
+        for (variant, options) in LANES_SWITCHES {
+            let args: Vec<String> = kernel.compile_options()?.into_iter().chain(options.split_whitespace().map(String::from)).chain(["--ptxas-options=-v".to_string()]).collect();
+            let compiled = nvrtc::compile_cubin(LANES_SWITCHES_KERNEL_FILE, &kernel.full_source(), DL_ARCH, &args)?;
+            let lanes: Vec<_> = registers::parse_ptxas_log(LANES_SWITCHES_KERNEL_FILE, &compiled.log).into_iter().filter(|e| e.entry.contains("_lanes")).collect();
+            if lanes.is_empty() {
+                return Err(format!("{variant}: no lanes entry in ptxas's log:\n{}", compiled.log).into());
+            }
+            now.extend(lanes.into_iter().map(|e| SwitchRegisters {
+                variant: variant.to_string(),
+                options: options.to_string(),
+                entry: e.entry,
+                registers: e.registers,
+                spill_store_bytes: e.spill_store_bytes,
+                spill_load_bytes: e.spill_load_bytes,
+            }));
+        }
+        if writing {
+            reduction::records::csv::write(&path, &registers::lanes_switches_header(&nvrtc::version_text()), &now)?;
+            eprintln!("wrote {} ({} rows)", path.display(), now.len());
+            return Ok(Completion::Completed);
+        }
+        if now == recorded {
+            Ok(Completion::Completed)
+        } else {
+            let changed: Vec<String> = now.iter().filter(|e| !recorded.contains(e)).map(|e| format!("{} {}: {} registers, {} / {} bytes spilled", e.variant, e.entry, e.registers, e.spill_store_bytes, e.spill_load_bytes)).collect();
+            Err(format!("{} rows differ from plots/data/{LANES_SWITCHES_FILE} (NVRTC {}); if meant, run `REDUCTION_WRITE_REGISTERS=1 cargo test --test nvrtc registers` and commit it:\n{}",
+                changed.len().max(1), nvrtc::version_text(), changed.join("\n")).into())
         }
     })
 }

@@ -73,6 +73,43 @@ pub fn header(nvrtc: &str) -> Vec<(String, String)> {
     ]
 }
 
+/// The norms' lanes entries under each lanes switch of `tests/gpu-host.sh` (its `switch_of` names
+/// and options), under `plots/data/`: what the staging of γ and β cost in registers, and what each
+/// way of keeping them gave back (`kernels/dl_rows.cuh`'s `LanesParams`).
+pub const LANES_SWITCHES_FILE: &str = "dl/experiments/norms-lanes/registers-sm_90.csv";
+/// (variant, its NVRTC options): `plain` the default build.
+pub const LANES_SWITCHES: [(&str, &str); 6] = [
+    ("plain", ""),
+    ("unstaged_lanes", "-DDL_LANES_UNSTAGED"),
+    ("staged_lanes", "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=0"),
+    ("staged_lanes_fenced", "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=1"),
+    ("staged_lanes_generic", "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=2"),
+    ("staged_lanes_unhoisted", "-DDL_LANES_STAGED -DDL_LANES_STAGED_ORDER=3"),
+];
+/// The file of the norms the lanes switches change.
+pub const LANES_SWITCHES_KERNEL_FILE: &str = "18_norms.cu";
+
+/// One lanes entry's registers and spills under one variant.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SwitchRegisters {
+    pub variant: String,
+    pub options: String,
+    pub entry: String,
+    pub registers: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+}
+
+/// The lanes switches' record's header.
+pub fn lanes_switches_header(nvrtc: &str) -> Vec<(String, String)> {
+    vec![
+        ("what".into(), format!("registers a thread and bytes spilled of the lanes entries of {LANES_SWITCHES_KERNEL_FILE} under each lanes switch, by ptxas through NVRTC")),
+        ("arch".into(), DL_ARCH.into()),
+        ("nvrtc".into(), nvrtc.into()),
+        ("command".into(), "REDUCTION_WRITE_REGISTERS=1 cargo test --test nvrtc registers (with NVRTC; no GPU)".into()),
+    ]
+}
+
 pub fn read(path: &Path) -> Result<Vec<EntryRegisters>> {
     Ok(super::csv::read(path)?.1)
 }
