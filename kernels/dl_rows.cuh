@@ -559,7 +559,7 @@ struct LanesParams {
                 u64 base;
                 asm("cvta.shared.u64 %0, %1;" : "=l"(base) : "l"((u64)__cvta_generic_to_shared(buffer())));
 #pragma unroll
-                for (int p = 0; p < P; ++p) raw[p] = reinterpret_cast<const uint4*>(base)[p * packs + at];
+                for (int p = 0; p < P; ++p) raw[p] = reinterpret_cast<const uint4*>(base)[p * stride + at];
 #else
 #pragma unroll
                 for (int p = 0; p < P; ++p) raw[p] = buffer()[p * stride + at];
@@ -1382,16 +1382,6 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 // Only the entries of 8 packs: NVRTC compiles `__launch_bounds__(256, 1)` differently from
 // `__launch_bounds__(256)`, so the fewer packs keep the default's exact form (the switch's first
 // form, timed in session 49, gave them the former).
-// Another (REDUCTION_NVRTC_OPTIONS=-DDL_LANES_MIN_BLOCKS=B) bounds every lanes entry so, for the
-// staged lanes (DL_LANES_STAGED): there ptxas loads all of a thread's γ and β from shared memory
-// ahead of the write, and NVRTC 13.0 at sm_90 gave layer_norm_lanes8_bf16 up to 195 registers a
-// thread (one block of 256 an SM; 72 without the staging).
-#ifdef DL_LANES_MIN_BLOCKS
-#define DL_LANES_BOUND_1 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
-#define DL_LANES_BOUND_2 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
-#define DL_LANES_BOUND_4 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
-#define DL_LANES_BOUND_8 __launch_bounds__(256, DL_LANES_MIN_BLOCKS)
-#else
 #define DL_LANES_BOUND_1 __launch_bounds__(256)
 #define DL_LANES_BOUND_2 __launch_bounds__(256)
 #define DL_LANES_BOUND_4 __launch_bounds__(256)
@@ -1399,7 +1389,6 @@ __device__ __forceinline__ MeanM2 two_pass_mean_m2_counted(const Values& values,
 #define DL_LANES_BOUND_8 __launch_bounds__(256, DL_LANES8_MIN_BLOCKS)
 #else
 #define DL_LANES_BOUND_8 __launch_bounds__(256)
-#endif
 #endif
 #define DL_LANES_BOUND(VPT) DL_LANES_BOUND_##VPT
 #define DL_LANES(op, sfx, VPT, PARAMS, TASK)                                                      \
