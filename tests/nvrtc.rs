@@ -147,6 +147,7 @@ fn main() {
     }
     trials.push(registers_trial());
     trials.push(lanes_switches_registers_trial());
+    trials.push(Trial::test("registers::lanes_switches_are_the_scripts", lanes_switches_are_the_scripts));
     trials.push(Trial::test("trials::missing_headers_are_ignored_unless_required", headers_rule));
     trials.push(bf16_trial());
     let header_kernels: Vec<&str> = kernels::files().into_iter().filter(|(_, k)| k.needs_cuda_headers).map(|(f, _)| f).collect();
@@ -164,17 +165,7 @@ fn main() {
 fn registers_trial() -> Trial {
     use reduction::records::registers::{self, DL_ARCH, DL_FILE, DL_KERNEL_FILES};
     let name = format!("registers::{DL_ARCH}::dl_kernels");
-    if let Ok(options) = std::env::var("REDUCTION_NVRTC_OPTIONS") {
-        if !options.trim().is_empty() {
-            return Trial::ignorable_test(name, move || Ok(Completion::ignored_with(format!("REDUCTION_NVRTC_OPTIONS={options} is set: the record is of the default build"))));
-        }
-    }
-    Trial::ignorable_test(name, || {
-        match compile_verdict(nvrtc::available().map_err(|e| e.to_string()), None, common::nvrtc_required()) {
-            Verdict::Run => {}
-            Verdict::Ignore(why) => return Ok(Completion::ignored_with(why)),
-            Verdict::Fail(why) => return Err(why.into()),
-        }
+    record_trial(name, "the default build", || {
         let path = reduction::records::repo_root().join("plots/data").join(DL_FILE);
         let writing = std::env::var("REDUCTION_WRITE_REGISTERS").is_ok_and(|v| v == "1");
         // Another NVRTC allocates registers its own way: the record is of one version.
@@ -219,31 +210,13 @@ fn registers_trial() -> Trial {
 
 /// The norms' lanes entries under each lanes switch are what
 /// `plots/data/dl/experiments/norms-lanes/registers-sm_90.csv` records (the chapter reads it
-/// beside the switches' timings), and each switch is `tests/gpu-host.sh`'s `switch_of` of that
-/// name. `REDUCTION_WRITE_REGISTERS=1` writes the file; ignored under `REDUCTION_NVRTC_OPTIONS`
-/// or another NVRTC than the record's, as `registers_trial`.
+/// beside the switches' timings; `lanes_switches_are_the_scripts` holds the switches to the script's).
+/// `REDUCTION_WRITE_REGISTERS=1` writes the file; ignored under `REDUCTION_NVRTC_OPTIONS` or
+/// another NVRTC than the record's, as `registers_trial`.
 fn lanes_switches_registers_trial() -> Trial {
     use reduction::records::registers::{self, SwitchRegisters, DL_ARCH, LANES_SWITCHES, LANES_SWITCHES_FILE, LANES_SWITCHES_KERNEL_FILE};
     let name = format!("registers::{DL_ARCH}::norms_lanes_switches");
-    if let Ok(options) = std::env::var("REDUCTION_NVRTC_OPTIONS") {
-        if !options.trim().is_empty() {
-            return Trial::ignorable_test(name, move || Ok(Completion::ignored_with(format!("REDUCTION_NVRTC_OPTIONS={options} is set: the record is of the switches alone"))));
-        }
-    }
-    Trial::ignorable_test(name, || {
-        // Each variant is the script's: `<name>*) echo "<options>" ;;`.
-        let script = include_str!("gpu-host.sh");
-        for (variant, options) in LANES_SWITCHES {
-            let line = format!("{variant}*) echo \"{options}\" ;;");
-            if !script.lines().any(|l| l.trim() == line) {
-                return Err(format!("gpu-host.sh's switch_of lacks `{line}`").into());
-            }
-        }
-        match compile_verdict(nvrtc::available().map_err(|e| e.to_string()), None, common::nvrtc_required()) {
-            Verdict::Run => {}
-            Verdict::Ignore(why) => return Ok(Completion::ignored_with(why)),
-            Verdict::Fail(why) => return Err(why.into()),
-        }
+    record_trial(name, "the switches alone", || {
         let path = reduction::records::repo_root().join("plots/data").join(LANES_SWITCHES_FILE);
         let writing = std::env::var("REDUCTION_WRITE_REGISTERS").is_ok_and(|v| v == "1");
         let recorded: Vec<SwitchRegisters> = if writing { Vec::new() } else {
@@ -285,6 +258,35 @@ fn lanes_switches_registers_trial() -> Trial {
                 changed.len().max(1), nvrtc::version_text(), changed.join("\n")).into())
         }
     })
+}
+
+/// A trial of a record NVRTC writes: ignored, with the reason, under `REDUCTION_NVRTC_OPTIONS`
+/// (an experiment's build is not the record's, which is of `what`) and where NVRTC is missing
+/// (failed instead under `REQUIRE_NVRTC=1`); otherwise `body`.
+fn record_trial(name: String, what: &'static str, body: impl FnOnce() -> Result<Completion, Failed> + Send + 'static) -> Trial {
+    if let Ok(options) = std::env::var("REDUCTION_NVRTC_OPTIONS") {
+        if !options.trim().is_empty() {
+            return Trial::ignorable_test(name, move || Ok(Completion::ignored_with(format!("REDUCTION_NVRTC_OPTIONS={options} is set: the record is of {what}"))));
+        }
+    }
+    Trial::ignorable_test(name, move || match compile_verdict(nvrtc::available().map_err(|e| e.to_string()), None, common::nvrtc_required()) {
+        Verdict::Run => body(),
+        Verdict::Ignore(why) => Ok(Completion::ignored_with(why)),
+        Verdict::Fail(why) => Err(why.into()),
+    })
+}
+
+/// Each variant of the lanes switches' record is `tests/gpu-host.sh`'s `switch_of` of that name
+/// (`<name>*) echo "<options>" ;;`): no NVRTC needed.
+fn lanes_switches_are_the_scripts() -> Result<(), Failed> {
+    let script = include_str!("gpu-host.sh");
+    for (variant, options) in reduction::records::registers::LANES_SWITCHES {
+        let line = format!("{variant}*) echo \"{options}\" ;;");
+        if !script.lines().any(|l| l.trim() == line) {
+            return Err(format!("gpu-host.sh's switch_of lacks `{line}`").into());
+        }
+    }
+    Ok(())
 }
 
 /// The experiment switches `tests/gpu-host.sh` sets, with the kernel files each changes: what its
