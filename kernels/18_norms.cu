@@ -105,7 +105,7 @@ struct RmsNormTask {
         return Stats{rrms};
     }
     __device__ float map_one(float v, float, u64 e, const Stats& st) const { return v * st.rrms * load_one(gamma, e); }
-    // y from a pack of x and of γ (store_chunk may load γ ahead: DL_PARAMS_AHEAD).
+    // y from a pack of x and of γ.
     template <int PER>
     __device__ void map_params(const float (&v)[PER], const float (&g)[PER], const Stats& st, float (&out)[PER]) const {
 #pragma unroll
@@ -159,12 +159,19 @@ struct StagedLanes<LayerNormTask<T>> {
 };
 #endif
 
+// Experiments (dl_rows.cuh's store_chunk_params_ahead): the parameters loaded D packs ahead of
+// the write, RMSNorm's γ (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_AHEAD=D) and LayerNorm's γ and β
+// (-DDL_LN_PARAMS_AHEAD=D).
 #ifdef DL_PARAMS_AHEAD
-// An experiment (dl_rows.cuh's store_chunk_params_ahead): RMSNorm's γ loaded packs ahead.
 template <typename T>
 struct ParamAhead<RmsNormTask<T>> {
-    static constexpr bool ok = true;
-    __device__ static const T* of(const RmsNormTask<T>& task) { return task.gamma; }
+    static constexpr int D = DL_PARAMS_AHEAD;
+};
+#endif
+#ifdef DL_LN_PARAMS_AHEAD
+template <typename T>
+struct ParamAhead<LayerNormTask<T>> {
+    static constexpr int D = DL_LN_PARAMS_AHEAD;
 };
 #endif
 

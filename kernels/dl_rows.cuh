@@ -323,50 +323,6 @@ __device__ __forceinline__ void store_pack(T* __restrict__ out, u64 i, const flo
     __stcs(reinterpret_cast<uint4*>(out) + i, make_uint4(o.w[0], o.w[1], o.w[2], o.w[3]));
 }
 
-#ifdef DL_PARAMS_AHEAD
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_AHEAD=D): a task's write with its per-column
-// parameter's packs loaded D packs ahead, into registers. By default each pack's parameters are
-// loaded just before the pack is written, behind a test (the packs of a row that may be past its
-// end): the SASS (nvcc 13.0, sm_90) then waits a round trip to L2 for every pack, eight one after
-// the other in a thread of the long rows' cluster entries. Prefetching the lines into L1 instead
-// (plots/data/dl/experiments/prefetch.diff) was measured: slower at most shapes, RMSNorm's
-// longest rows within 1%. Only the tasks ParamAhead names (18_norms.cu: RMSNorm's γ), each with a
-// map_params(x, g, stats, y) that map_pack also uses: under the 64 registers of the
-// 1024-thread bound, D = 2 fits RMSNorm's f32 entries with no spill (its 16-bit cluster entries
-// spill 12 bytes a thread), where LayerNorm's γ and β spilled 192 to 288 bytes. With D = 2 the
-// SASS of rms_norm_cluster16x8_f32 has two or three loads in flight at each wait, and no branch.
-template <class Task>
-struct ParamAhead {
-    static constexpr bool ok = false;
-};
-template <typename T, int VPT, int UNTESTED, class Task>
-__device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
-                                                         const typename Task::Stats& st) {
-    constexpr int PER = Io<T>::PER, D = DL_PARAMS_AHEAD < VPT ? DL_PARAMS_AHEAD : VPT;
-    const uint4* param = reinterpret_cast<const uint4*>(ParamAhead<Task>::of(task));
-    uint4 ring[D];  // pack k's parameter, in ring[k % D] from D packs before it is written
-#pragma unroll
-    for (int k = 0; k < D; ++k) {
-        const u64 i = pack_index<VPT>(c, k, s);
-        ring[k] = k < UNTESTED || i < packs ? __ldg(param + i) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-        const u64 i = pack_index<VPT>(c, k, s);
-        const uint4 now = ring[k % D];
-        const u64 ahead = pack_index<VPT>(c, k + D, s);
-        if (k + D < VPT && (k + D < UNTESTED || ahead < packs)) ring[k % D] = __ldg(param + ahead);
-        if (k < UNTESTED || i < packs) {
-            float x[PER], g[PER], y[PER];
-#pragma unroll
-            for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k], j);
-            unpack<T>(now, g);
-            task.map_params(x, g, st, y);
-            store_pack(out, i, y);
-        }
-    }
-}
-#endif
 
 #if defined(DL_PARAMS_EARLY) && !defined(DL_PARAMS_GROUP)
 #error "DL_PARAMS_EARLY loads through DL_PARAMS_GROUP's parameters: give -DDL_PARAMS_GROUP=G too"
@@ -402,6 +358,61 @@ __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restri
     for (int p = 0; p < P; ++p) unpack<T>(raw[p], prm[p]);
     task.map_grouped(x, prm, st, y);
     store_pack_if(out, i, y, in);
+}
+// The tasks' per-column parameters loaded D packs ahead of the write, into registers
+// (ParamAhead<Task>::D, 0 by default: none; 18_norms.cu sets it under its experiment switches,
+// REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_AHEAD=D for RMSNorm's γ, -DDL_LN_PARAMS_AHEAD=D for
+// LayerNorm's γ and β). By default each pack's parameters are loaded just before the pack is
+// written, behind a test (the packs of a row that may be past its end): the SASS (nvcc 13.0,
+// sm_90) then waits a round trip to L2 for every pack, eight one after the other in a thread of
+// the long rows' cluster entries. Prefetching the lines into L1 instead
+// (plots/data/dl/experiments/prefetch.diff) was measured: slower at most shapes, RMSNorm's
+// longest rows within 1%. Under the 64 registers of the 1024-thread bound, D = 2 fits RMSNorm's
+// f32 entries with no spill (its 16-bit cluster entries spill 12 bytes a thread), where
+// LayerNorm's γ and β spilled 192 to 288 bytes. With D = 2 the SASS of rms_norm_cluster16x8_f32
+// has two or three loads in flight at each wait, and no branch. Only tested writes of more than
+// D packs a thread take it: with D = VPT (RMSNorm's blocks of 2 packs, f32) nothing is left to
+// overlap, and the registers cost a block an SM (33.6% slower on the H200).
+template <class Task>
+struct ParamAhead {
+    static constexpr int D = 0;
+};
+template <class Task>
+struct ParamAhead<const Task> : ParamAhead<Task> {};
+template <typename T, int VPT, int UNTESTED, class Task>
+__device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
+                                                         const typename Task::Stats& st) {
+    constexpr int PER = Io<T>::PER, P = GroupedParams<Task>::COUNT, D = ParamAhead<Task>::D;
+    static_assert(P > 0 && D > 0 && D < VPT, "parameters ahead: a task with parameters, fewer packs ahead than a thread holds");
+    uint4 ring[D][P];  // pack k's parameters, in ring[k % D] from D packs before it is written
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+        const u64 i = pack_index<VPT>(c, k, s);
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+            ring[k][p] = k < UNTESTED || i < packs ? __ldg(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + i) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+        const u64 i = pack_index<VPT>(c, k, s);
+        uint4 now[P];
+#pragma unroll
+        for (int p = 0; p < P; ++p) now[p] = ring[k % D][p];
+        const u64 ahead = pack_index<VPT>(c, k + D, s);
+        if (k + D < VPT && (k + D < UNTESTED || ahead < packs)) {
+#pragma unroll
+            for (int p = 0; p < P; ++p) ring[k % D][p] = __ldg(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + ahead);
+        }
+        if (k < UNTESTED || i < packs) {
+            float x[PER], prm[P][PER], y[PER];
+#pragma unroll
+            for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k], j);
+#pragma unroll
+            for (int p = 0; p < P; ++p) unpack<T>(now[p], prm[p]);
+            task.map_grouped(x, prm, st, y);
+            store_pack(out, i, y);
+        }
+    }
 }
 #if __CUDA_ARCH__ >= 800
 // ANCHOR: staged_params
@@ -685,12 +696,9 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
 #else
     constexpr int G = GROUP;
 #endif
-#ifdef DL_PARAMS_AHEAD
-    if constexpr (ParamAhead<Task>::ok)
+    if constexpr (ParamAhead<Task>::D > 0 && ParamAhead<Task>::D < VPT && UNTESTED == 0)
         store_chunk_params_ahead<T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
-    else
-#endif
-    if constexpr (G > 0 && GroupedParams<Task>::COUNT > 0)
+    else if constexpr (G > 0 && GroupedParams<Task>::COUNT > 0)
         store_chunk_params_grouped<G, T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else
         store_chunk_by_packs<T, VPT, UNTESTED>(task, out, h0, h1, packs, c, s, st);
