@@ -159,21 +159,35 @@ struct StagedLanes<LayerNormTask<T>> {
 };
 #endif
 
-// Experiments (dl_rows.cuh's store_chunk_params_ahead): the parameters loaded D packs ahead of
-// the write, RMSNorm's γ (REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_AHEAD=D) and LayerNorm's γ and β
-// (-DDL_LN_PARAMS_AHEAD=D).
-#ifdef DL_PARAMS_AHEAD
+// The parameters loaded packs ahead of the write in the cluster entries (dl_rows.cuh's
+// store_chunk_params_ahead): RMSNorm's γ 2 packs ahead in every cluster, LayerNorm's γ and β 1
+// ahead in the clusters of 4 (the only cluster entries where they fit 64 registers unspilled).
+// By turns on the H200 (plots/data/dl/experiments/switches/norms-ahead/), against loading each
+// pack's parameters as it is written: RMSNorm faster in both rounds at all 8 cluster cases
+// (0.8% to 4.8%), LayerNorm at all 3 of its clusters of 4 (1.9% to 4.3%), and slower in both at
+// the 4 cluster cases that spill (1.1% to 3.5%). Experiments (REDUCTION_NVRTC_OPTIONS):
+// -DDL_PARAMS_NOT_AHEAD, none ahead; -DDL_PARAMS_AHEAD=D, RMSNorm's D ahead in every team;
+// -DDL_LN_PARAMS_AHEAD=D, LayerNorm's.
 template <typename T>
 struct ParamAhead<RmsNormTask<T>> {
-    static constexpr int D = DL_PARAMS_AHEAD;
-};
+#if defined(DL_PARAMS_AHEAD)
+    __host__ __device__ static constexpr int packs(int) { return DL_PARAMS_AHEAD; }
+#elif defined(DL_PARAMS_NOT_AHEAD)
+    __host__ __device__ static constexpr int packs(int) { return 0; }
+#else
+    __host__ __device__ static constexpr int packs(int cluster) { return cluster > 0 ? 2 : 0; }
 #endif
-#ifdef DL_LN_PARAMS_AHEAD
+};
 template <typename T>
 struct ParamAhead<LayerNormTask<T>> {
-    static constexpr int D = DL_LN_PARAMS_AHEAD;
-};
+#if defined(DL_LN_PARAMS_AHEAD)
+    __host__ __device__ static constexpr int packs(int) { return DL_LN_PARAMS_AHEAD; }
+#elif defined(DL_PARAMS_NOT_AHEAD)
+    __host__ __device__ static constexpr int packs(int) { return 0; }
+#else
+    __host__ __device__ static constexpr int packs(int cluster) { return cluster == 4 ? 1 : 0; }
 #endif
+};
 
 // γ and β fetched for every pack ahead of the write spill the cluster entries (dl_rows.cuh), so
 // the norms keep the test per pack in their blocks, splits and clusters; their lanes (short rows)

@@ -360,29 +360,28 @@ __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restri
     store_pack_if(out, i, y, in);
 }
 // The tasks' per-column parameters loaded D packs ahead of the write, into registers
-// (ParamAhead<Task>::D, 0 by default: none; 18_norms.cu sets it under its experiment switches,
-// REDUCTION_NVRTC_OPTIONS=-DDL_PARAMS_AHEAD=D for RMSNorm's γ, -DDL_LN_PARAMS_AHEAD=D for
-// LayerNorm's γ and β). By default each pack's parameters are loaded just before the pack is
-// written, behind a test (the packs of a row that may be past its end): the SASS (nvcc 13.0,
-// sm_90) then waits a round trip to L2 for every pack, eight one after the other in a thread of
-// the long rows' cluster entries. Prefetching the lines into L1 instead
-// (plots/data/dl/experiments/prefetch.diff) was measured: slower at most shapes, RMSNorm's
-// longest rows within 1%. Under the 64 registers of the 1024-thread bound, D = 2 fits RMSNorm's
-// f32 entries with no spill (its 16-bit cluster entries spill 12 bytes a thread), where
-// LayerNorm's γ and β spilled 192 to 288 bytes. With D = 2 the SASS of rms_norm_cluster16x8_f32
-// has two or three loads in flight at each wait, and no branch. Only tested writes of more than
+// (ParamAhead<Task>::packs(cluster) = D; 0 by default: none). 18_norms.cu sets it for RMSNorm's
+// and LayerNorm's cluster entries, where it was faster on the H200, and its experiment switches
+// for every team. Without it each pack's parameters are loaded just before the pack is written,
+// behind a test (the packs of a row that may be past its end): the SASS (nvcc 13.0, sm_90) then
+// waits a round trip to L2 for every pack, eight one after the other in a thread of the long
+// rows' cluster entries. Prefetching the lines into L1 instead
+// (plots/data/dl/experiments/prefetch.diff) was measured: slower at most shapes. Under the 64
+// registers of the 1024-thread bound, D = 2 fits RMSNorm's f32 entries with no spill (its
+// 16-bit cluster entries spill 8 bytes a thread), where LayerNorm's γ and β spill at D = 2 in
+// every cluster entry and at D = 1 in all but the clusters of 4. Only tested writes of more than
 // D packs a thread take it: with D = VPT (RMSNorm's blocks of 2 packs, f32) nothing is left to
 // overlap, and the registers cost a block an SM (33.6% slower on the H200).
 template <class Task>
 struct ParamAhead {
-    static constexpr int D = 0;
+    __host__ __device__ static constexpr int packs(int /*cluster: its blocks, 0 for other teams*/) { return 0; }
 };
 template <class Task>
 struct ParamAhead<const Task> : ParamAhead<Task> {};
-template <typename T, int VPT, int UNTESTED, class Task>
+template <int D, typename T, int VPT, int UNTESTED, class Task>
 __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
                                                          const typename Task::Stats& st) {
-    constexpr int PER = Io<T>::PER, P = GroupedParams<Task>::COUNT, D = ParamAhead<Task>::D;
+    constexpr int PER = Io<T>::PER, P = GroupedParams<Task>::COUNT;
     static_assert(P > 0 && D > 0 && D < VPT, "parameters ahead: a task with parameters, fewer packs ahead than a thread holds");
     uint4 ring[D][P];  // pack k's parameters, in ring[k % D] from D packs before it is written
 #pragma unroll
@@ -538,11 +537,16 @@ struct LanesParams {
         }
     }
     // Called by every thread of the block exactly once where it stages: in its first row, after
-    // the statistics, or after the loop by threads that had none.
+    // the statistics, or after the loop by threads that had none. Those are two barrier
+    // instructions, and a warp's lanes may reach the first apart (their rows' paths differ), so
+    // the barrier is the unaligned one (barrier.sync: any thread at any barrier 0 instruction):
+    // __syncthreads() is bar.sync, which requires every thread of the block at the same
+    // instruction with its warp converged, and compute-sanitizer's synccheck refused it here
+    // ("Divergent thread(s) in block", on the H200, session 60; the tests passed without it).
     __device__ __forceinline__ void wait_once() {
         if (!waiting) return;
         asm volatile("cp.async.wait_all;" ::: "memory");
-        __syncthreads();
+        asm volatile("barrier.sync 0;" ::: "memory");
         waiting = false;
     }
     template <typename T>
@@ -688,7 +692,7 @@ __device__ __forceinline__ void store_chunk_by_packs(const Task& task, T* __rest
 
 // GROUP > 0: the parameters in groups of that many packs (the staged entries' write where the
 // launch gave no shared memory), as the grouped switch does for every entry.
-template <typename T, int VPT, int UNTESTED = 0, int GROUP = 0, class Task>
+template <typename T, int VPT, int UNTESTED = 0, int GROUP = 0, int AHEAD = 0, class Task>
 __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], const Held (&h1)[VPT], u64 packs,
                                             unsigned c, Slot s, const typename Task::Stats& st) {
 #ifdef DL_PARAMS_GROUP
@@ -696,8 +700,8 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
 #else
     constexpr int G = GROUP;
 #endif
-    if constexpr (ParamAhead<Task>::D > 0 && ParamAhead<Task>::D < VPT && UNTESTED == 0)
-        store_chunk_params_ahead<T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
+    if constexpr (AHEAD > 0 && AHEAD < VPT && UNTESTED == 0)
+        store_chunk_params_ahead<AHEAD, T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else if constexpr (G > 0 && GroupedParams<Task>::COUNT > 0)
         store_chunk_params_grouped<G, T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else
@@ -796,6 +800,11 @@ template <class Team>
 struct IsLanesTeam {
     static constexpr bool value = false;
 };
+// The blocks of a team's cluster (ClusterTeam, below); 0 for the other teams.
+template <class Team>
+struct ClusterSize {
+    static constexpr int C = 0;
+};
 
 // Whether a task's (count, mean, M2) of a row held in registers comes from two passes of plain
 // team sums (`two_pass_mean_m2`) instead of one team merge of its threads' states. An experiment
@@ -883,7 +892,7 @@ __device__ __forceinline__ typename Task::Op::State row_state(const Task& task, 
 
 // The output row: from the registers when held, the last chunk first (the most recently read,
 // the likeliest still in L2) otherwise.
-template <class Task, int VPT, int UNTESTED = 0, int GROUP = 0>
+template <class Task, int VPT, int UNTESTED = 0, int GROUP = 0, int AHEAD = 0>
 __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u64 row, Slot s, Held (&h0)[VPT], Held (&h1)[VPT],
                                           const typename Task::Stats& stats) {
     using T = typename Task::T;
@@ -891,7 +900,7 @@ __device__ __forceinline__ void row_write(const Task& task, const RowShape& r, u
     if (r.vec) {
         for (unsigned c = r.chunks; c-- > 0;) {
             if (r.chunks > 1) load_row<Task, VPT>(task, r, row, c, s, h0, h1);
-            store_chunk<T, VPT, UNTESTED, GROUP>(task, task.out(row), h0, h1, r.packs, c, s, stats);
+            store_chunk<T, VPT, UNTESTED, GROUP, AHEAD>(task, task.out(row), h0, h1, r.packs, c, s, stats);
         }
     } else {
         const T* a = task.in0(row);
@@ -986,8 +995,8 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         }
 #endif
         // A row of several chunks (the planner gives those no shared memory): the parameters in
-        // groups of 4 packs (RMSNorm's loaded ahead instead under DL_PARAMS_AHEAD).
-        row_write<Task, VPT, 0, 4>(task, r, row, s, h0, h1, stats);
+        // groups of 4 packs (loaded ahead instead under the norms' ahead switches).
+        row_write<Task, VPT, 0, 4, ParamAhead<Task>::packs(0)>(task, r, row, s, h0, h1, stats);
         return stats;
     }
 #ifdef DL_PARAMS_EARLY
@@ -1000,10 +1009,11 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
 #endif
     // (Where the block stages its parameters, the rows it could not stage take the tested write:
     // the untested one, never taken where a row is staged, set the entry's register count.)
+    constexpr int ahead = ParamAhead<Task>::packs(ClusterSize<CombineTeam>::C);
     if (full && !Shared::ACTIVE)
         row_write<Task, VPT, VPT>(task, r, row, s, h0, h1, stats);
     else
-        row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
+        row_write<Task, VPT, 0, 0, ahead>(task, r, row, s, h0, h1, stats);
     return stats;
 }
 template <class Task, int VPT, bool STAGED = false, class CombineTeam>
@@ -1111,6 +1121,10 @@ struct ClusterTeam {
     __device__ __forceinline__ MeanM2 two_pass(const Values& values, u64) const {
         return exchange->merge_blocks(op, two_pass_mean_m2_counted(values, BlockTeam<Op>{op, warp_states}));
     }
+};
+template <class Op, int BLOCKS>
+struct ClusterSize<ClusterTeam<Op, BLOCKS>> {
+    static constexpr int C = BLOCKS;
 };
 #endif
 template <class Op>

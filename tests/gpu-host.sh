@@ -359,9 +359,12 @@ switch_of() {
     group4*) echo "-DDL_PARAMS_GROUP=4" ;;
     group8*) echo "-DDL_PARAMS_GROUP=8" ;;
     two_pass*) echo "-DDL_LN_TWO_PASS" ;;
-    # RMSNorm's γ 2 packs ahead and LayerNorm's γ and β 1 ahead (each switch changes one op's
-    # kernels only, so one build measures both).
+    # RMSNorm's γ 2 packs ahead and LayerNorm's γ and β 1 ahead in every team (each switch
+    # changes one op's kernels only, so one build measures both).
     norms_ahead*) echo "-DDL_PARAMS_AHEAD=2 -DDL_LN_PARAMS_AHEAD=1" ;;
+    # (Since session 60 the clusters load them ahead by default: RMSNorm's 2 packs, LayerNorm's
+    # clusters of 4 one; norms_not_ahead loads each pack's as it is written, as before.)
+    norms_not_ahead*) echo "-DDL_PARAMS_NOT_AHEAD" ;;
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
     lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;
