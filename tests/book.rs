@@ -430,6 +430,61 @@ fn the_norms_lanes_rule_as_18_norms_cu_says() -> Result<(), Failed> {
 /// from session 59's two calls (`plots/data/dl/experiments/norms-lanes/`) and the switches'
 /// registers (`registers-sm_90.csv` there): the counts of cases faster or slower in both rounds,
 /// the registers quoted, and that only the indices worked out in each row brought them back.
+/// The norms' parameters ahead of the write (kernels/18_norms.cu's `ParamAhead`): the counts and
+/// ranges its comment and dl_norms.md quote are those of the turns in
+/// `plots/data/dl/experiments/switches/norms-ahead/`, and the default takes it where it won.
+fn the_parameters_ahead_as_the_kernels_and_the_chapter_say() -> Result<(), Failed> {
+    use reduction::book::chapters::dl_norms::ahead_by_default;
+    use reduction::records::dl::{read_csv, DlRow};
+    let dir = root().join("plots/data/dl/experiments/switches/norms-ahead");
+    let flat = |path: &str| -> Result<String, Failed> { Ok(std::fs::read_to_string(root().join(path))?.replace("//", " ").split_whitespace().collect::<Vec<_>>().join(" ")) };
+    let (norms, chapter) = (flat("kernels/18_norms.cu")?, flat("book/dl_norms.md")?);
+    // (variant, entry, rows, cols) -> the medians of the two rounds.
+    let mut times: std::collections::BTreeMap<(String, String, usize, usize), Vec<f64>> = Default::default();
+    for variant in ["plain", "norms_ahead"] {
+        for round in 1..=2 {
+            let (_, rows) = read_csv::<DlRow>(&dir.join(format!("{variant}-{round}.csv")))?;
+            for r in rows.iter().filter(|r| r.status == reduction::records::bench::Status::Correct && r.entry().contains("_cluster")) {
+                times.entry((variant.to_string(), r.entry().to_string(), r.rows, r.n)).or_default().push(r.median_us);
+            }
+        }
+    }
+    // Per group of cluster entries: (cases, faster in both rounds, slower in both, least and most change in %).
+    let group = |pick: &dyn Fn(&str) -> bool| {
+        let (mut n, mut faster, mut slower, mut changes) = (0, 0, 0, Vec::new());
+        for ((v, entry, rows, cols), base) in &times {
+            if v != "plain" || !pick(entry) {
+                continue;
+            }
+            let Some(t) = times.get(&("norms_ahead".to_string(), entry.clone(), *rows, *cols)) else { continue };
+            n += 1;
+            faster += t.iter().all(|x| base.iter().all(|y| x < y)) as usize;
+            slower += t.iter().all(|x| base.iter().all(|y| x > y)) as usize;
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            changes.push(((mean(t) / mean(base) - 1.0) * 100.0).abs());
+        }
+        changes.sort_by(f64::total_cmp);
+        (n, faster, slower, changes.first().copied().unwrap_or(0.0), changes.last().copied().unwrap_or(0.0))
+    };
+    let rms = group(&|e| e.starts_with("rms_norm") && ahead_by_default(e));
+    let ln = group(&|e| e.starts_with("layer_norm") && ahead_by_default(e));
+    let spilled = group(&|e| e.starts_with("layer_norm") && !ahead_by_default(e));
+    let mut problems = Vec::new();
+    if rms.0 == 0 || rms.1 != rms.0 || ln.0 == 0 || ln.1 != ln.0 || spilled.0 == 0 || spilled.2 != spilled.0 {
+        problems.push(format!("the default takes the parameters ahead where they did not win in both rounds: RMSNorm {rms:?}, LayerNorm's clusters of 4 {ln:?}, its other clusters {spilled:?}"));
+    }
+    let sentence = format!(
+        "RMSNorm faster in both rounds at all {} of its cluster cases ({:.1}% to {:.1}% on the mean of the rounds), LayerNorm at all {} of its clusters of 4 ({:.1}% to {:.1}%), and slower in both at its {} cluster cases that spill ({:.1}% to {:.1}%)",
+        rms.0, rms.3, rms.4, ln.0, ln.3, ln.4, spilled.0, spilled.3, spilled.4
+    );
+    for (what, text) in [("kernels/18_norms.cu", &norms), ("book/dl_norms.md", &chapter)] {
+        if !text.contains(&sentence) {
+            problems.push(format!("{what} does not say \"{sentence}\""));
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
 fn the_staged_lanes_as_the_kernels_and_the_chapter_say() -> Result<(), Failed> {
     use reduction::records::dl::{read_csv, DlRow};
     let dir = root().join("plots/data/dl/experiments/norms-lanes");
@@ -673,6 +728,7 @@ fn main() {
     trials.push(Trial::test("claims::the_staged_blocks_rule_as_choose_rs_says", the_staged_blocks_rule_as_choose_rs_says));
     trials.push(Trial::test("claims::the_norms_lanes_rule_as_18_norms_cu_says", the_norms_lanes_rule_as_18_norms_cu_says));
     trials.push(Trial::test("claims::the_staged_lanes_as_the_kernels_and_the_chapter_say", the_staged_lanes_as_the_kernels_and_the_chapter_say));
+    trials.push(Trial::test("claims::the_parameters_ahead_as_the_kernels_and_the_chapter_say", the_parameters_ahead_as_the_kernels_and_the_chapter_say));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

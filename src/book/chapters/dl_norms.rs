@@ -149,6 +149,56 @@ pub fn lanes_bound_markdown(c: &Context) -> Result<String> {
     Ok(table)
 }
 
+/// Whether the default build loads an entry's parameters ahead of its write (kernels/18_norms.cu's
+/// `ParamAhead`): RMSNorm's clusters, and LayerNorm's clusters of 4.
+pub fn ahead_by_default(entry: &str) -> bool {
+    entry.starts_with("rms_norm_cluster") || entry.starts_with("layer_norm_cluster4x")
+}
+
+/// `dl_norms_ahead.md`: the norms' parameters loaded ahead of the write in every team (the
+/// `norms_ahead` build) against the build that loads each pack's as it is written, by turns
+/// (`switches/norms-ahead/`), counted at the entries the default now takes it at, then what it did
+/// at the other cluster entries.
+pub fn norms_ahead_markdown(c: &Context) -> Result<String> {
+    let dir = records::results_dir(&c.data_dir).join("experiments/switches/norms-ahead");
+    let table = switches_table(&dir, Some(&ahead_by_default),
+        "the parameters loaded ahead of the write in every team (`norms_ahead`: RMSNorm's γ 2 packs ahead, `-DDL_PARAMS_AHEAD=2`; LayerNorm's γ and β 1 pack, \
+        `-DDL_LN_PARAMS_AHEAD=1`), against each pack's loaded as it is written (`plain`, the default build of that call; `tests/gpu-host.sh ln-switches`)")?;
+    if table.is_empty() {
+        return Ok(format!("*The norms' parameters ahead of the write are not measured on the {} (`switches/norms-ahead/`).*\n", c.book()?.0.gpu));
+    }
+    let runs = read_turns(&dir, |f| Ok(records::read_csv::<records::DlRow>(f)?.1))?;
+    let gpu = crate::records::csv_files(&dir).first().map(|f| records::read_csv::<records::DlRow>(f).map(|r| r.0.gpu)).transpose()?.unwrap_or_default();
+    // The cluster entries the default leaves as they were: each one's change and verdict.
+    let mut others: Vec<(f64, String, Verdict)> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for r in runs.iter().flat_map(|t| t.rows.iter()).filter(|r| r.status == Status::Correct) {
+        let entry = r.entry().to_string();
+        let key = format!("{entry} {}", shape(r.rows, r.n));
+        if !entry.contains("_cluster") || ahead_by_default(&entry) || seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let times = |v: &str| rounds(&runs, v, |x| (x.status == Status::Correct && x.entry() == entry && (x.rows, x.n) == (r.rows, r.n)).then_some(x.median_us));
+        let (base, switch) = (times("plain"), times("norms_ahead"));
+        if base.is_empty() || switch.is_empty() {
+            continue;
+        }
+        others.push((mean(&switch) / mean(&base) - 1.0, format!("`{entry}` at {}", shape(r.rows, r.n)), verdict(&switch, &base)));
+    }
+    let mut out = table;
+    if !others.is_empty() {
+        let slower = others.iter().filter(|o| o.2 == Verdict::Slower).count();
+        let faster = others.iter().filter(|o| o.2 == Verdict::Faster).count();
+        let best = others.iter().min_by(|a, b| a.0.total_cmp(&b.0)).expect("not empty");
+        let worst = others.iter().max_by(|a, b| a.0.total_cmp(&b.0)).expect("not empty");
+        write!(out, "\nAt the other cluster entries ({}, on the {gpu}) it was slower in both rounds at {slower} of {} and faster in both at {faster}: \
+            from {:+.1}% ({}) to {:+.1}% ({}).\n", others.iter().map(|o| o.1.clone()).collect::<Vec<_>>().join(", "), others.len(),
+            best.0 * 100.0, best.1, worst.0 * 100.0, worst.1).unwrap();
+    }
+    Ok(out)
+}
+
 /// The experiment switches of the norms against the default build, timed by turns in two rounds
 /// (`<variant>-<round>.csv` in `dir`, each a `dl-bench --planner-only` run; a variant named
 /// `plain…` is the default build): each case's median in each round, and each switch's change
@@ -226,7 +276,7 @@ fn switches_table(dir: &std::path::Path, target: Option<&dyn Fn(&str) -> bool>, 
             {range} on the mean of the rounds.\n", count(Verdict::Faster), o.len(), if o.len() == 1 { "" } else { "s" }, count(Verdict::Slower)).unwrap();
     }
     if target.is_some() && cases.iter().any(|c| !target.is_none_or(|t| t(&c.4))) {
-        out.push_str("\nRows marked *not counted* are entries the switch is not for: they ran in the same turns, and are left out of the count above.\n");
+        out.push_str("\nRows marked *not counted* ran in the same turns and are left out of the count above.\n");
     }
     Ok(out)
 }
