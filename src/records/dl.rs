@@ -293,18 +293,23 @@ pub type OpsAtShapes = (&'static [&'static str], &'static [Dtype], &'static [(us
 /// every peer but Quack (whose rows moved to the own-run file). RMSNorm at bf16 4096 × 4096 joined
 /// it on 2026-12-03, when the planner gave its few rows 2 packs a thread; softmax, log_softmax and
 /// RMSNorm at f32 65536 × 4096 and 4096 × 4096 when it gave f32 rows of 1024 packs 2 packs a thread.
-pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 4] = [
-    (&["softmax_bwd", "layer_norm", "rms_norm"], &[Dtype::F32, Dtype::BF16], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
+/// LayerNorm and RMSNorm left it on 2026-12-06, measured again at every shape beside every peer but
+/// Quack (session 60).
+pub const REMEASURED_WITHOUT_PEERS: [OpsAtShapes; 3] = [
+    (&["softmax_bwd"], &[Dtype::F32, Dtype::BF16], &[(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144), (8192, 128256)]),
     (&["softmax", "log_softmax"], &[Dtype::F32, Dtype::BF16], &[(2048, 131072), (1024, 262144), (8192, 128256)]),
-    (&["rms_norm"], &[Dtype::BF16], &[(4096, 4096)]),
-    (&["softmax", "log_softmax", "rms_norm"], &[Dtype::F32], &[(65536, 4096), (4096, 4096)]),
+    (&["softmax", "log_softmax"], &[Dtype::F32], &[(65536, 4096), (4096, 4096)]),
 ];
 
 /// Peers of an op that the last run of the op's kernels (at every shape) did not run beside them:
-/// their rows are from the run before, in [`peers_own_run_file`]. Cross-entropy (2026-12-03):
-/// Quack, which could not travel beside TileLang and the book's program in one call, and
-/// torch.compile at the shapes where that run did not compile it.
-pub const NOT_IN_THE_LAST_RUN: [(&str, &[&str]); 1] = [("cross_entropy", &["quack_cross_entropy", "torch_compile_cross_entropy"])];
+/// their rows are from the run before, in [`peers_own_run_file`]. Cross-entropy (2026-12-03),
+/// LayerNorm and RMSNorm (2026-12-06): Quack, which could not travel beside TileLang and the
+/// book's program in one call, and torch.compile at the shapes where that run did not compile it.
+pub const NOT_IN_THE_LAST_RUN: [(&str, &[&str]); 3] = [
+    ("cross_entropy", &["quack_cross_entropy", "torch_compile_cross_entropy"]),
+    ("layer_norm", &["quack_layer_norm", "torch_compile_layer_norm"]),
+    ("rms_norm", &["quack_rms_norm", "torch_compile_rms_norm"]),
+];
 
 /// Whether `peer`'s row of `op` is one of [`NOT_IN_THE_LAST_RUN`].
 pub fn not_in_the_last_run(op: &str, peer: &str) -> bool {
