@@ -368,8 +368,9 @@ __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restri
 // rows' cluster entries. Prefetching the lines into L1 instead
 // (plots/data/dl/experiments/prefetch.diff) was measured: slower at most shapes. Under the 64
 // registers of the 1024-thread bound, D = 2 fits RMSNorm's f32 entries with no spill (its
-// 16-bit cluster entries spill 8 bytes a thread), where LayerNorm's γ and β spill at D = 2 in
-// every cluster entry and at D = 1 in all but the clusters of 4. Only tested writes of more than
+// 16-bit clusters of 2, 8 and 16 spill 12 bytes a thread), where LayerNorm's γ and β spill at
+// D = 2 in every cluster entry and at D = 1 in all but the clusters of 4 (32 bytes at f32, 68 at
+// 16 bits; experiments/switches/norms-ahead/ptxas-sm_90.txt). Only tested writes of more than
 // D packs a thread take it: with D = VPT (RMSNorm's blocks of 2 packs, f32) nothing is left to
 // overlap, and the registers cost a block an SM (33.6% slower on the H200).
 template <class Task>
