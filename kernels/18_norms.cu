@@ -165,9 +165,9 @@ struct StagedLanes<LayerNormTask<T>> {
 // By turns on the H200 (plots/data/dl/experiments/switches/norms-ahead/), against loading each
 // pack's parameters as it is written: RMSNorm faster in both rounds at all 7 of its cluster
 // cases (0.8% to 4.7% on the mean of the rounds), LayerNorm at all 3 of its clusters of 4 (1.9%
-// to 4.3%), and slower in both at its 4 cluster cases that spill (1.2% to 3.4%). Experiments (REDUCTION_NVRTC_OPTIONS):
-// -DDL_PARAMS_NOT_AHEAD, none ahead; -DDL_PARAMS_AHEAD=D, RMSNorm's D ahead in every team;
-// -DDL_LN_PARAMS_AHEAD=D, LayerNorm's.
+// to 4.3%), and slower in both at its 4 cluster cases that spill (1.2% to 3.4%). Experiments
+// (REDUCTION_NVRTC_OPTIONS): -DDL_PARAMS_NOT_AHEAD, none ahead; -DDL_PARAMS_AHEAD=D, RMSNorm's D
+// ahead in every team; -DDL_LN_PARAMS_AHEAD=D, LayerNorm's.
 template <typename T>
 struct ParamAhead<RmsNormTask<T>> {
 #if defined(DL_PARAMS_AHEAD)

@@ -372,25 +372,26 @@ __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restri
 // D = 2 in every cluster entry and at D = 1 in all but the clusters of 4 (32 bytes at f32, 68 at
 // 16 bits; experiments/switches/norms-ahead/ptxas-sm_90.txt). Only tested writes of more than
 // D packs a thread take it: with D = VPT (RMSNorm's blocks of 2 packs, f32) nothing is left to
-// overlap, and the registers cost a block an SM (33.6% slower on the H200).
+// overlap, and the registers cost a block an SM (33.6% slower on the H200); an untested write
+// already has every pack's parameters loaded as early as the compiler likes.
 template <class Task>
 struct ParamAhead {
     __host__ __device__ static constexpr int packs(int /*cluster: its blocks, 0 for other teams*/) { return 0; }
 };
 template <class Task>
 struct ParamAhead<const Task> : ParamAhead<Task> {};
-template <int D, typename T, int VPT, int UNTESTED, class Task>
+template <int D, typename T, int VPT, class Task>
 __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __restrict__ out, const Held (&h0)[VPT], u64 packs, unsigned c, Slot s,
                                                          const typename Task::Stats& st) {
     constexpr int PER = Io<T>::PER, P = GroupedParams<Task>::COUNT;
     static_assert(P > 0 && D > 0 && D < VPT, "parameters ahead: a task with parameters, fewer packs ahead than a thread holds");
+    const auto param = [&](int p, u64 i) { return __ldg(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + i); };
     uint4 ring[D][P];  // pack k's parameters, in ring[k % D] from D packs before it is written
 #pragma unroll
     for (int k = 0; k < D; ++k) {
         const u64 i = pack_index<VPT>(c, k, s);
 #pragma unroll
-        for (int p = 0; p < P; ++p)
-            ring[k][p] = k < UNTESTED || i < packs ? __ldg(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + i) : make_uint4(0, 0, 0, 0);
+        for (int p = 0; p < P; ++p) ring[k][p] = i < packs ? param(p, i) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
@@ -399,11 +400,11 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 #pragma unroll
         for (int p = 0; p < P; ++p) now[p] = ring[k % D][p];
         const u64 ahead = pack_index<VPT>(c, k + D, s);
-        if (k + D < VPT && (k + D < UNTESTED || ahead < packs)) {
+        if (k + D < VPT && ahead < packs) {
 #pragma unroll
-            for (int p = 0; p < P; ++p) ring[k % D][p] = __ldg(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + ahead);
+            for (int p = 0; p < P; ++p) ring[k % D][p] = param(p, ahead);
         }
-        if (k < UNTESTED || i < packs) {
+        if (i < packs) {
             float x[PER], prm[P][PER], y[PER];
 #pragma unroll
             for (int j = 0; j < PER; ++j) x[j] = Io<T>::get(h0[k], j);
@@ -702,7 +703,7 @@ __device__ __forceinline__ void store_chunk(const Task& task, T* __restrict__ ou
     constexpr int G = GROUP;
 #endif
     if constexpr (AHEAD > 0 && AHEAD < VPT && UNTESTED == 0)
-        store_chunk_params_ahead<AHEAD, T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
+        store_chunk_params_ahead<AHEAD, T, VPT>(task, out, h0, packs, c, s, st);
     else if constexpr (G > 0 && GroupedParams<Task>::COUNT > 0)
         store_chunk_params_grouped<G, T, VPT, UNTESTED>(task, out, h0, packs, c, s, st);
     else
