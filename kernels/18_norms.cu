@@ -122,8 +122,10 @@ struct RmsNormTask {
 };
 // ANCHOR_END: rms_norm_task
 
-// LayerNorm's held rows by two team sums: in the staged entries, and everywhere under the
-// experiment switch (REDUCTION_NVRTC_OPTIONS=-DDL_LN_TWO_PASS).
+// LayerNorm's held rows by two team sums: in the staged entries and the clusters, and everywhere
+// under the experiment switch (REDUCTION_NVRTC_OPTIONS=-DDL_LN_TWO_PASS). In the clusters, by
+// turns on the H200: CLUSTER_TWO_PASS_EVIDENCE. An experiment (-DDL_LN_CLUSTER_WELFORD) merges
+// the cluster's threads' Welford states instead, as before.
 template <typename T>
 struct TwoPassRows<LayerNormTask<T>> {
 #ifdef DL_LN_TWO_PASS
@@ -132,6 +134,11 @@ struct TwoPassRows<LayerNormTask<T>> {
     static constexpr bool ok = false;
 #endif
     static constexpr bool staged = true;
+#ifdef DL_LN_CLUSTER_WELFORD
+    static constexpr bool cluster = false;
+#else
+    static constexpr bool cluster = true;
+#endif
 };
 
 // The norms' parameters, for the staged entries' write and the grouped one (DL_PARAMS_GROUP).

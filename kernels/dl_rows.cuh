@@ -230,7 +230,15 @@ struct ClusterExchange {
                 shared_address(&landed))
             : "memory");
         const unsigned lane = threadIdx.x % 32;
-        return warp_allreduce(op, lane < C ? slot[lane].state : op.identity(), 32);  // the same bits in every warp of every block
+#ifdef DL_CLUSTER_MERGE_32
+        // (The experiment's: the C states in 32 lanes, the identity past them: five levels.)
+        return warp_allreduce(op, lane < C ? slot[lane].state : op.identity(), 32);
+#else
+        // log2(C) levels, each group of C lanes holding the C states: the same bits in every
+        // warp of every block, and for finite states those of 32 lanes with the identity past
+        // the C (each merge with it returns a state unchanged).
+        return warp_allreduce(op, slot[lane % C].state, C);
+#endif
     }
 };
 // ANCHOR_END: cluster_allreduce
@@ -809,14 +817,16 @@ struct ClusterSize {
 };
 
 // Whether a task's (count, mean, M2) of a row held in registers comes from two passes of plain
-// team sums (`two_pass_mean_m2`) instead of one team merge of its threads' states. An experiment
-// for LayerNorm (18_norms.cu, DL_LN_TWO_PASS): Chan's merge is three shuffles and a division a
-// level, the sums' one and two shuffles and adds. A cluster's blocks each take two passes over
-// their share and meet by one Chan merge (ClusterTeam::two_pass); splits keep the merge.
+// team sums (`two_pass_mean_m2`) instead of one team merge of its threads' states: Chan's merge is
+// three shuffles and a division a level, the sums' one and two shuffles and adds. A cluster's
+// blocks each take two passes over their share and meet by one Chan merge (ClusterTeam::two_pass);
+// splits keep the merge. `ok`: in every team; `staged`: in the staged entries (row_program's
+// STAGED); `cluster`: in the cluster entries (LayerNorm's, 18_norms.cu).
 template <class Task>
 struct TwoPassRows {
     static constexpr bool ok = false;
-    static constexpr bool staged = false;  // the staged entries' (row_program's STAGED)
+    static constexpr bool staged = false;
+    static constexpr bool cluster = false;
 };
 template <class Task>
 struct TwoPassRows<const Task> : TwoPassRows<Task> {};
@@ -957,8 +967,10 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         if (staged) StagedParams<Task, VPT>::load(task, r.packs, s);
     }
 #endif
-    // The staged entries take LayerNorm's two passes (TwoPassRows::staged).
-    if constexpr ((TwoPassRows<Task>::ok || (STAGED && TwoPassRows<Task>::staged)) && CombineTeam::TWO_PASS) {
+    // The staged and cluster entries take LayerNorm's two passes (TwoPassRows::staged, ::cluster).
+    constexpr bool two_pass = TwoPassRows<Task>::ok || (STAGED && TwoPassRows<Task>::staged) ||
+                              (ClusterSize<CombineTeam>::C > 0 && TwoPassRows<Task>::cluster);
+    if constexpr (two_pass && CombineTeam::TWO_PASS) {
         if (full)
             load_row<Task, VPT, VPT>(task, r, row, 0, s, h0, h1);
         else if (r.vec && r.chunks == 1)

@@ -106,28 +106,6 @@ fn buffer<T: FromF32>(layout: RowLayout, shift: usize, lo: f32, hi: f32, seed: u
     out
 }
 
-fn conditioning<T: Element>(x: &[T], layout: RowLayout) -> Conditioning {
-    (0..layout.rows).map(|r| row_conditioning(x, layout, r)).fold(Conditioning::default(), |c, r| Conditioning {
-        spread: c.spread.max(r.spread),
-        magnitude: c.magnitude.max(r.magnitude),
-        mean_abs: c.mean_abs.max(r.mean_abs),
-        ..c
-    })
-}
-
-/// Row `r`'s own conditioning (the whole tensor's is the largest of its rows').
-fn row_conditioning<T: Element>(x: &[T], layout: RowLayout, r: usize) -> Conditioning {
-    let mut c = Conditioning::default();
-    let (lo, hi, abs, count) = check::row_values(x, layout, r)
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY, 0.0, 0usize), |(a, b, s, k), v| (a.min(v), b.max(v), s + v.abs(), k + 1));
-    if count > 0 {
-        c.spread = hi - lo;
-        c.magnitude = hi.abs().max(lo.abs());
-        c.mean_abs = abs / count as f64;
-    }
-    c
-}
 
 /// The input of a case: uniform values in [-1, 1] in a strided buffer `shift` values in, then
 /// what `kind` does to them.
@@ -209,7 +187,7 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
     let rows_x = &x[shift..];
     let dev_x = g.upload(&x)?;
     let xv = dev_x.slice(shift..);
-    let cond = conditioning(rows_x, layout);
+    let cond = check::conditioning(rows_x, layout);
     let mut out = Vec::new();
     let launch;
     match op {
@@ -299,7 +277,7 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
             }
             for r in 0..m {
                 let rows = r * per..(r + 1) * per;
-                let b = bound(op, what, case, row_conditioning(rows_x, layout, r), launch.as_ref());
+                let b = bound(op, what, case, check::row_conditioning(rows_x, layout, r), launch.as_ref());
                 by_row.push((what, got[rows.clone()].to_vec(), want[rows].to_vec(), b));
             }
         }
@@ -718,13 +696,19 @@ fn mutation_trials(trials: &mut Vec<Trial>) {
             }
         }
     }
-    // Without a GPU: every planted file compiles.
+    // Without a GPU: every planted file compiles, to other machine code than the original's (a
+    // bug planted in code the build leaves out, such as an experiment's #ifdef branch, would
+    // compile and never be caught).
     for mutant in dl_mutants::ALL {
         trials.push(nvrtc_trial(format!("compile::planted::{}", mutant.name), move || {
             let spec = mutant.spec()?;
             let compiled = reduction::nvrtc::compile_cubin(spec.file, spec.source, "sm_90", &[])?;
             if !compiled.cubin.starts_with(b"\x7fELF") {
                 return Err(format!("{}: not an ELF CUBIN", spec.file).into());
+            }
+            let original = reduction::nvrtc::compile_cubin(spec.file, &mutant.original().full_source(), "sm_90", &[])?;
+            if original.cubin == compiled.cubin {
+                return Err(format!("{}: the planted bug (`{}`) changes no machine code at sm_90", spec.file, mutant.find).into());
             }
             Ok(())
         }));

@@ -365,6 +365,12 @@ switch_of() {
     # (Since session 60 the clusters load them ahead by default: RMSNorm's 2 packs, LayerNorm's
     # clusters of 4 one; norms_not_ahead loads each pack's as it is written, as before.)
     norms_not_ahead*) echo "-DDL_PARAMS_NOT_AHEAD" ;;
+    # (Since session 61 LayerNorm's clusters take two passes over the held row, and every
+    # cluster's blocks meet in log2(C) levels of shuffles: cluster_before undoes both,
+    # cluster_merge32 the second only, cluster_welford the first only.)
+    cluster_before*) echo "-DDL_LN_CLUSTER_WELFORD -DDL_CLUSTER_MERGE_32" ;;
+    cluster_merge32*) echo "-DDL_CLUSTER_MERGE_32" ;;
+    cluster_welford*) echo "-DDL_LN_CLUSTER_WELFORD" ;;
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
     lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;

@@ -302,9 +302,18 @@ fn experiment_switches() -> Vec<(String, &'static [&'static str])> {
         let end = start + 1 + ["\n}", "\n  }"].iter().filter_map(|close| script[start + 1..].find(close)).min().unwrap_or_else(|| panic!("{function} ends"));
         script[start..end].lines().filter_map(|line| line.split("echo \"").nth(1)?.split('"').next()).filter(|o| o.starts_with("-D")).map(|o| (o.to_string(), files)).collect()
     };
-    // The lanes' bound changes every row kernel's lanes entries: softmax's too.
-    let mut switches: Vec<(String, &'static [&'static str])> =
-        options_of("switch_of", NORMS).into_iter().map(|(o, files)| if o.contains("DL_LANES8") { (o, &["17_softmax.cu", "18_norms.cu"][..]) } else { (o, files) }).collect();
+    // The lanes' bound changes every row kernel's lanes entries, the clusters' merge every
+    // cluster entry: softmax's too.
+    let mut switches: Vec<(String, &'static [&'static str])> = options_of("switch_of", NORMS)
+        .into_iter()
+        .map(|(o, files)| {
+            if o.contains("DL_LANES8") || o.contains("DL_CLUSTER_MERGE_32") {
+                (o, &["17_softmax.cu", "18_norms.cu"][..])
+            } else {
+                (o, files)
+            }
+        })
+        .collect();
     assert!(switches.len() >= 3, "switch_of's options not found in gpu-host.sh: {switches:?}");
     let vector = options_of("vec_switch_of", VECTOR_LOADS);
     assert!(vector.len() >= 2, "vec_switch_of's options not found in gpu-host.sh: {vector:?}");

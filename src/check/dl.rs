@@ -150,6 +150,31 @@ pub fn row_values<T: Element>(host: &[T], layout: RowLayout, r: usize) -> impl I
     host[r * layout.stride..r * layout.stride + layout.cols].iter().map(|x| x.to_f64())
 }
 
+/// The conditioning of rows of `x` for [`bound`] (the tests' and the benchmark's checks): the
+/// largest of the rows' own. `mean_rstd` is left 0: LayerNorm's comes from its reference.
+pub fn conditioning<T: Element>(x: &[T], layout: RowLayout) -> Conditioning {
+    (0..layout.rows).map(|r| row_conditioning(x, layout, r)).fold(Conditioning::default(), |c, r| Conditioning {
+        spread: c.spread.max(r.spread),
+        magnitude: c.magnitude.max(r.magnitude),
+        mean_abs: c.mean_abs.max(r.mean_abs),
+        ..c
+    })
+}
+
+/// Row `r`'s own conditioning (the whole tensor's is the largest of its rows').
+pub fn row_conditioning<T: Element>(x: &[T], layout: RowLayout, r: usize) -> Conditioning {
+    let mut c = Conditioning::default();
+    let (lo, hi, abs, count) = row_values(x, layout, r)
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY, 0.0, 0usize), |(a, b, s, k), v| (a.min(v), b.max(v), s + v.abs(), k + 1));
+    if count > 0 {
+        c.spread = hi - lo;
+        c.magnitude = hi.abs().max(lo.abs());
+        c.mean_abs = abs / count as f64;
+    }
+    c
+}
+
 /// `f(r, out_row)` for every row, on every core: `out` holds `per_row` values per row.
 fn by_rows(rows: usize, per_row: usize, f: impl Fn(usize, &mut [f64]) + Sync) -> Vec<f64> {
     let mut out = vec![0.0; rows * per_row];

@@ -199,6 +199,32 @@ pub fn norms_ahead_markdown(c: &Context) -> Result<String> {
     Ok(out)
 }
 
+/// `dl_norms_clusters.md`: the cluster entries since session 61 (LayerNorm's two passes over the
+/// held row, every cluster's blocks met in log2(C) levels) against the build before them
+/// (`cluster_before`: `-DDL_LN_CLUSTER_WELFORD -DDL_CLUSTER_MERGE_32`), by turns
+/// (`switches/cluster-two-pass/`); then each of the two changes alone, where a call measured it
+/// (its subfolders: the two passes alone, `cluster_merge32`; softmax's clusters, whose machine
+/// code changed only in the merge).
+pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
+    let dir = records::results_dir(&c.data_dir).join("experiments/switches/cluster-two-pass");
+    let clusters = |e: &str| e.contains("_cluster");
+    let mut out = switches_table(&dir, Some(&clusters),
+        "the cluster entries as they are now (`plain`) against the build before (`cluster_before`: LayerNorm's threads' Welford states merged, \
+        `-DDL_LN_CLUSTER_WELFORD`, and the cluster's block states met over 32 lanes, `-DDL_CLUSTER_MERGE_32`; `tests/gpu-host.sh ln-switches`)")?;
+    if out.is_empty() {
+        return Ok(format!("*The norms' cluster entries are not measured by turns on the {} (`switches/cluster-two-pass/`).*\n", c.book()?.0.gpu));
+    }
+    let mut folders: Vec<std::path::PathBuf> = std::fs::read_dir(&dir).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
+    folders.sort();
+    for folder in folders {
+        let gpu = crate::records::csv_files(&folder).first().map(|f| records::read_csv::<records::DlRow>(f).map(|r| r.0.gpu)).transpose()?.unwrap_or_default();
+        out += "\n";
+        out += &switches_table(&folder, Some(&clusters), &format!(
+            "on an {gpu}, the same builds and `cluster_merge32` (`-DDL_CLUSTER_MERGE_32` alone: the two passes without the shorter merge) where the folder has it"))?;
+    }
+    Ok(out)
+}
+
 /// The experiment switches of the norms against the default build, timed by turns in two rounds
 /// (`<variant>-<round>.csv` in `dir`, each a `dl-bench --planner-only` run; a variant named
 /// `plain…` is the default build): each case's median in each round, and each switch's change

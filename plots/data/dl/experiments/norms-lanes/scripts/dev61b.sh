@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 61, call 2 (after call 1 found dl-bench's LayerNorm check tighter than the tests' and
+# the cluster mutant planted in code the build leaves out). (1) By turns, two rounds, at the
+# norms' cluster shapes: the default build (plain) against cluster_before (session 60's build).
+# (2) test-dl, every trial. (3) On an H200 only: the norms at the long rows beside their peers.
+set -u
+R=$OUT/r; mkdir -p $R
+nvidia-smi > $R/nvidia-smi.txt 2>&1
+stamp() { echo "$(date -u +%H:%M:%S) $SECONDS $*" >> $R/stamps.txt; }
+stamp start
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "gpu: $gpu"
+B=.gpu-bundle
+long=4096x65536,2048x131072,1024x262144,8192x128256
+OUT=$R LN_VARIANTS="plain cluster_before" LN_OPS=layer_norm,rms_norm LN_PARTS=bench LN_SHAPES=$long \
+  timeout $((330 - SECONDS)) bash tests/gpu-host.sh ln-switches 2>&1 | tee $R/ln-switches.txt
+stamp norms switches done
+tar czf $OUT/r1.tgz -C $R .
+REQUIRE_GPU=1 timeout 120 $B/tests/test-dl > $R/test-dl.log 2>&1
+stamp test-dl rc=$?
+grep -E "^test result|planted|FAILED|panicked" $R/test-dl.log | tail -8
+tar czf $OUT/r1.tgz -C $R .
+if [[ $gpu == *H200* ]] && [ $SECONDS -lt 400 ]; then
+  source plots/peers_env.sh .gpu-peers > $R/peers-env.txt 2>&1
+  timeout $((585 - SECONDS)) $B/bin/reduction dl-bench --ops layer_norm,rms_norm --dtypes bf16,f32 \
+    --shapes $long --budget-s 0 --peers-budget-s 120 --out $R/h200-norms-long > $R/h200-norms-long.log 2>&1
+  stamp h200 norms rc=$?
+  tail -n 12 $R/h200-norms-long.log
+fi
+tar czf $OUT/r1.tgz -C $R .
