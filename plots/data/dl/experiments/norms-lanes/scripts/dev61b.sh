@@ -28,3 +28,13 @@ if [[ $gpu == *H200* ]] && [ $SECONDS -lt 400 ]; then
   tail -n 12 $R/h200-norms-long.log
 fi
 tar czf $OUT/r1.tgz -C $R .
+
+# Elsewhere (or with time left): the sanitizers over LayerNorm's cluster trials.
+for tool in racecheck memcheck synccheck; do
+  [ $SECONDS -lt 540 ] || break
+  left=$((585 - SECONDS)); REQUIRE_GPU=1 timeout $((left < 150 ? left : 150)) compute-sanitizer --tool $tool --error-exitcode 3 \
+    $B/tests/test-dl "layer_norm::bf16::cluster" > $R/$tool-ln-bf16-cluster.log 2>&1
+  stamp $tool rc=$?
+  echo "$tool LayerNorm bf16 clusters: $(grep -E '^test result|ERROR SUMMARY|RACECHECK SUMMARY' $R/$tool-ln-bf16-cluster.log | tr '\n' ' ')"
+done
+tar czf $OUT/r1.tgz -C $R .
