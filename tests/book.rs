@@ -485,6 +485,45 @@ fn the_parameters_ahead_as_the_kernels_and_the_chapter_say() -> Result<(), Faile
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
 
+/// LayerNorm's clusters by two passes (18_norms.cu's `TwoPassRows::cluster`) and the clusters'
+/// shorter merge: the default, because by turns against the build before them
+/// (`switches/cluster-two-pass/`) LayerNorm's cluster entries were faster in both rounds at every
+/// case; 18_norms.cu's comment says so with the data's counts.
+fn the_cluster_two_passes_as_the_kernels_say() -> Result<(), Failed> {
+    use reduction::records::dl::{read_csv, DlRow};
+    let dir = root().join("plots/data/dl/experiments/switches/cluster-two-pass");
+    let norms = std::fs::read_to_string(root().join("kernels/18_norms.cu"))?.replace("//", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    // (variant, entry, rows, cols) -> the medians of the two rounds.
+    let mut times: std::collections::BTreeMap<(String, String, usize, usize), Vec<f64>> = Default::default();
+    for variant in ["plain", "cluster_before"] {
+        for round in 1..=2 {
+            let (_, rows) = read_csv::<DlRow>(&dir.join(format!("{variant}-{round}.csv")))?;
+            for r in rows.iter().filter(|r| r.status == reduction::records::bench::Status::Correct && r.entry().starts_with("layer_norm_cluster")) {
+                times.entry((variant.to_string(), r.entry().to_string(), r.rows, r.n)).or_default().push(r.median_us);
+            }
+        }
+    }
+    let (mut n, mut faster, mut changes) = (0, 0, Vec::new());
+    for ((v, entry, rows, cols), now) in &times {
+        let Some(before) = times.get(&("cluster_before".to_string(), entry.clone(), *rows, *cols)).filter(|_| v == "plain") else { continue };
+        n += 1;
+        faster += now.iter().all(|x| before.iter().all(|y| x < y)) as usize;
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        changes.push((1.0 - mean(now) / mean(before)) * 100.0);
+    }
+    changes.sort_by(f64::total_cmp);
+    let mut problems = Vec::new();
+    if n == 0 || faster != n {
+        problems.push(format!("LayerNorm's clusters by two passes are the default, but faster in both rounds at only {faster} of {n} cases"));
+    }
+    let sentence = format!("faster in both rounds at all {n} of its cluster cases ({:.1}% to {:.1}% on the mean of the rounds)",
+        changes.first().copied().unwrap_or(0.0), changes.last().copied().unwrap_or(0.0));
+    if !norms.contains(&sentence) {
+        problems.push(format!("kernels/18_norms.cu does not say \"{sentence}\""));
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
 fn the_staged_lanes_as_the_kernels_and_the_chapter_say() -> Result<(), Failed> {
     use reduction::records::dl::{read_csv, DlRow};
     let dir = root().join("plots/data/dl/experiments/norms-lanes");
@@ -733,6 +772,7 @@ fn main() {
     trials.push(Trial::test("claims::the_norms_lanes_rule_as_18_norms_cu_says", the_norms_lanes_rule_as_18_norms_cu_says));
     trials.push(Trial::test("claims::the_staged_lanes_as_the_kernels_and_the_chapter_say", the_staged_lanes_as_the_kernels_and_the_chapter_say));
     trials.push(Trial::test("claims::the_parameters_ahead_as_the_kernels_and_the_chapter_say", the_parameters_ahead_as_the_kernels_and_the_chapter_say));
+    trials.push(Trial::test("claims::the_cluster_two_passes_as_the_kernels_say", the_cluster_two_passes_as_the_kernels_say));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

@@ -630,6 +630,11 @@ fn compile_trials(trials: &mut Vec<Trial>) {
             if !compiled.cubin.starts_with(b"\x7fELF") {
                 return Err(format!("{}: not an ELF CUBIN", spec.file).into());
             }
+            // Planted in code the build leaves out (an #ifdef's other branch), it could not be caught.
+            let unplanted = reduction::nvrtc::compile_cubin(spec.file, &mutant.original().full_source(), "sm_90", &[])?;
+            if unplanted.cubin == compiled.cubin {
+                return Err(format!("{}: the planted bug changes no machine code at sm_90", spec.file).into());
+            }
             Ok(())
         }));
     }

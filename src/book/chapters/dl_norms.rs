@@ -208,16 +208,19 @@ pub fn norms_ahead_markdown(c: &Context) -> Result<String> {
 pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
     let dir = records::results_dir(&c.data_dir).join("experiments/switches/cluster-two-pass");
     let clusters = |e: &str| e.contains("_cluster");
-    let mut out = switches_table(&dir, Some(&clusters),
-        "the cluster entries as they are now (`plain`) against the build before (`cluster_before`: LayerNorm's threads' Welford states merged, \
-        `-DDL_LN_CLUSTER_WELFORD`, and the cluster's block states met over 32 lanes, `-DDL_CLUSTER_MERGE_32`; `tests/gpu-host.sh ln-switches`)")?;
+    let gpu_of = |folder: &std::path::Path| -> Result<String> {
+        Ok(crate::records::csv_files(folder).first().map(|f| records::read_csv::<records::DlRow>(f).map(|r| r.0.gpu)).transpose()?.unwrap_or_default())
+    };
+    let mut out = switches_table(&dir, Some(&clusters), &format!(
+        "on an {}, the cluster entries as they are now (`plain`) against the build before (`cluster_before`: LayerNorm's threads' Welford states merged, \
+        `-DDL_LN_CLUSTER_WELFORD`, and the cluster's block states met over 32 lanes, `-DDL_CLUSTER_MERGE_32`; `tests/gpu-host.sh ln-switches`)", gpu_of(&dir)?))?;
     if out.is_empty() {
         return Ok(format!("*The norms' cluster entries are not measured by turns on the {} (`switches/cluster-two-pass/`).*\n", c.book()?.0.gpu));
     }
     let mut folders: Vec<std::path::PathBuf> = std::fs::read_dir(&dir).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
     folders.sort();
     for folder in folders {
-        let gpu = crate::records::csv_files(&folder).first().map(|f| records::read_csv::<records::DlRow>(f).map(|r| r.0.gpu)).transpose()?.unwrap_or_default();
+        let gpu = gpu_of(&folder)?;
         out += "\n";
         out += &switches_table(&folder, Some(&clusters), &format!(
             "on an {gpu}, the same builds and `cluster_merge32` (`-DDL_CLUSTER_MERGE_32` alone: the two passes without the shorter merge) where the folder has it"))?;

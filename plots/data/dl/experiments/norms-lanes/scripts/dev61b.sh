@@ -20,6 +20,19 @@ REQUIRE_GPU=1 timeout 120 $B/tests/test-dl > $R/test-dl.log 2>&1
 stamp test-dl rc=$?
 grep -E "^test result|planted|FAILED|panicked" $R/test-dl.log | tail -8
 tar czf $OUT/r1.tgz -C $R .
+# LayerNorm's rows of 16384 and 32768 (blocks of 8 packs, 73% of peak at f32 8192 × 32768 on the
+# H200 where RMSNorm's 86%): two passes in every team (two_pass) against the default, and a
+# cluster of 2 forced at f32 8192 × 32768.
+mkdir -p $R/mid
+OUT=$R/mid LN_VARIANTS="plain two_pass" LN_OPS=layer_norm LN_PARTS=bench LN_SHAPES=8192x32768,16384x16384 \
+  timeout 120 bash tests/gpu-host.sh ln-switches 2>&1 | tee $R/mid/ln-switches.txt
+for round in 1 2; do
+  timeout 40 $B/bin/reduction dl-bench --planner-only --no-peers --budget-s 0 --ops layer_norm --shapes 8192x32768 --dtypes f32 \
+    --team cluster:2:8:512 --out $R/mid/forced-cluster2-$round > $R/mid/forced-cluster2-$round.log 2>&1
+  echo "forced cluster 2, f32 8192 × 32768, round $round: $(grep -E 'µs' $R/mid/forced-cluster2-$round.log | tail -1 | cut -c1-120)"
+done
+stamp mid done
+tar czf $OUT/r1.tgz -C $R .
 if [[ $gpu == *H200* ]] && [ $SECONDS -lt 400 ]; then
   source plots/peers_env.sh .gpu-peers > $R/peers-env.txt 2>&1
   timeout $((585 - SECONDS)) $B/bin/reduction dl-bench --ops layer_norm,rms_norm --dtypes bf16,f32 \
