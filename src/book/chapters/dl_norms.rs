@@ -201,10 +201,9 @@ pub fn norms_ahead_markdown(c: &Context) -> Result<String> {
 
 /// `dl_norms_clusters.md`: the cluster entries since session 61 (LayerNorm's two passes over the
 /// held row, every cluster's blocks met in log2(C) levels) against the build before them
-/// (`cluster_before`: `-DDL_LN_CLUSTER_WELFORD -DDL_CLUSTER_MERGE_32`), by turns
-/// (`switches/cluster-two-pass/`); then each of the two changes alone, where a call measured it
-/// (its subfolders: the two passes alone, `cluster_merge32`; softmax's clusters, whose machine
-/// code changed only in the merge).
+/// (`cluster_before`: `-DDL_LN_CLUSTER_WELFORD -DDL_CLUSTER_MERGE_32`) and the two passes alone
+/// (`cluster_merge32`), by turns (`switches/cluster-two-pass/`); then softmax's clusters, whose
+/// machine code changed only in the merge (`switches/cluster-two-pass/softmax/`).
 pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
     let dir = records::results_dir(&c.data_dir).join("experiments/switches/cluster-two-pass");
     let clusters = |e: &str| e.contains("_cluster");
@@ -213,17 +212,17 @@ pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
     };
     let mut out = switches_table(&dir, Some(&clusters), &format!(
         "on an {}, the cluster entries as they are now (`plain`) against the build before (`cluster_before`: LayerNorm's threads' Welford states merged, \
-        `-DDL_LN_CLUSTER_WELFORD`, and the cluster's block states met over 32 lanes, `-DDL_CLUSTER_MERGE_32`; `tests/gpu-host.sh ln-switches`)", gpu_of(&dir)?))?;
+        `-DDL_LN_CLUSTER_WELFORD`, and the cluster's block states met over 32 lanes, `-DDL_CLUSTER_MERGE_32`) and the two passes alone \
+        (`cluster_merge32`: `-DDL_CLUSTER_MERGE_32`); `tests/gpu-host.sh ln-switches`", gpu_of(&dir)?))?;
     if out.is_empty() {
         return Ok(format!("*The norms' cluster entries are not measured by turns on the {} (`switches/cluster-two-pass/`).*\n", c.book()?.0.gpu));
     }
-    let mut folders: Vec<std::path::PathBuf> = std::fs::read_dir(&dir).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
-    folders.sort();
-    for folder in folders {
-        let gpu = gpu_of(&folder)?;
+    let softmax = dir.join("softmax");
+    if crate::records::csv_files(&softmax).first().is_some() {
         out += "\n";
-        out += &switches_table(&folder, Some(&clusters), &format!(
-            "on an {gpu}, the same builds and `cluster_merge32` (`-DDL_CLUSTER_MERGE_32` alone: the two passes without the shorter merge) where the folder has it"))?;
+        out += &switches_table(&softmax, Some(&clusters), &format!(
+            "on an {}, softmax's clusters, whose machine code changed only in the merge: as they are now (`plain`) and with the block states met over 32 lanes \
+            (`cluster_merge32`)", gpu_of(&softmax)?))?;
     }
     Ok(out)
 }
