@@ -413,6 +413,20 @@ mod tests {
     }
 
     #[test]
+    fn conditioning_is_the_largest_of_the_rows_own() {
+        // Row 0: mean |x| 1.5, spread 4; row 1: a NaN left out, mean |x| 3, spread 6.
+        let x: Vec<f32> = vec![1.0, -1.0, 2.0, -2.0, 3.0, -3.0, f32::NAN, 3.0];
+        let layout = RowLayout::dense(2, 4);
+        let row0 = row_conditioning(&x, layout, 0);
+        assert_eq!((row0.spread, row0.magnitude, row0.mean_abs), (4.0, 2.0, 1.5));
+        let c = conditioning(&x, layout);
+        assert_eq!((c.spread, c.magnitude, c.mean_abs, c.mean_rstd), (6.0, 3.0, 3.0, 0.0));
+        // A LayerNorm mean near 0 by cancellation is held to the rounding of Σ|x|, not of |mean|.
+        let b = bound(DlOp::LayerNorm, "mean", Dtype::F32, 20, c);
+        assert!(b.abs > 0.0 && b.abs < 1e-5, "{b:?}");
+    }
+
+    #[test]
     fn compare_catches_what_it_must_and_passes_rounding() {
         let c = Conditioning { spread: 3.0, ..Default::default() };
         let b = bound(DlOp::Softmax, "y", Dtype::F32, 40, c);

@@ -218,7 +218,7 @@ pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
         return Ok(format!("*The norms' cluster entries are not measured by turns on the {} (`switches/cluster-two-pass/`).*\n", c.book()?.0.gpu));
     }
     let softmax = dir.join("softmax");
-    if crate::records::csv_files(&softmax).first().is_some() {
+    if !crate::records::csv_files(&softmax).is_empty() {
         out += "\n";
         out += &switches_table(&softmax, Some(&clusters), &format!(
             "on an {}, softmax's clusters, whose machine code changed only in the merge: as they are now (`plain`) and with the block states met over 32 lanes \
