@@ -490,59 +490,57 @@ fn the_parameters_ahead_as_the_kernels_and_the_chapter_say() -> Result<(), Faile
 /// (`switches/cluster-two-pass/`) LayerNorm's cluster entries were faster in both rounds at every
 /// case; 18_norms.cu's comment says so with the data's counts.
 fn the_cluster_two_passes_as_the_kernels_say() -> Result<(), Failed> {
+    use reduction::book::chapters::turns::{mean, read_turns, rounds, verdict, Verdict};
     use reduction::records::dl::{read_csv, DlRow};
     let dir = root().join("plots/data/dl/experiments/switches/cluster-two-pass");
     let norms = std::fs::read_to_string(root().join("kernels/18_norms.cu"))?.replace("//", " ").split_whitespace().collect::<Vec<_>>().join(" ");
-    // (variant, entry, rows, cols) -> the medians of the two rounds.
-    let mut times: std::collections::BTreeMap<(String, String, usize, usize), Vec<f64>> = Default::default();
-    for variant in ["plain", "cluster_before"] {
-        for round in 1..=2 {
-            let (_, rows) = read_csv::<DlRow>(&dir.join(format!("{variant}-{round}.csv")))?;
-            for r in rows.iter().filter(|r| r.status == reduction::records::bench::Status::Correct && r.entry().starts_with("layer_norm_cluster")) {
-                times.entry((variant.to_string(), r.entry().to_string(), r.rows, r.n)).or_default().push(r.median_us);
+    // A folder's runs, its cases (entry, rows, cols) with `pick`'s entries, and a variant's two rounds of a case.
+    let read = |dir: &std::path::Path| read_turns(dir, |f| Ok(read_csv::<DlRow>(f)?.1));
+    let correct = |r: &DlRow| r.status == reduction::records::bench::Status::Correct;
+    let cases = |runs: &[reduction::book::chapters::turns::Turn<DlRow>], pick: &dyn Fn(&str) -> bool| {
+        let mut c: Vec<(String, usize, usize)> = runs.iter().flat_map(|t| &t.rows).filter(|r| correct(r) && pick(r.entry())).map(|r| (r.entry().to_string(), r.rows, r.n)).collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    let of = |runs: &[reduction::book::chapters::turns::Turn<DlRow>], variant: &str, case: &(String, usize, usize)| {
+        rounds(runs, variant, |r| (correct(r) && (r.entry(), r.rows, r.n) == (case.0.as_str(), case.1, case.2)).then_some(r.median_us))
+    };
+    let runs = read(&dir)?;
+    let ln = |e: &str| e.starts_with("layer_norm_cluster");
+    let mut problems = Vec::new();
+    let (mut n, mut faster, mut changes) = (0, 0, Vec::new());
+    for case in cases(&runs, &ln) {
+        let (now, before, alone) = (of(&runs, "plain", &case), of(&runs, "cluster_before", &case), of(&runs, "cluster_merge32", &case));
+        if now.len() != 2 || before.len() != 2 {
+            continue;
+        }
+        n += 1;
+        faster += (verdict(&now, &before) == Verdict::Faster) as usize;
+        changes.push((1.0 - mean(&now) / mean(&before)) * 100.0);
+        // The chapter's split of the change (book/dl_norms.md).
+        if alone.len() == 2 {
+            let (t, b, a) = (mean(&now), mean(&before), mean(&alone));
+            if a - t <= b - a {
+                problems.push(format!("{case:?}: the shorter merge gave {:.1} µs of the change, the two passes {:.1}: the chapter says the merge gave more", a - t, b - a));
+            }
+            if case.0.ends_with("_bf16") && a <= b {
+                problems.push(format!("{case:?}: the chapter says the two passes alone were slower than the build before at bf16 ({a:.1} against {b:.1} µs)"));
             }
         }
     }
-    let (mut n, mut faster, mut changes) = (0, 0, Vec::new());
-    for ((v, entry, rows, cols), now) in &times {
-        let Some(before) = times.get(&("cluster_before".to_string(), entry.clone(), *rows, *cols)).filter(|_| v == "plain") else { continue };
-        n += 1;
-        faster += now.iter().all(|x| before.iter().all(|y| x < y)) as usize;
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        changes.push((1.0 - mean(now) / mean(before)) * 100.0);
-    }
     changes.sort_by(f64::total_cmp);
-    let mut problems = Vec::new();
     if n == 0 || faster != n {
         problems.push(format!("LayerNorm's clusters by two passes are the default, but faster in both rounds at only {faster} of {n} cases"));
     }
-    // The chapter's split of the change (book/dl_norms.md), and the other ops' clusters unmoved.
-    let mean_of = |dir: &std::path::Path, variant: &str, pick: &dyn Fn(&DlRow) -> bool| -> Result<std::collections::BTreeMap<(String, usize, usize), f64>, Failed> {
-        let mut sums: std::collections::BTreeMap<(String, usize, usize), Vec<f64>> = Default::default();
-        for round in 1..=2 {
-            for r in read_csv::<DlRow>(&dir.join(format!("{variant}-{round}.csv")))?.1.iter().filter(|r| r.status == reduction::records::bench::Status::Correct && pick(r)) {
-                sums.entry((r.entry().to_string(), r.rows, r.n)).or_default().push(r.median_us);
-            }
-        }
-        Ok(sums.into_iter().filter(|(_, v)| v.len() == 2).map(|(k, v)| (k, (v[0] + v[1]) / 2.0)).collect())
-    };
-    let ln = |r: &DlRow| r.entry().starts_with("layer_norm_cluster");
-    let (now, before, alone) = (mean_of(&dir, "plain", &ln)?, mean_of(&dir, "cluster_before", &ln)?, mean_of(&dir, "cluster_merge32", &ln)?);
-    for (case, t) in &now {
-        let (Some(b), Some(a)) = (before.get(case), alone.get(case)) else { continue };
-        if a - t <= b - a {
-            problems.push(format!("{case:?}: the shorter merge gave {:.1} µs of the change, the two passes {:.1}: the chapter says the merge gave more", a - t, b - a));
-        }
-        if case.0.ends_with("_bf16") && a <= b {
-            problems.push(format!("{case:?}: the chapter says the two passes alone were slower than the build before at bf16 ({a:.1} against {b:.1} µs)"));
-        }
-    }
-    let others = |r: &DlRow| r.entry().contains("_cluster") && !r.entry().starts_with("layer_norm");
+    // The other ops' clusters unmoved.
+    let others = |e: &str| e.contains("_cluster") && !e.starts_with("layer_norm");
     for (folder, variant) in [(dir.clone(), "cluster_before"), (dir.join("softmax"), "cluster_merge32")] {
-        let (base, other) = (mean_of(&folder, "plain", &others)?, mean_of(&folder, variant, &others)?);
-        for (case, t) in &base {
-            if let Some(o) = other.get(case).filter(|o| (*o / t - 1.0).abs() >= 0.005) {
-                problems.push(format!("{case:?}: {variant} moved {:+.2}% from plain; the chapter says less than half a percent", (o / t - 1.0) * 100.0));
+        let runs = read(&folder)?;
+        for case in cases(&runs, &others) {
+            let (base, other) = (of(&runs, "plain", &case), of(&runs, variant, &case));
+            if base.len() == 2 && other.len() == 2 && (mean(&other) / mean(&base) - 1.0).abs() >= 0.005 {
+                problems.push(format!("{case:?}: {variant} moved {:+.2}% from plain; the chapter says less than half a percent", (mean(&other) / mean(&base) - 1.0) * 100.0));
             }
         }
     }

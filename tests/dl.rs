@@ -231,8 +231,7 @@ fn run_case<T: FromF32>(g: &Gpu, runner: &mut DlRunner, case: Case, seed: u64) -
             guard_ok("stats", &got0, m)?;
             if op == DlOp::LayerNorm {
                 let (want, mean, rstd) = check::layer_norm(rows_x, &gamma, &beta, layout, LN_EPS as f64);
-                let mean_rstd = mean.iter().zip(&rstd).fold(0.0f64, |a, (m, r)| a.max((m * r).abs()));
-                let cond = Conditioning { mean_rstd, ..cond };
+                let cond = check::with_mean_rstd(cond, &mean, &rstd);
                 out.push(("y", got[..m * n].to_vec(), want, bound(op, "y", case, cond, launch.as_ref())));
                 out.push(("mean", got0[..m].to_vec(), mean, bound(op, "mean", case, cond, launch.as_ref())));
                 out.push(("rstd", got1[..m].to_vec(), rstd, bound(op, "rstd", case, cond, launch.as_ref())));

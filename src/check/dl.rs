@@ -151,7 +151,8 @@ pub fn row_values<T: Element>(host: &[T], layout: RowLayout, r: usize) -> impl I
 }
 
 /// The conditioning of rows of `x` for [`bound`] (the tests' and the benchmark's checks): the
-/// largest of the rows' own. `mean_rstd` is left 0: LayerNorm's comes from its reference.
+/// largest of the rows' own. `mean_rstd` is left 0: LayerNorm's comes from its reference
+/// ([`with_mean_rstd`]).
 pub fn conditioning<T: Element>(x: &[T], layout: RowLayout) -> Conditioning {
     (0..layout.rows).map(|r| row_conditioning(x, layout, r)).fold(Conditioning::default(), |c, r| Conditioning {
         spread: c.spread.max(r.spread),
@@ -159,6 +160,11 @@ pub fn conditioning<T: Element>(x: &[T], layout: RowLayout) -> Conditioning {
         mean_abs: c.mean_abs.max(r.mean_abs),
         ..c
     })
+}
+
+/// `c` with LayerNorm's |mean|·rstd, the largest over the rows of its reference's mean and rstd.
+pub fn with_mean_rstd(c: Conditioning, mean: &[f64], rstd: &[f64]) -> Conditioning {
+    Conditioning { mean_rstd: mean.iter().zip(rstd).fold(0.0f64, |a, (m, r)| a.max((m * r).abs())), ..c }
 }
 
 /// Row `r`'s own conditioning (the whole tensor's is the largest of its rows').

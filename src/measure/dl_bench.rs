@@ -10,7 +10,7 @@
 //! output written once ([`DlOp::bytes`]). Records: [`crate::records::dl`].
 
 use super::{row, Input, Measured};
-use crate::check::dl::{self as check, Conditioning, FromF32};
+use crate::check::dl::{self as check, FromF32};
 use crate::element::{bf16, Dtype, Element};
 use crate::error::{During, Error, Result};
 use crate::gpu::Gpu;
@@ -403,8 +403,7 @@ fn check_sample<T: FromF32>(gpu: &Gpu, pool: &Pool<T>, op: DlOp, layout: RowLayo
         }
         DlOp::LayerNorm => {
             let (want, mean, rstd) = check::layer_norm(&x, &pool.host.host_gamma, &pool.host.host_beta, sub, 1e-5);
-            let mean_rstd = mean.iter().zip(&rstd).fold(0.0f64, |a, (m, r)| a.max((m * r).abs()));
-            let b = |what: &str| check::bound(op, what, T::DTYPE, depth, Conditioning { mean_rstd, ..c });
+            let b = |what: &str| check::bound(op, what, T::DTYPE, depth, check::with_mean_rstd(c, &mean, &rstd));
             check::compare("y", &got_rows(&y_sampled), &want, b("y"))?;
             let pick = |base: usize| -> Vec<f64> { rows.iter().map(|&r| stats_host[base + r] as f64).collect() };
             check::compare("mean", &pick(0), &mean, b("mean"))?;

@@ -168,7 +168,7 @@ pub fn norms_ahead_markdown(c: &Context) -> Result<String> {
         return Ok(format!("*The norms' parameters ahead of the write are not measured on the {} (`switches/norms-ahead/`).*\n", c.book()?.0.gpu));
     }
     let runs = read_turns(&dir, |f| Ok(records::read_csv::<records::DlRow>(f)?.1))?;
-    let gpu = crate::records::csv_files(&dir).first().map(|f| records::read_csv::<records::DlRow>(f).map(|r| r.0.gpu)).transpose()?.unwrap_or_default();
+    let gpu = gpu_of(&dir)?;
     // The cluster entries the default leaves as they were: each one's change and verdict.
     let mut others: Vec<(f64, String, Verdict)> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
@@ -199,6 +199,11 @@ pub fn norms_ahead_markdown(c: &Context) -> Result<String> {
     Ok(out)
 }
 
+/// The GPU a folder of by-turns runs was measured on (its first CSV's), or "" for none.
+fn gpu_of(folder: &std::path::Path) -> Result<String> {
+    Ok(crate::records::csv_files(folder).first().map(|f| records::read_csv::<records::DlRow>(f).map(|r| r.0.gpu)).transpose()?.unwrap_or_default())
+}
+
 /// `dl_norms_clusters.md`: the cluster entries since session 61 (LayerNorm's two passes over the
 /// held row, every cluster's blocks met in log2(C) levels) against the build before them
 /// (`cluster_before`: `-DDL_LN_CLUSTER_WELFORD -DDL_CLUSTER_MERGE_32`) and the two passes alone
@@ -207,9 +212,6 @@ pub fn norms_ahead_markdown(c: &Context) -> Result<String> {
 pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
     let dir = records::results_dir(&c.data_dir).join("experiments/switches/cluster-two-pass");
     let clusters = |e: &str| e.contains("_cluster");
-    let gpu_of = |folder: &std::path::Path| -> Result<String> {
-        Ok(crate::records::csv_files(folder).first().map(|f| records::read_csv::<records::DlRow>(f).map(|r| r.0.gpu)).transpose()?.unwrap_or_default())
-    };
     let mut out = switches_table(&dir, Some(&clusters), &format!(
         "on an {}, the cluster entries as they are now (`plain`) against the build before (`cluster_before`: LayerNorm's threads' Welford states merged, \
         `-DDL_LN_CLUSTER_WELFORD`, and the cluster's block states met over 32 lanes, `-DDL_CLUSTER_MERGE_32`) and the two passes alone \
