@@ -1009,8 +1009,13 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
         }
 #endif
         // A row of several chunks (the planner gives those no shared memory): the parameters in
-        // groups of 4 packs (loaded ahead instead under the norms' ahead switches).
-        row_write<Task, VPT, 0, 4, ParamAhead<Task>::packs(0)>(task, r, row, s, h0, h1, stats);
+        // groups of 4 packs (loaded ahead instead under the norms' ahead switches). A cluster
+        // without the room (ClusterStaged) loads each pack's as it is written: the fewest
+        // registers beside the staged write.
+        if constexpr (ClusterSize<CombineTeam>::C == 0)
+            row_write<Task, VPT, 0, 4, ParamAhead<Task>::packs(0)>(task, r, row, s, h0, h1, stats);
+        else
+            row_write<Task, VPT>(task, r, row, s, h0, h1, stats);
         return stats;
     }
 #ifdef DL_PARAMS_EARLY
@@ -1191,6 +1196,20 @@ __device__ __forceinline__ void rows_by_block(const Task& task) {
 }
 
 #if __CUDA_ARCH__ >= 900
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED): the cluster entries of the tasks
+// with per-column parameters stage them in shared memory as the staged blocks do (StagedParams:
+// cp.async issued with the row's loads, read back by the write), where the launch gives the
+// room, which the planner does under the same option (plan.rs, `clusters_staged`). In Nsight
+// Compute RMSNorm's cluster at f32 1024 × 2^18 kept DRAM 70.4% busy and softmax's in the same
+// team 83.3%: the difference is γ, loaded from L2 in the write, after the cluster's barrier.
+template <class Task>
+struct ClusterStaged {
+#if defined(DL_CLUSTER_STAGED)
+    static constexpr bool ok = GroupedParams<Task>::COUNT > 0;
+#else
+    static constexpr bool ok = false;
+#endif
+};
 // C blocks (one cluster) per row, one row per cluster: gridDim.x = C × rows.
 template <class Task, int VPT, int C>
 __device__ __forceinline__ void rows_by_cluster(const Task& task) {
@@ -1201,7 +1220,7 @@ __device__ __forceinline__ void rows_by_cluster(const Task& task) {
     exchange.open();  // before the row's loads: the cluster barrier it arrives at completes behind them
     const u64 row = blockIdx.x / C;
     const Slot s = {cluster_rank() * blockDim.x + threadIdx.x, C * blockDim.x};
-    row_program<Task, VPT>(task, row, row < task.rows, s, ClusterTeam<Op, C>{op, warp_states, &exchange});
+    row_program<Task, VPT, ClusterStaged<Task>::ok>(task, row, row < task.rows, s, ClusterTeam<Op, C>{op, warp_states, &exchange});
 }
 #endif
 

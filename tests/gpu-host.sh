@@ -371,6 +371,9 @@ switch_of() {
     cluster_before*) echo "-DDL_LN_CLUSTER_WELFORD -DDL_CLUSTER_MERGE_32" ;;
     cluster_merge32*) echo "-DDL_CLUSTER_MERGE_32" ;;
     cluster_welford*) echo "-DDL_LN_CLUSTER_WELFORD" ;;
+    # (The norms' clusters' γ and β staged in shared memory by cp.async with the row's loads, as
+    # the staged blocks do; the planner gives the room under the same option.)
+    cluster_staged*) echo "-DDL_CLUSTER_STAGED" ;;
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
     lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;

@@ -264,10 +264,19 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     launch.chunks = if c.team == Team::ThreePass { 3 } else { packs(dtype, cols).div_ceil(capacity) };
     // The staged blocks' shared memory, 16 bytes a pack of each parameter for every thread, where
     // the block holds its row (a row read in chunks is written with the parameters in groups).
-    if c.team == Team::StagedBlock && launch.chunks == 1 {
+    // (And the clusters' under the experiment that stages their parameters too.)
+    let staged_cluster = matches!(c.team, Team::Cluster(_)) && clusters_staged();
+    if (c.team == Team::StagedBlock || staged_cluster) && launch.chunks == 1 {
         launch.shared_bytes = c.block * c.vpt * staged_parameters(op) * 16;
     }
     Ok(Some(launch))
+}
+
+/// Whether the kernels were compiled with the experiment that stages the cluster entries'
+/// parameters in shared memory (`REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED`, dl_rows.cuh's
+/// `ClusterStaged`): their launches must then give the room, or the kernels load them from L2.
+pub fn clusters_staged() -> bool {
+    crate::runtime::nvrtc::experiment_options().iter().any(|o| o == "-DDL_CLUSTER_STAGED")
 }
 
 #[cfg(test)]

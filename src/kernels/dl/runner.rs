@@ -15,6 +15,9 @@ use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 
+/// The dynamic shared memory a launch may take without asking (48 KiB).
+const DEFAULT_DYNAMIC_SHARED: u32 = 48 * 1024;
+
 /// The exchanges' scratch, borrowed for one launch: partial states, the per-row (or per-strip)
 /// arrive and depart counters, and the ticket.
 type Scratch<'a> = (&'a mut CudaSlice<f32>, &'a mut CudaSlice<u32>, &'a mut CudaSlice<u32>, &'a mut CudaSlice<u32>);
@@ -200,6 +203,13 @@ impl DlRunner {
     /// arguments and the scratch sizes.
     fn prepare(&mut self, launch: &Launch, layout: RowLayout) -> Result<Prepared> {
         let function = self.function(launch.op, &launch.entry())?;
+        if launch.shared_bytes > DEFAULT_DYNAMIC_SHARED {
+            // Past 48 KiB a launch's dynamic shared memory must be asked for first (the staged
+            // clusters' parameters: 64 KiB a block of 512 threads × 8 packs of RMSNorm's γ).
+            function
+                .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, launch.shared_bytes as i32)
+                .during(&format!("asking {} bytes of shared memory for {}", launch.shared_bytes, launch.entry()))?;
+        }
         let split = matches!(launch.team, Team::Split(_));
         let words = launch.op.state_words();
         Ok(Prepared {
