@@ -22,7 +22,9 @@ use reduction::kernels::dl::plan::{self, Choice, Launch, Team};
 use reduction::kernels::dl::runner::DlRunner;
 use reduction::kernels::dl::{self, DlOp};
 use reduction::rows::RowLayout;
+use reduction::book::chapters::dl_norms::ahead_by_default;
 use reduction::Gpu;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// Values past every output: a kernel that writes past its end hits them.
@@ -712,6 +714,40 @@ fn mutation_trials(trials: &mut Vec<Trial>) {
             Ok(())
         }));
     }
+    // Without a GPU: the entries whose machine code loads the parameters ahead of the write
+    // (18_norms.cu's ParamAhead) are those the book's `ahead_by_default` names, which its tables
+    // count: at sm_90, exactly their code changes when -DDL_PARAMS_NOT_AHEAD turns it off.
+    trials.push(nvrtc_trial("compile::params_ahead_where_the_book_says", || {
+        let spec = DlOp::RmsNorm.spec();
+        let source = spec.full_source();
+        let of = |options: &[String]| -> Result<BTreeMap<String, Vec<u8>>, Failed> {
+            functions(&reduction::nvrtc::compile_cubin(spec.file, &source, "sm_90", options)?.cubin)
+        };
+        let (default, not_ahead) = (of(&[])?, of(&["-DDL_PARAMS_NOT_AHEAD".to_string()])?);
+        if default.keys().ne(not_ahead.keys()) || default.len() < 20 {
+            return Err(format!("{}: the two builds name other functions ({} and {})", spec.file, default.len(), not_ahead.len()).into());
+        }
+        let changed: Vec<&String> = default.keys().filter(|f| default[*f] != not_ahead[*f]).collect();
+        let named: Vec<&String> = default.keys().filter(|f| ahead_by_default(f)).collect();
+        if changed != named {
+            return Err(format!("loaded ahead by the default build: {changed:?}; named by ahead_by_default: {named:?}").into());
+        }
+        Ok(())
+    }));
+}
+
+/// Each function's machine code in a CUBIN: its `.text.<name>` section.
+fn functions(cubin: &[u8]) -> Result<BTreeMap<String, Vec<u8>>, Failed> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(cubin).map_err(|e| format!("not an ELF CUBIN: {e}"))?;
+    let mut out = BTreeMap::new();
+    for section in file.sections() {
+        let name = section.name().map_err(|e| format!("a section's name: {e}"))?;
+        if let Some(function) = name.strip_prefix(".text.") {
+            out.insert(function.to_string(), section.data().map_err(|e| format!("{name}: {e}"))?.to_vec());
+        }
+    }
+    Ok(out)
 }
 
 // ---- No GPU needed ----
