@@ -22,13 +22,13 @@ echo "staged: $(grep -E '^test result' $R/test-dl-staged.log | tail -1)"; grep -
 tar czf $OUT/r1.tgz -C $R .
 long=2048x131072,1024x262144,8192x128256
 OUT=$R LN_VARIANTS="plain cluster_staged" LN_OPS=layer_norm,rms_norm LN_PARTS=bench LN_SHAPES=$long \
-  timeout $((400 - SECONDS)) bash tests/gpu-host.sh ln-switches 2>&1 | tee $R/ln-switches.txt
+  timeout $((330 - SECONDS)) bash tests/gpu-host.sh ln-switches 2>&1 | tee $R/ln-switches.txt
 stamp switches done
 tar czf $OUT/r1.tgz -C $R .
 for t in "racecheck layer_norm::bf16::cluster" "memcheck layer_norm::bf16::cluster" "racecheck rms_norm::f32::cluster -DDL_CLUSTER_STAGED"; do
   set -- $t
-  [ $SECONDS -lt 430 ] || break
-  left=$((490 - SECONDS)); REDUCTION_NVRTC_OPTIONS="${3:-}" REQUIRE_GPU=1 timeout $((left < 90 ? left : 90)) compute-sanitizer --tool $1 --error-exitcode 3 \
+  [ $SECONDS -lt 360 ] || break
+  left=$((420 - SECONDS)); REDUCTION_NVRTC_OPTIONS="${3:-}" REQUIRE_GPU=1 timeout $((left < 90 ? left : 90)) compute-sanitizer --tool $1 --error-exitcode 3 \
     $B/tests/test-dl "$2" > $R/$1-${2//:/_}${3:+-staged}.log 2>&1
   stamp $1 $2 ${3:-} rc=$?
   echo "$1 $2 ${3:-}: $(grep -E '^test result|ERROR SUMMARY|RACECHECK SUMMARY' $R/$1-${2//:/_}${3:+-staged}.log | tr '\n' ' ')"
