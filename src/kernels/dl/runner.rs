@@ -149,6 +149,16 @@ impl DlRunner {
                 _ => {}
             }
         }
+        if let Some(l) = launch.as_mut().filter(|l| l.shared_bytes > DEFAULT_DYNAMIC_SHARED) {
+            // Past 48 KiB a launch's dynamic shared memory must be asked for first (the staged
+            // clusters' parameters: 64 KiB a block of 512 threads × 8 packs of RMSNorm's γ). A GPU
+            // that has less to give (a consumer card's 99 KiB) gets none: the kernels then load
+            // the parameters from L2 as they write.
+            let f = self.function(op, &l.entry())?;
+            if f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, l.shared_bytes as i32).is_err() {
+                l.shared_bytes = 0;
+            }
+        }
         Ok(launch)
     }
 
@@ -203,13 +213,6 @@ impl DlRunner {
     /// arguments and the scratch sizes.
     fn prepare(&mut self, launch: &Launch, layout: RowLayout) -> Result<Prepared> {
         let function = self.function(launch.op, &launch.entry())?;
-        if launch.shared_bytes > DEFAULT_DYNAMIC_SHARED {
-            // Past 48 KiB a launch's dynamic shared memory must be asked for first (the staged
-            // clusters' parameters: 64 KiB a block of 512 threads × 8 packs of RMSNorm's γ).
-            function
-                .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, launch.shared_bytes as i32)
-                .during(&format!("asking {} bytes of shared memory for {}", launch.shared_bytes, launch.entry()))?;
-        }
         let split = matches!(launch.team, Team::Split(_));
         let words = launch.op.state_words();
         Ok(Prepared {
