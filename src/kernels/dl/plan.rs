@@ -276,7 +276,13 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
 /// parameters in shared memory (`REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED`, dl_rows.cuh's
 /// `ClusterStaged`): their launches must then give the room, or the kernels load them from L2.
 pub fn clusters_staged() -> bool {
-    crate::runtime::nvrtc::experiment_options().iter().any(|o| o == "-DDL_CLUSTER_STAGED")
+    clusters_staged_in(&crate::runtime::nvrtc::experiment_options())
+}
+
+/// Whether NVRTC options (`REDUCTION_NVRTC_OPTIONS`, split at white space) turn on the staged
+/// clusters: the option itself, not an option that only begins with its name.
+fn clusters_staged_in(options: &[String]) -> bool {
+    options.iter().any(|o| o == "-DDL_CLUSTER_STAGED" || o == "-DDL_CLUSTER_STAGED=1")
 }
 
 #[cfg(test)]
@@ -295,6 +301,15 @@ mod tests {
         assert!(l.mean_depth(1 << 16) > l.depth(4096), "{l}: mean {} row {}", l.mean_depth(1 << 16), l.depth(4096));
         // One row: the mean is the loss over its count.
         assert!(l.mean_depth(1) <= 2 + 10 + l.grid.div_ceil(l.block) as u64 + 1);
+    }
+
+    #[test]
+    fn the_staged_clusters_take_their_own_option_only() {
+        let opts = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert!(clusters_staged_in(&opts("-DDL_LN_TWO_PASS -DDL_CLUSTER_STAGED")));
+        assert!(clusters_staged_in(&opts("-DDL_CLUSTER_STAGED=1")));
+        assert!(!clusters_staged_in(&opts("")));
+        assert!(!clusters_staged_in(&opts("-DDL_CLUSTER_STAGED_ORDER=2 -DDL_LANES_STAGED")));
     }
 
     #[test]
