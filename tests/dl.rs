@@ -718,22 +718,28 @@ fn mutation_trials(trials: &mut Vec<Trial>) {
     // (18_norms.cu's ParamAhead) are those the book's `ahead_by_default` names, which its tables
     // count: at sm_90, exactly their code changes when -DDL_PARAMS_NOT_AHEAD turns it off.
     trials.push(nvrtc_trial("compile::params_ahead_where_the_book_says", || {
-        let spec = DlOp::RmsNorm.spec();
-        let source = spec.full_source();
-        let of = |options: &[String]| -> Result<BTreeMap<String, Vec<u8>>, Failed> {
-            functions(&reduction::nvrtc::compile_cubin(spec.file, &source, "sm_90", options)?.cubin)
-        };
-        let (default, not_ahead) = (of(&[])?, of(&["-DDL_PARAMS_NOT_AHEAD".to_string()])?);
-        if default.keys().ne(not_ahead.keys()) || default.len() < 20 {
-            return Err(format!("{}: the two builds name other functions ({} and {})", spec.file, default.len(), not_ahead.len()).into());
-        }
-        let changed: Vec<&String> = default.keys().filter(|f| default[*f] != not_ahead[*f]).collect();
-        let named: Vec<&String> = default.keys().filter(|f| ahead_by_default(f)).collect();
+        let (all, changed) = changed_by(DlOp::RmsNorm.spec(), "-DDL_PARAMS_NOT_AHEAD")?;
+        let named: Vec<String> = all.into_iter().filter(|f| ahead_by_default(f)).collect();
         if changed != named {
             return Err(format!("loaded ahead by the default build: {changed:?}; named by ahead_by_default: {named:?}").into());
         }
         Ok(())
     }));
+}
+
+/// Every function of `spec` compiled at sm_90, and those whose machine code `option` changes
+/// (both in name order); an error where the two builds name other functions.
+fn changed_by(spec: &reduction::kernels::KernelSpec, option: &str) -> Result<(Vec<String>, Vec<String>), Failed> {
+    let source = spec.full_source();
+    let of = |options: &[String]| -> Result<BTreeMap<String, Vec<u8>>, Failed> {
+        functions(&reduction::nvrtc::compile_cubin(spec.file, &source, "sm_90", options)?.cubin)
+    };
+    let (default, switched) = (of(&[])?, of(&[option.to_string()])?);
+    if default.keys().ne(switched.keys()) || default.len() < 20 {
+        return Err(format!("{} under {option}: the two builds name other functions ({} and {})", spec.file, default.len(), switched.len()).into());
+    }
+    let changed = default.iter().filter(|(f, code)| switched[*f] != **code).map(|(f, _)| f.clone()).collect();
+    Ok((default.into_keys().collect(), changed))
 }
 
 /// Each function's machine code in a CUBIN: its `.text.<name>` section.

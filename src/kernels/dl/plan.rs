@@ -279,10 +279,10 @@ pub fn clusters_staged() -> bool {
     clusters_staged_in(&crate::runtime::nvrtc::experiment_options())
 }
 
-/// Whether NVRTC options (`REDUCTION_NVRTC_OPTIONS`, split at white space) turn on the staged
-/// clusters: the option itself, not an option that only begins with its name.
+/// Whether NVRTC options (`REDUCTION_NVRTC_OPTIONS`, split at white space) define the macro the
+/// kernels test with `defined(DL_CLUSTER_STAGED)`: with or without a value, but not a longer name.
 fn clusters_staged_in(options: &[String]) -> bool {
-    options.iter().any(|o| o == "-DDL_CLUSTER_STAGED" || o == "-DDL_CLUSTER_STAGED=1")
+    options.iter().any(|o| o.strip_prefix("-DDL_CLUSTER_STAGED").is_some_and(|rest| rest.is_empty() || rest.starts_with('=')))
 }
 
 #[cfg(test)]
