@@ -155,6 +155,20 @@ struct GroupedParams<RmsNormTask<T>> {
     __device__ static const T* of(const RmsNormTask<T>& task, int) { return task.gamma; }
 };
 
+// RMSNorm's clusters stage γ in shared memory (dl_rows.cuh's ClusterStaged; the planner gives
+// them the room, plan.rs's `staged_in_clusters`): by turns on an H100 against the build that
+// loaded it from L2 in the write, faster in both rounds at 6 of its 7 cluster cases and slower in
+// both at 1 (from -4.3% to +0.2% on the mean of the rounds); LayerNorm's, staged the same way
+// (128 KiB a block of 512 threads), were slower in both at all 7 (from +15.0% to +27.6%), and
+// load γ and β from L2 (plots/data/dl/experiments/switches/cluster-staged/). An experiment
+// (REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_UNSTAGED) loads RMSNorm's from L2 as before.
+#if !defined(DL_CLUSTER_UNSTAGED) && !defined(DL_CLUSTER_STAGED)
+template <typename T>
+struct ClusterStaged<RmsNormTask<T>> {
+    static constexpr bool ok = true;
+};
+#endif
+
 // LayerNorm's lanes (its short rows) stage γ and β in shared memory once a block (dl_rows.cuh's
 // LanesParams, sm_80 and later): by turns on H100s, faster in both rounds than loading them in
 // every row at all seven short-row cases the planner gives lanes, in each of two calls, where

@@ -1195,13 +1195,14 @@ __device__ __forceinline__ void rows_by_block(const Task& task) {
     }
 }
 
-#if __CUDA_ARCH__ >= 900
-// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED): the cluster entries of the tasks
-// with per-column parameters stage them in shared memory as the staged blocks do (StagedParams:
-// cp.async issued with the row's loads, read back by the write), where the launch gives the
-// room, which the planner does under the same option (plan.rs, `clusters_staged`). In Nsight
+// Whether a task's cluster entries stage its per-column parameters in shared memory as the staged
+// blocks do (StagedParams: cp.async issued with the row's loads, read back by the write), where
+// the launch gives the room, which the planner does for the same tasks (plan.rs,
+// `staged_in_clusters`). 18_norms.cu sets it for RMSNorm; the experiment
+// REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED for every task with parameters. Why: in Nsight
 // Compute RMSNorm's cluster at f32 1024 × 2^18 kept DRAM 70.4% busy and softmax's in the same
-// team 83.3%: the difference is γ, loaded from L2 in the write, after the cluster's barrier.
+// team 83.3%, and RMSNorm's write loaded γ from L2 after the cluster's barrier (18_norms.cu's
+// comment says what staging it did).
 template <class Task>
 struct ClusterStaged {
 #if defined(DL_CLUSTER_STAGED)
@@ -1210,6 +1211,9 @@ struct ClusterStaged {
     static constexpr bool ok = false;
 #endif
 };
+template <class Task>
+struct ClusterStaged<const Task> : ClusterStaged<Task> {};  // row_program's tasks are const
+#if __CUDA_ARCH__ >= 900
 // C blocks (one cluster) per row, one row per cluster: gridDim.x = C × rows.
 template <class Task, int VPT, int C>
 __device__ __forceinline__ void rows_by_cluster(const Task& task) {

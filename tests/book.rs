@@ -552,6 +552,38 @@ fn the_cluster_two_passes_as_the_kernels_say() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
 
+/// RMSNorm's clusters staged by default, LayerNorm's not (18_norms.cu's `ClusterStaged`): the
+/// counts and ranges its comment quotes are those of the turns in
+/// `plots/data/dl/experiments/switches/cluster-staged/`, RMSNorm's clusters staged were faster in
+/// both rounds at most of their cases, and LayerNorm's slower in both at every one.
+fn the_staged_clusters_as_the_kernels_say() -> Result<(), Failed> {
+    use reduction::book::chapters::dl_norms::cluster_staged_outcome;
+    use reduction::book::chapters::turns::read_turns;
+    use reduction::records::dl::{read_csv, DlRow};
+    let dir = root().join("plots/data/dl/experiments/switches/cluster-staged");
+    let norms = std::fs::read_to_string(root().join("kernels/18_norms.cu"))?.replace("//", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let runs = read_turns(&dir, |f| Ok(read_csv::<DlRow>(f)?.1))?;
+    let (rms, ln) = (cluster_staged_outcome(&runs, "rms_norm"), cluster_staged_outcome(&runs, "layer_norm"));
+    let mut problems = Vec::new();
+    if rms.cases == 0 || 2 * rms.faster <= rms.cases {
+        problems.push(format!("RMSNorm's clusters are staged by default, but staged they were faster in both rounds at only {} of {} cases", rms.faster, rms.cases));
+    }
+    if ln.cases == 0 || ln.slower != ln.cases {
+        problems.push(format!("LayerNorm's clusters are left unstaged for being slower staged at every case, but were slower in both rounds at {} of {}", ln.slower, ln.cases));
+    }
+    let sentences = [
+        format!("faster in both rounds at {} of its {} cluster cases and slower in both at {} (from {:+.1}% to {:+.1}% on the mean of the rounds)",
+            rms.faster, rms.cases, rms.slower, rms.best * 100.0, rms.worst * 100.0),
+        format!("were slower in both at all {} (from {:+.1}% to {:+.1}%)", ln.cases, ln.best * 100.0, ln.worst * 100.0),
+    ];
+    for sentence in sentences {
+        if !norms.contains(&sentence) {
+            problems.push(format!("kernels/18_norms.cu does not say \"{sentence}\""));
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
 fn the_staged_lanes_as_the_kernels_and_the_chapter_say() -> Result<(), Failed> {
     use reduction::records::dl::{read_csv, DlRow};
     let dir = root().join("plots/data/dl/experiments/norms-lanes");
@@ -801,6 +833,7 @@ fn main() {
     trials.push(Trial::test("claims::the_staged_lanes_as_the_kernels_and_the_chapter_say", the_staged_lanes_as_the_kernels_and_the_chapter_say));
     trials.push(Trial::test("claims::the_parameters_ahead_as_the_kernels_and_the_chapter_say", the_parameters_ahead_as_the_kernels_and_the_chapter_say));
     trials.push(Trial::test("claims::the_cluster_two_passes_as_the_kernels_say", the_cluster_two_passes_as_the_kernels_say));
+    trials.push(Trial::test("claims::the_staged_clusters_as_the_kernels_say", the_staged_clusters_as_the_kernels_say));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

@@ -716,12 +716,28 @@ fn mutation_trials(trials: &mut Vec<Trial>) {
     }
     // Without a GPU: the entries whose machine code loads the parameters ahead of the write
     // (18_norms.cu's ParamAhead) are those the book's `ahead_by_default` names, which its tables
-    // count: at sm_90, exactly their code changes when -DDL_PARAMS_NOT_AHEAD turns it off.
+    // count, less the clusters that stage their parameters (their write does not use ParamAhead):
+    // at sm_90, exactly their code changes when -DDL_PARAMS_NOT_AHEAD turns it off.
     trials.push(nvrtc_trial("compile::params_ahead_where_the_book_says", || {
         let (all, changed) = changed_by(DlOp::RmsNorm.spec(), "-DDL_PARAMS_NOT_AHEAD")?;
-        let named: Vec<String> = all.into_iter().filter(|f| ahead_by_default(f)).collect();
+        let staged = |f: &str| [DlOp::LayerNorm, DlOp::RmsNorm].iter().any(|op| f.starts_with(&format!("{}_cluster", op.name())) && plan::staged_in_clusters(*op, &[]));
+        let named: Vec<String> = all.into_iter().filter(|f| ahead_by_default(f) && !staged(f)).collect();
         if changed != named {
             return Err(format!("loaded ahead by the default build: {changed:?}; named by ahead_by_default: {named:?}").into());
+        }
+        Ok(())
+    }));
+    // Without a GPU: the cluster entries that stage their parameters by default (dl_rows.cuh's
+    // ClusterStaged) are those of the ops the planner gives the room (plan::staged_in_clusters):
+    // at sm_90, exactly their code changes under -DDL_CLUSTER_UNSTAGED.
+    trials.push(nvrtc_trial("compile::staged_clusters_where_the_planner_gives_room", || {
+        let (all, changed) = changed_by(DlOp::RmsNorm.spec(), "-DDL_CLUSTER_UNSTAGED")?;
+        let given_room: Vec<String> = all
+            .into_iter()
+            .filter(|f| [DlOp::LayerNorm, DlOp::RmsNorm].iter().any(|op| f.starts_with(&format!("{}_cluster", op.name())) && plan::staged_in_clusters(*op, &[])))
+            .collect();
+        if changed.is_empty() || changed != given_room {
+            return Err(format!("staged by the default build: {changed:?}; given the room by the planner: {given_room:?}").into());
         }
         Ok(())
     }));

@@ -374,6 +374,7 @@ switch_of() {
     # (The norms' clusters' γ and β staged in shared memory by cp.async with the row's loads, as
     # the staged blocks do; the planner gives the room under the same option.)
     cluster_staged*) echo "-DDL_CLUSTER_STAGED" ;;
+    cluster_unstaged*) echo "-DDL_CLUSTER_UNSTAGED" ;;
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
     lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;

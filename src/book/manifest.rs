@@ -191,6 +191,7 @@ pub fn manifest(c: &Context) -> Vec<Generated> {
         md("dl_norms_ahead.md", "dl_norms.md", "book::chapters::dl_norms::norms_ahead_markdown", dl_norms::norms_ahead_markdown),
         md("dl_norms_clusters.md", "dl_norms.md", "book::chapters::dl_norms::norms_clusters_markdown", dl_norms::norms_clusters_markdown),
         md("dl_staged_blocks.md", "dl_norms.md", "book::chapters::dl_norms::staged_blocks_markdown", dl_norms::staged_blocks_markdown),
+        md("dl_norms_cluster_staged.md", "dl_norms.md", "book::chapters::dl_norms::norms_cluster_staged_markdown", dl_norms::norms_cluster_staged_markdown),
         md("dl_norms_lanes.md", "dl_softmax.md", "book::chapters::dl_norms::lanes::norms_lanes_markdown", dl_norms::norms_lanes_markdown),
         md("dl_long_rows.md", "dl_softmax.md", "book::chapters::dl::long_rows", |c| dl::from_results(c, dl::long_rows)),
         md("dl_ceilings.md", "dl_softmax.md", "book::chapters::dl_limits::ceilings", |c| dl::from_results(c, dl_limits::ceilings)),

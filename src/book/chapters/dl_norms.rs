@@ -149,8 +149,10 @@ pub fn lanes_bound_markdown(c: &Context) -> Result<String> {
     Ok(table)
 }
 
-/// Whether the default build loads an entry's parameters ahead of its write (kernels/18_norms.cu's
-/// `ParamAhead`): RMSNorm's clusters, and LayerNorm's clusters of 4.
+/// Whether the default build's `ParamAhead` (kernels/18_norms.cu) takes an entry's parameters
+/// ahead of its write: RMSNorm's clusters, and LayerNorm's clusters of 4. (RMSNorm's clusters
+/// have since staged γ in shared memory, dl_rows.cuh's `ClusterStaged`, whose write does not use
+/// it; `-DDL_CLUSTER_UNSTAGED` gives them this write back.)
 pub fn ahead_by_default(entry: &str) -> bool {
     entry.starts_with("rms_norm_cluster") || entry.starts_with("layer_norm_cluster4x")
 }
@@ -227,6 +229,70 @@ pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
             (`cluster_merge32`)", gpu_of(&softmax)?))?;
     }
     Ok(out)
+}
+
+/// `dl_norms_cluster_staged.md`: the norms' cluster entries with their parameters staged in
+/// shared memory (`cluster_staged`: `-DDL_CLUSTER_STAGED`) against the build that loaded them from
+/// L2 as it wrote (`plain`), by turns (`switches/cluster-staged/`); then each norm's count, which
+/// decided the default: RMSNorm's clusters staged (`ClusterStaged` in 18_norms.cu), LayerNorm's not.
+pub fn norms_cluster_staged_markdown(c: &Context) -> Result<String> {
+    let dir = records::results_dir(&c.data_dir).join("experiments/switches/cluster-staged");
+    let clusters = |e: &str| e.contains("_cluster");
+    let mut out = switches_table(&dir, Some(&clusters), &format!(
+        "on an {}, the cluster entries loading γ (and β) from L2 as they write (`plain`, the default build of that call) against `cluster_staged` \
+        (`-DDL_CLUSTER_STAGED`: each thread's packs of them copied into shared memory as the row's loads go out); `tests/gpu-host.sh ln-switches`", gpu_of(&dir)?))?;
+    if out.is_empty() {
+        return Ok(format!("*The norms' staged clusters are not measured by turns on the {} (`switches/cluster-staged/`).*\n", c.book()?.0.gpu));
+    }
+    let runs = read_turns(&dir, |f| Ok(records::read_csv::<records::DlRow>(f)?.1))?;
+    out.push('\n');
+    for (op, name) in [("rms_norm", "RMSNorm"), ("layer_norm", "LayerNorm")] {
+        let s = cluster_staged_outcome(&runs, op);
+        if s.cases == 0 {
+            continue;
+        }
+        writeln!(out, "- {name}'s clusters staged: faster in both rounds at {} of {} cases, slower in both at {}; from {:+.1}% to {:+.1}% on the mean of the rounds.",
+            s.faster, s.cases, s.slower, s.best * 100.0, s.worst * 100.0).unwrap();
+    }
+    Ok(out)
+}
+
+/// One norm's cluster entries under `cluster_staged` against `plain` (`switches/cluster-staged/`).
+#[derive(Debug, PartialEq)]
+pub struct StagedOutcome {
+    pub cases: usize,
+    pub faster: usize,
+    pub slower: usize,
+    /// The least and the greatest change of the mean of the rounds (negative: faster).
+    pub best: f64,
+    pub worst: f64,
+}
+
+/// `op`'s cluster cases timed in both rounds by both builds, and how the staged one fared.
+pub fn cluster_staged_outcome(runs: &[super::turns::Turn<records::DlRow>], op: &str) -> StagedOutcome {
+    let mut cases: Vec<(String, Dtype, usize, usize)> = runs.iter().flat_map(|t| &t.rows)
+        .filter(|r| r.status == Status::Correct && r.op == op && r.entry().contains("_cluster"))
+        .map(|r| (r.entry().to_string(), r.dtype, r.rows, r.n)).collect();
+    cases.sort_by(|a, b| (&a.0, a.2, a.3).cmp(&(&b.0, b.2, b.3)));
+    cases.dedup();
+    let mut s = StagedOutcome { cases: 0, faster: 0, slower: 0, best: f64::INFINITY, worst: f64::NEG_INFINITY };
+    for case in &cases {
+        let of = |v: &str| rounds(runs, v, |r| (r.status == Status::Correct && (r.entry(), r.dtype, r.rows, r.n) == (case.0.as_str(), case.1, case.2, case.3)).then_some(r.median_us));
+        let (base, staged) = (of("plain"), of("cluster_staged"));
+        if base.len() != 2 || staged.len() != 2 {
+            continue;
+        }
+        let change = mean(&staged) / mean(&base) - 1.0;
+        s.cases += 1;
+        match verdict(&staged, &base) {
+            Verdict::Faster => s.faster += 1,
+            Verdict::Slower => s.slower += 1,
+            Verdict::Mixed => {}
+        }
+        s.best = s.best.min(change);
+        s.worst = s.worst.max(change);
+    }
+    s
 }
 
 /// The experiment switches of the norms against the default build, timed by turns in two rounds

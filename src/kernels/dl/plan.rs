@@ -265,24 +265,25 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     // The staged blocks' shared memory, 16 bytes a pack of each parameter for every thread, where
     // the block holds its row (a row read in chunks is written with the parameters in groups).
     // (And the clusters' under the experiment that stages their parameters too.)
-    let staged_cluster = matches!(c.team, Team::Cluster(_)) && clusters_staged();
+    let staged_cluster = matches!(c.team, Team::Cluster(_)) && staged_in_clusters(op, &crate::runtime::nvrtc::experiment_options());
     if (c.team == Team::StagedBlock || staged_cluster) && launch.chunks == 1 {
         launch.shared_bytes = c.block * c.vpt * staged_parameters(op) * 16;
     }
     Ok(Some(launch))
 }
 
-/// Whether the kernels were compiled with the experiment that stages the cluster entries'
-/// parameters in shared memory (`REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED`, dl_rows.cuh's
-/// `ClusterStaged`): their launches must then give the room, or the kernels load them from L2.
-pub fn clusters_staged() -> bool {
-    clusters_staged_in(&crate::runtime::nvrtc::experiment_options())
-}
-
-/// Whether NVRTC options (`REDUCTION_NVRTC_OPTIONS`, split at white space) define the macro the
-/// kernels test with `defined(DL_CLUSTER_STAGED)`: with or without a value, but not a longer name.
-fn clusters_staged_in(options: &[String]) -> bool {
-    options.iter().any(|o| o.strip_prefix("-DDL_CLUSTER_STAGED").is_some_and(|rest| rest.is_empty() || rest.starts_with('=')))
+/// Whether `op`'s cluster entries, compiled with these NVRTC options (`REDUCTION_NVRTC_OPTIONS`),
+/// stage their parameters in shared memory (dl_rows.cuh's `ClusterStaged`): RMSNorm's by default
+/// (18_norms.cu), none under `-DDL_CLUSTER_UNSTAGED`, every norm's under `-DDL_CLUSTER_STAGED`.
+/// Their launches must give the room, or the kernels load the parameters from L2 as they write.
+pub fn staged_in_clusters(op: DlOp, options: &[String]) -> bool {
+    // Defined as the kernels' defined() sees it: with or without a value, not a longer name.
+    let defines = |name: &str| options.iter().any(|o| o.strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with('=')));
+    if defines("-DDL_CLUSTER_STAGED") {
+        staged_parameters(op) > 0
+    } else {
+        op == DlOp::RmsNorm && !defines("-DDL_CLUSTER_UNSTAGED")
+    }
 }
 
 #[cfg(test)]
@@ -304,12 +305,13 @@ mod tests {
     }
 
     #[test]
-    fn the_staged_clusters_take_their_own_option_only() {
+    fn the_staged_clusters_take_their_own_options_only() {
         let opts = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
-        assert!(clusters_staged_in(&opts("-DDL_LN_TWO_PASS -DDL_CLUSTER_STAGED")));
-        assert!(clusters_staged_in(&opts("-DDL_CLUSTER_STAGED=1")));
-        assert!(!clusters_staged_in(&opts("")));
-        assert!(!clusters_staged_in(&opts("-DDL_CLUSTER_STAGED_ORDER=2 -DDL_LANES_STAGED")));
+        assert!(staged_in_clusters(DlOp::RmsNorm, &opts("")));
+        assert!(!staged_in_clusters(DlOp::LayerNorm, &opts("-DDL_CLUSTER_STAGED_ORDER=2 -DDL_LANES_STAGED")));
+        assert!(staged_in_clusters(DlOp::LayerNorm, &opts("-DDL_LN_TWO_PASS -DDL_CLUSTER_STAGED")));
+        assert!(!staged_in_clusters(DlOp::Softmax, &opts("-DDL_CLUSTER_STAGED=1")));
+        assert!(!staged_in_clusters(DlOp::RmsNorm, &opts("-DDL_CLUSTER_UNSTAGED")));
     }
 
     #[test]
