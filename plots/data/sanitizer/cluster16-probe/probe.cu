@@ -4,6 +4,9 @@
 // arrives on it expecting C floats; after a cluster barrier, thread i pushes the block's value
 // into slot [rank] of block i by st.async; every thread waits on the barrier's phase and sums the
 // C slots. `token`: thread 0 waits on the state its arrive returned instead of the phase parity.
+// `local` (the third argument 1): nothing crosses blocks but the cluster barrier: each block's
+// thread 0 sets up its barrier for one arrival and arrives, every thread waits on the phase, and
+// writes its block's own value C times over (the same sum).
 //   nvcc -arch=sm_90 -o probe probe.cu && compute-sanitizer --tool synccheck ./probe 16 0
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +14,7 @@
 
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 2; } } while (0)
 
-template <int C, bool TOKEN>
+template <int C, bool TOKEN, bool LOCAL = false>
 __global__ void probe(float* out) {
     __shared__ float slot[C];
     __shared__ unsigned long long landed;
@@ -19,7 +22,9 @@ __global__ void probe(float* out) {
     unsigned long long token = 0;
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-        if (TOKEN)
+        if (LOCAL)
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+        else if (TOKEN)
             asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(token) : "r"(bar), "r"((unsigned)(C * 4)) : "memory");
         else
             asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"((unsigned)(C * 4)) : "memory");
@@ -29,7 +34,7 @@ __global__ void probe(float* out) {
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
     unsigned rank;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    if (threadIdx.x < C) {
+    if (!LOCAL && threadIdx.x < C) {
         unsigned remote_bar, remote_slot;
         asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(bar), "r"(threadIdx.x));
         asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_slot) : "r"((unsigned)__cvta_generic_to_shared(&slot[rank])), "r"(threadIdx.x));
@@ -42,17 +47,22 @@ __global__ void probe(float* out) {
     else
         asm volatile("{\n .reg .pred d;\n w%=:\n mbarrier.try_wait.parity.shared::cta.b64 d, [%0], 0;\n @!d bra w%=;\n}\n" ::"r"(bar) : "memory");
     float sum = 0;
-    for (int i = 0; i < C; ++i) sum += slot[i];
+    if (LOCAL) {
+        const unsigned first = blockIdx.x / C * C;
+        for (int i = 0; i < C; ++i) sum += (float)(first + i + 1);
+    } else {
+        for (int i = 0; i < C; ++i) sum += slot[i];
+    }
     out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
-template <int C, bool TOKEN>
+template <int C, bool TOKEN, bool LOCAL = false>
 int run() {
     const int clusters = 8, threads = 512, blocks = C * clusters;
     float* out;
     CHECK(cudaMalloc(&out, sizeof(float) * blocks * threads));
     CHECK(cudaMemset(out, 0xff, sizeof(float) * blocks * threads));  // poisoned: NaN
-    if (C > 8) CHECK(cudaFuncSetAttribute(probe<C, TOKEN>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    if (C > 8) CHECK(cudaFuncSetAttribute(probe<C, TOKEN, LOCAL>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(blocks);
     cfg.blockDim = dim3(threads);
@@ -63,7 +73,7 @@ int run() {
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    CHECK(cudaLaunchKernelEx(&cfg, probe<C, TOKEN>, out));
+    CHECK(cudaLaunchKernelEx(&cfg, probe<C, TOKEN, LOCAL>, out));
     CHECK(cudaDeviceSynchronize());
     float* host = (float*)malloc(sizeof(float) * blocks * threads);
     CHECK(cudaMemcpy(host, out, sizeof(float) * blocks * threads, cudaMemcpyDeviceToHost));
@@ -73,14 +83,15 @@ int run() {
         const float want = (float)(C * (first + 1) + C * (C - 1) / 2);
         for (int t = 0; t < threads; ++t) wrong += host[b * threads + t] != want;
     }
-    printf("C=%d %s: %d of %d values wrong\n", C, TOKEN ? "token wait" : "parity wait", wrong, blocks * threads);
+    printf("C=%d %s: %d of %d values wrong\n", C, LOCAL ? "local only" : TOKEN ? "token wait" : "parity wait", wrong, blocks * threads);
     free(host);
     cudaFree(out);
     return wrong != 0;
 }
 
 int main(int argc, char** argv) {
-    const int c = argc > 1 ? atoi(argv[1]) : 16, token = argc > 2 ? atoi(argv[2]) : 0;
+    const int c = argc > 1 ? atoi(argv[1]) : 16, token = argc > 2 ? atoi(argv[2]) : 0, local = argc > 3 ? atoi(argv[3]) : 0;
+    if (local) return c == 8 ? run<8, false, true>() : run<16, false, true>();
     if (c == 8) return token ? run<8, true>() : run<8, false>();
     if (c == 16) return token ? run<16, true>() : run<16, false>();
     printf("C is 8 or 16\n");
