@@ -166,6 +166,17 @@ struct GroupedParams<RmsNormTask<T>> {
 template <typename T>
 struct ClusterStaged<RmsNormTask<T>> {
     static constexpr bool ok = true;
+    static constexpr int count = 1;
+};
+#endif
+// An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED_GAMMA): LayerNorm's clusters stage γ
+// alone, 64 KiB a block of 512 threads as RMSNorm's (room for the two blocks an SM its registers
+// allow, where γ and β took 128 KiB), and load β from L2 as each pack is written.
+#if defined(DL_CLUSTER_STAGED_GAMMA)
+template <typename T>
+struct ClusterStaged<LayerNormTask<T>> {
+    static constexpr bool ok = true;
+    static constexpr int count = 1;
 };
 #endif
 

@@ -354,6 +354,26 @@ struct GroupedParams {
 };
 template <class Task>
 struct GroupedParams<const Task> : GroupedParams<Task> {};  // row_program's tasks are const
+// Whether a task's cluster entries stage its per-column parameters in shared memory as the staged
+// blocks do (StagedParams: cp.async issued with the row's loads, read back by the write), where
+// the launch gives the room, which the planner does for the same tasks (plan.rs,
+// `staged_in_clusters`), and how many of them (`count`: GroupedParams' first ones; the others
+// are loaded from L2 in the write). 18_norms.cu sets it for RMSNorm; the experiment
+// REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED for every task with parameters, and
+// -DDL_CLUSTER_STAGED_GAMMA for LayerNorm's γ alone. Why: in Nsight Compute RMSNorm's cluster at
+// f32 1024 × 2^18 kept DRAM 70.4% busy and softmax's in the same team 83.3%, and RMSNorm's write
+// loaded γ from L2 after the cluster's barrier (18_norms.cu's comment says what staging it did).
+template <class Task>
+struct ClusterStaged {
+#if defined(DL_CLUSTER_STAGED)
+    static constexpr bool ok = GroupedParams<Task>::COUNT > 0;
+#else
+    static constexpr bool ok = false;
+#endif
+    static constexpr int count = GroupedParams<Task>::COUNT;
+};
+template <class Task>
+struct ClusterStaged<const Task> : ClusterStaged<Task> {};  // row_program's tasks are const
 // Output pack i from a held pack of x and its parameters' raw packs, stored where `in`.
 template <typename T, int P, class Task>
 __device__ __forceinline__ void store_grouped_pack(const Task& task, T* __restrict__ out, const Held& h, const uint4 (&raw)[P], u64 i, bool in,
@@ -434,20 +454,23 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 // slower on an H100). Each thread reads back only what it copied itself, so there is no barrier:
 // cp.async.wait_all makes a thread's own copies visible to it. Pack 0's parameters past the row's
 // end (a row has one), so that no test stands between the copies.
-template <class Task, int VPT>
+// (S: how many of the parameters are staged, the first ones; the others are loaded from L2 as
+// each pack is written. All of them but under an experiment, ClusterStaged's count.)
+template <class Task, int VPT, int S = GroupedParams<Task>::COUNT>
 struct StagedParams {
     static constexpr int P = GroupedParams<Task>::COUNT;
     static_assert(P > 0, "the staged entries are for tasks with per-column parameters (GroupedParams)");
+    static_assert(S > 0 && S <= P, "the staged parameters are some of the task's");
     // Slot (k, p) of this thread: consecutive threads in consecutive 16 bytes (no bank conflict).
     __device__ static __forceinline__ uint4* slot(int k, int p) {
         extern __shared__ __align__(16) uint4 dl_staged[];
-        return dl_staged + ((unsigned)(k * P + p) * blockDim.x + threadIdx.x);
+        return dl_staged + ((unsigned)(k * S + p) * blockDim.x + threadIdx.x);
     }
     // Whether the launch gave the block room for every thread's packs.
     __device__ static __forceinline__ bool fits() {
         unsigned given;
         asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(given));
-        return (u64)blockDim.x * VPT * P * 16 <= given;
+        return (u64)blockDim.x * VPT * S * 16 <= given;
     }
     __device__ static __forceinline__ void load(const Task& task, u64 packs, Slot s) {
 #pragma unroll
@@ -455,7 +478,7 @@ struct StagedParams {
             const u64 i = pack_index<VPT>(0, k, s);
             const u64 at = i < packs ? i : 0;
 #pragma unroll
-            for (int p = 0; p < P; ++p) {
+            for (int p = 0; p < S; ++p) {
                 const unsigned dst = (unsigned)__cvta_generic_to_shared(slot(k, p));
                 asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + at)
                              : "memory");
@@ -471,7 +494,8 @@ struct StagedParams {
             const u64 i = pack_index<VPT>(0, k, s);
             uint4 raw[P];
 #pragma unroll
-            for (int p = 0; p < P; ++p) raw[p] = *slot(k, p);
+            for (int p = 0; p < P; ++p)
+                raw[p] = p < S ? *slot(k, p) : __ldg(reinterpret_cast<const uint4*>(GroupedParams<Task>::of(task, p)) + (i < packs ? i : 0));
             store_grouped_pack(task, out, h0[k], raw, i, i < packs, st);
         }
     }
@@ -961,10 +985,12 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     // The staged entries' parameters (sm_80 and later): their copies are issued just before the
     // row's loads, a few instructions, and the loads follow at once.
     [[maybe_unused]] bool staged = false;
+    // (A cluster stages ClusterStaged's count of the parameters, a block all of them.)
+    [[maybe_unused]] constexpr int STAGED_COUNT = ClusterSize<CombineTeam>::C > 0 ? ClusterStaged<Task>::count : GroupedParams<Task>::COUNT;
 #if __CUDA_ARCH__ >= 800
     if constexpr (STAGED) {
-        staged = r.vec && r.chunks == 1 && StagedParams<Task, VPT>::fits();
-        if (staged) StagedParams<Task, VPT>::load(task, r.packs, s);
+        staged = r.vec && r.chunks == 1 && StagedParams<Task, VPT, STAGED_COUNT>::fits();
+        if (staged) StagedParams<Task, VPT, STAGED_COUNT>::load(task, r.packs, s);
     }
 #endif
     // The staged and cluster entries take LayerNorm's two passes (TwoPassRows::staged, ::cluster).
@@ -1004,7 +1030,7 @@ __device__ __forceinline__ typename Task::Stats row_program(const Task& task, u6
     if constexpr (STAGED) {
 #if __CUDA_ARCH__ >= 800
         if (staged) {  // (a held row is live: shape_of)
-            StagedParams<Task, VPT>::write(task, task.out(row), h0, r.packs, s, stats);
+            StagedParams<Task, VPT, STAGED_COUNT>::write(task, task.out(row), h0, r.packs, s, stats);
             return stats;
         }
 #endif
@@ -1195,24 +1221,6 @@ __device__ __forceinline__ void rows_by_block(const Task& task) {
     }
 }
 
-// Whether a task's cluster entries stage its per-column parameters in shared memory as the staged
-// blocks do (StagedParams: cp.async issued with the row's loads, read back by the write), where
-// the launch gives the room, which the planner does for the same tasks (plan.rs,
-// `staged_in_clusters`). 18_norms.cu sets it for RMSNorm; the experiment
-// REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED for every task with parameters. Why: in Nsight
-// Compute RMSNorm's cluster at f32 1024 × 2^18 kept DRAM 70.4% busy and softmax's in the same
-// team 83.3%, and RMSNorm's write loaded γ from L2 after the cluster's barrier (18_norms.cu's
-// comment says what staging it did).
-template <class Task>
-struct ClusterStaged {
-#if defined(DL_CLUSTER_STAGED)
-    static constexpr bool ok = GroupedParams<Task>::COUNT > 0;
-#else
-    static constexpr bool ok = false;
-#endif
-};
-template <class Task>
-struct ClusterStaged<const Task> : ClusterStaged<Task> {};  // row_program's tasks are const
 #if __CUDA_ARCH__ >= 900
 // C blocks (one cluster) per row, one row per cluster: gridDim.x = C × rows.
 template <class Task, int VPT, int C>

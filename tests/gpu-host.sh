@@ -375,6 +375,8 @@ switch_of() {
     # the staged blocks do; the planner gives the room under the same option.)
     cluster_staged*) echo "-DDL_CLUSTER_STAGED" ;;
     cluster_unstaged*) echo "-DDL_CLUSTER_UNSTAGED" ;;
+    # (LayerNorm's clusters stage γ alone: 64 KiB a block where γ and β took 128.)
+    ln_cluster_gamma*) echo "-DDL_CLUSTER_STAGED_GAMMA" ;;
     params_ahead2) echo "-DDL_PARAMS_AHEAD=2" ;;
     params_ahead4) echo "-DDL_PARAMS_AHEAD=4" ;;
     lanes8_min4) echo "-DDL_LANES8_MIN_BLOCKS=4" ;;

@@ -267,22 +267,31 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     // (And the clusters' under the experiment that stages their parameters too.)
     let staged_cluster = matches!(c.team, Team::Cluster(_)) && staged_in_clusters(op, &crate::runtime::nvrtc::experiment_options());
     if (c.team == Team::StagedBlock || staged_cluster) && launch.chunks == 1 {
-        launch.shared_bytes = c.block * c.vpt * staged_parameters(op) * 16;
+        let staged = if staged_cluster { cluster_staged_count(op, &crate::runtime::nvrtc::experiment_options()) } else { staged_parameters(op) };
+        launch.shared_bytes = c.block * c.vpt * staged * 16;
     }
     Ok(Some(launch))
 }
 
 /// Whether `op`'s cluster entries, compiled with these NVRTC options (`REDUCTION_NVRTC_OPTIONS`),
-/// stage their parameters in shared memory (dl_rows.cuh's `ClusterStaged`): RMSNorm's by default
-/// (18_norms.cu), none under `-DDL_CLUSTER_UNSTAGED`, every norm's under `-DDL_CLUSTER_STAGED`.
-/// Their launches must give the room, or the kernels load the parameters from L2 as they write.
+/// stage parameters in shared memory (dl_rows.cuh's `ClusterStaged`). Their launches must give
+/// the room, or the kernels load the parameters from L2 as they write.
 pub fn staged_in_clusters(op: DlOp, options: &[String]) -> bool {
+    cluster_staged_count(op, options) > 0
+}
+
+/// How many of `op`'s parameters its cluster entries stage (`ClusterStaged`'s count, read as the
+/// kernels' preprocessor reads the options): RMSNorm's γ by default (18_norms.cu), none under
+/// `-DDL_CLUSTER_UNSTAGED`, every norm's parameters under `-DDL_CLUSTER_STAGED`, and LayerNorm's
+/// γ alone under `-DDL_CLUSTER_STAGED_GAMMA`.
+pub fn cluster_staged_count(op: DlOp, options: &[String]) -> u32 {
     // Defined as the kernels' defined() sees it: with or without a value, not a longer name.
     let defines = |name: &str| options.iter().any(|o| o.strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with('=')));
-    if defines("-DDL_CLUSTER_STAGED") {
-        staged_parameters(op) > 0
-    } else {
-        op == DlOp::RmsNorm && !defines("-DDL_CLUSTER_UNSTAGED")
+    match op {
+        DlOp::LayerNorm if defines("-DDL_CLUSTER_STAGED_GAMMA") => 1,
+        DlOp::RmsNorm if !defines("-DDL_CLUSTER_UNSTAGED") => staged_parameters(op),
+        _ if defines("-DDL_CLUSTER_STAGED") => staged_parameters(op),
+        _ => 0,
     }
 }
 
@@ -312,6 +321,12 @@ mod tests {
         assert!(staged_in_clusters(DlOp::LayerNorm, &opts("-DDL_LN_TWO_PASS -DDL_CLUSTER_STAGED")));
         assert!(!staged_in_clusters(DlOp::Softmax, &opts("-DDL_CLUSTER_STAGED=1")));
         assert!(!staged_in_clusters(DlOp::RmsNorm, &opts("-DDL_CLUSTER_UNSTAGED")));
+        assert!(staged_in_clusters(DlOp::RmsNorm, &opts("-DDL_CLUSTER_UNSTAGED -DDL_CLUSTER_STAGED")));
+        assert_eq!(cluster_staged_count(DlOp::LayerNorm, &opts("-DDL_CLUSTER_STAGED")), 2);
+        assert_eq!(cluster_staged_count(DlOp::LayerNorm, &opts("-DDL_CLUSTER_STAGED_GAMMA")), 1);
+        assert_eq!(cluster_staged_count(DlOp::LayerNorm, &opts("-DDL_CLUSTER_STAGED -DDL_CLUSTER_STAGED_GAMMA")), 1);
+        assert_eq!(cluster_staged_count(DlOp::RmsNorm, &opts("-DDL_CLUSTER_STAGED_GAMMA")), 1);
+        assert_eq!(cluster_staged_count(DlOp::Softmax, &opts("-DDL_CLUSTER_STAGED_GAMMA")), 0);
     }
 
     #[test]
