@@ -563,7 +563,7 @@ fn the_staged_clusters_as_the_kernels_say() -> Result<(), Failed> {
     let dir = root().join("plots/data/dl/experiments/switches/cluster-staged");
     let norms = std::fs::read_to_string(root().join("kernels/18_norms.cu"))?.replace("//", " ").split_whitespace().collect::<Vec<_>>().join(" ");
     let runs = read_turns(&dir, |f| Ok(read_csv::<DlRow>(f)?.1))?;
-    let (rms, ln) = (cluster_staged_outcome(&runs, "rms_norm"), cluster_staged_outcome(&runs, "layer_norm"));
+    let (rms, ln) = (cluster_staged_outcome(&runs, "rms_norm", "cluster_staged"), cluster_staged_outcome(&runs, "layer_norm", "cluster_staged"));
     let mut problems = Vec::new();
     if rms.cases == 0 || 2 * rms.faster <= rms.cases {
         problems.push(format!("RMSNorm's clusters are staged by default, but staged they were faster in both rounds at only {} of {} cases", rms.faster, rms.cases));
@@ -580,6 +580,29 @@ fn the_staged_clusters_as_the_kernels_say() -> Result<(), Failed> {
         if !norms.contains(&sentence) {
             problems.push(format!("kernels/18_norms.cu does not say \"{sentence}\""));
         }
+    }
+    // LayerNorm's γ alone staged (dl_norms.md): one case lost, at an entry that spills under the
+    // switch, timed on the same kind of GPU as the first table.
+    let gamma_dir = dir.with_file_name("cluster-staged-gamma");
+    let gamma = read_turns(&gamma_dir, |f| Ok(read_csv::<DlRow>(f)?.1))?;
+    let outcome = cluster_staged_outcome(&gamma, "layer_norm", "ln_cluster_gamma");
+    let spilling: Vec<String> = std::fs::read_to_string(gamma_dir.join("ptxas-sm_90.txt"))?
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("entry,"))
+        .filter_map(|l| l.split(',').collect::<Vec<_>>().get(..4).filter(|f| f[2] != "0").map(|f| f[0].to_string()))
+        .collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let lost: Vec<String> = gamma.iter().flat_map(|t| &t.rows).filter(|r| r.entry().starts_with("layer_norm_cluster")).filter_map(|r| {
+        let of = |v: &str| reduction::book::chapters::turns::rounds(&gamma, v, |o| ((o.entry(), o.rows, o.n) == (r.entry(), r.rows, r.n)).then_some(o.median_us));
+        let (base, switched) = (of("plain"), of("ln_cluster_gamma"));
+        (base.len() == 2 && switched.len() == 2 && mean(&switched) > mean(&base)).then(|| r.entry().to_string())
+    }).collect();
+    if outcome.slower != 1 || lost.is_empty() || lost.iter().any(|e| !spilling.contains(e)) {
+        problems.push(format!("dl_norms.md says γ alone staged lost one case, at an entry that spills under the switch: slower in both rounds at {}, lost at {lost:?}, spilling {spilling:?}", outcome.slower));
+    }
+    let gpu = |d: &std::path::Path| -> Result<String, Failed> { Ok(read_csv::<DlRow>(&d.join("plain-1.csv"))?.0.gpu) };
+    if gpu(&dir)? != gpu(&gamma_dir)? {
+        problems.push("dl_norms.md says the γ-alone call ran on the same kind of GPU as the first".to_string());
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }

@@ -235,6 +235,8 @@ pub fn norms_clusters_markdown(c: &Context) -> Result<String> {
 /// shared memory (`cluster_staged`: `-DDL_CLUSTER_STAGED`) against the build that loaded them from
 /// L2 as it wrote (`plain`), by turns (`switches/cluster-staged/`); then each norm's count, which
 /// decided the default: RMSNorm's clusters staged (`ClusterStaged` in 18_norms.cu), LayerNorm's not.
+/// Then LayerNorm's with γ alone staged (`ln_cluster_gamma`: `-DDL_CLUSTER_STAGED_GAMMA`), by
+/// turns in a later call (`switches/cluster-staged-gamma/`).
 pub fn norms_cluster_staged_markdown(c: &Context) -> Result<String> {
     let dir = records::results_dir(&c.data_dir).join("experiments/switches/cluster-staged");
     let clusters = |e: &str| e.contains("_cluster");
@@ -247,12 +249,20 @@ pub fn norms_cluster_staged_markdown(c: &Context) -> Result<String> {
     let runs = read_turns(&dir, |f| Ok(records::read_csv::<records::DlRow>(f)?.1))?;
     out.push('\n');
     for (op, name) in [("rms_norm", "RMSNorm"), ("layer_norm", "LayerNorm")] {
-        let s = cluster_staged_outcome(&runs, op);
+        let s = cluster_staged_outcome(&runs, op, "cluster_staged");
         if s.cases == 0 {
             continue;
         }
         writeln!(out, "- {name}'s clusters staged: faster in both rounds at {} of {} cases, slower in both at {}; from {:+.1}% to {:+.1}% on the mean of the rounds.",
             s.faster, s.cases, s.slower, s.best * 100.0, s.worst * 100.0).unwrap();
+    }
+    let gamma = records::results_dir(&c.data_dir).join("experiments/switches/cluster-staged-gamma");
+    let table = switches_table(&gamma, Some(&clusters), &format!(
+        "on an {}, LayerNorm's cluster entries as built (`plain`: γ and β from L2 as they write) against `ln_cluster_gamma` \
+        (`-DDL_CLUSTER_STAGED_GAMMA`: γ alone staged, 64 KiB a block of 512 threads, β from L2 as each pack is written); `tests/gpu-host.sh ln-switches`", gpu_of(&gamma)?))?;
+    if !table.is_empty() {
+        out.push('\n');
+        out += &table;
     }
     Ok(out)
 }
@@ -268,8 +278,8 @@ pub struct StagedOutcome {
     pub worst: f64,
 }
 
-/// `op`'s cluster cases timed in both rounds by both builds, and how the staged one fared.
-pub fn cluster_staged_outcome(runs: &[super::turns::Turn<records::DlRow>], op: &str) -> StagedOutcome {
+/// `op`'s cluster cases timed in both rounds by `plain` and by `variant`, and how `variant` fared.
+pub fn cluster_staged_outcome(runs: &[super::turns::Turn<records::DlRow>], op: &str, variant: &str) -> StagedOutcome {
     let mut cases: Vec<(String, Dtype, usize, usize)> = runs.iter().flat_map(|t| &t.rows)
         .filter(|r| r.status == Status::Correct && r.op == op && r.entry().contains("_cluster"))
         .map(|r| (r.entry().to_string(), r.dtype, r.rows, r.n)).collect();
@@ -278,7 +288,7 @@ pub fn cluster_staged_outcome(runs: &[super::turns::Turn<records::DlRow>], op: &
     let mut s = StagedOutcome { cases: 0, faster: 0, slower: 0, best: f64::INFINITY, worst: f64::NEG_INFINITY };
     for case in &cases {
         let of = |v: &str| rounds(runs, v, |r| (r.status == Status::Correct && (r.entry(), r.dtype, r.rows, r.n) == (case.0.as_str(), case.1, case.2, case.3)).then_some(r.median_us));
-        let (base, staged) = (of("plain"), of("cluster_staged"));
+        let (base, staged) = (of("plain"), of(variant));
         if base.len() != 2 || staged.len() != 2 {
             continue;
         }
