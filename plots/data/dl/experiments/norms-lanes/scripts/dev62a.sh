@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# (Ran in session 63 as its first call, on an H100: cluster_staged ran at 4096 × 4096 only, since
+# gpu-host.sh's *_staged pattern caught the name, and the test-dl runs stopped at their limits;
+# dev63a.sh ran it again.)
 # Written in session 62 and not run there (no GPU started). (1) By turns, two rounds, the norms at
 # the long rows: plain against cluster_staged (-DDL_CLUSTER_STAGED: the clusters' γ and β staged
 # in shared memory; dl-bench checks every result before timing it). (2) The norms' trials under
