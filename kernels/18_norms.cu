@@ -194,8 +194,10 @@ struct StagedLanes<LayerNormTask<T>> {
 #endif
 
 // The parameters loaded packs ahead of the write in the cluster entries (dl_rows.cuh's
-// store_chunk_params_ahead): RMSNorm's γ 2 packs ahead in every cluster, LayerNorm's γ and β 1
-// ahead in the clusters of 4 (the only cluster entries where they fit 64 registers unspilled).
+// store_chunk_params_ahead): RMSNorm's γ 2 packs ahead in every cluster (since staged instead,
+// ClusterStaged above, whose write does not use this; -DDL_CLUSTER_UNSTAGED brings it back),
+// LayerNorm's γ and β 1 ahead in the clusters of 4 (the only cluster entries where they fit 64
+// registers unspilled).
 // By turns on the H200 (plots/data/dl/experiments/switches/norms-ahead/), against loading each
 // pack's parameters as it is written: RMSNorm faster in both rounds at all 7 of its cluster
 // cases (0.8% to 4.7% on the mean of the rounds), LayerNorm at all 3 of its clusters of 4 (1.9%

@@ -446,7 +446,7 @@ __device__ __forceinline__ void store_chunk_params_ahead(const Task& task, T* __
 #if __CUDA_ARCH__ >= 800
 // ANCHOR: staged_params
 // The staged blocks' parameters (the `_staged` entries, sm_80 and later): where a block holds its
-// row in one chunk and the launch gave it the shared memory (blockDim.x × VPT × P × 16 bytes, the
+// row in one chunk and the launch gave it the shared memory (blockDim.x × VPT × S × 16 bytes, the
 // planner's `Launch::shared_bytes`), each thread's packs of γ and β are copied into shared memory
 // by cp.async as the row's loads are issued, so that their round trip to L2 overlaps the team's
 // sums rather than following them, and the write reads them back after one wait. No register
