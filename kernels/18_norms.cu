@@ -166,7 +166,7 @@ struct GroupedParams<RmsNormTask<T>> {
 template <typename T>
 struct ClusterStaged<RmsNormTask<T>> {
     static constexpr bool ok = true;
-    static constexpr int count = 1;
+    static constexpr int count = GroupedParams<RmsNormTask<T>>::COUNT;
 };
 #endif
 // An experiment (REDUCTION_NVRTC_OPTIONS=-DDL_CLUSTER_STAGED_GAMMA): LayerNorm's clusters stage γ

@@ -557,7 +557,7 @@ fn the_cluster_two_passes_as_the_kernels_say() -> Result<(), Failed> {
 /// `plots/data/dl/experiments/switches/cluster-staged/`, RMSNorm's clusters staged were faster in
 /// both rounds at most of their cases, and LayerNorm's slower in both at every one.
 fn the_staged_clusters_as_the_kernels_say() -> Result<(), Failed> {
-    use reduction::book::chapters::dl_norms::cluster_staged_outcome;
+    use reduction::book::chapters::dl_norms::{cluster_staged_outcome, gpu_of};
     use reduction::book::chapters::turns::read_turns;
     use reduction::records::dl::{read_csv, DlRow};
     let dir = root().join("plots/data/dl/experiments/switches/cluster-staged");
@@ -591,18 +591,64 @@ fn the_staged_clusters_as_the_kernels_say() -> Result<(), Failed> {
         .filter(|l| !l.starts_with('#') && !l.starts_with("entry,"))
         .filter_map(|l| l.split(',').collect::<Vec<_>>().get(..4).filter(|f| f[2] != "0").map(|f| f[0].to_string()))
         .collect();
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let lost: Vec<String> = gamma.iter().flat_map(|t| &t.rows).filter(|r| r.entry().starts_with("layer_norm_cluster")).filter_map(|r| {
-        let of = |v: &str| reduction::book::chapters::turns::rounds(&gamma, v, |o| ((o.entry(), o.rows, o.n) == (r.entry(), r.rows, r.n)).then_some(o.median_us));
-        let (base, switched) = (of("plain"), of("ln_cluster_gamma"));
-        (base.len() == 2 && switched.len() == 2 && mean(&switched) > mean(&base)).then(|| r.entry().to_string())
-    }).collect();
-    if outcome.slower != 1 || lost.is_empty() || lost.iter().any(|e| !spilling.contains(e)) {
-        problems.push(format!("dl_norms.md says γ alone staged lost one case, at an entry that spills under the switch: slower in both rounds at {}, lost at {lost:?}, spilling {spilling:?}", outcome.slower));
+    if outcome.lost.len() != 1 || outcome.lost.iter().any(|e| !spilling.contains(e)) {
+        problems.push(format!("dl_norms.md says γ alone staged lost one case, at an entry that spills under the switch: lost at {:?}, spilling {spilling:?}", outcome.lost));
     }
-    let gpu = |d: &std::path::Path| -> Result<String, Failed> { Ok(read_csv::<DlRow>(&d.join("plain-1.csv"))?.0.gpu) };
-    if gpu(&dir)? != gpu(&gamma_dir)? {
+    if gpu_of(&dir)? != gpu_of(&gamma_dir)? {
         problems.push("dl_norms.md says the γ-alone call ran on the same kind of GPU as the first".to_string());
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+/// The sanitizers chapter's section on synccheck and clusters of 16: what it says of the trials'
+/// logs (`plots/data/sanitizer/cluster16/`) and of the probe's run (`cluster16-probe/summary.txt`).
+fn the_cluster16_synccheck_as_the_sanitizers_chapter_says() -> Result<(), Failed> {
+    let dir = root().join("plots/data/sanitizer");
+    let mut problems = Vec::new();
+    // The trials: the error in every log of clusters of 16, none over the clusters of 2, and
+    // "all but two" of the trials of 16 failed.
+    let read = |name: &str| std::fs::read_to_string(dir.join("cluster16").join(name));
+    let (mut sixteen_ok, mut sixteen) = (0, 0);
+    for name in ["synccheck-rms_norm__f32__cluster.txt", "synccheck-others-f32-cluster16.txt", "synccheck-rms-f32-cluster16-unstaged.txt"] {
+        let text = read(name)?;
+        if !text.contains("Barrier error detected. Missing wait.") {
+            problems.push(format!("cluster16/{name}: no \"Missing wait\""));
+        }
+        for line in text.lines().filter(|l| l.contains("::cluster16::")) {
+            sixteen += 1;
+            sixteen_ok += line.trim_end().ends_with("... ok") as usize;
+        }
+    }
+    if sixteen == 0 || sixteen_ok != 2 {
+        problems.push(format!("the chapter says all but two of the trials of clusters of 16 failed: {sixteen_ok} of {sixteen} passed"));
+    }
+    if !read("synccheck-rms-bf16-cluster.txt")?.contains("ERROR SUMMARY: 0 errors") {
+        problems.push("the chapter says synccheck reported nothing over the clusters of 2".to_string());
+    }
+    // The probe: every plain run right; synccheck's error at C = 16 in every variant, none at 8.
+    let summary = std::fs::read_to_string(dir.join("cluster16-probe/summary.txt"))?;
+    let (mut plain, mut at16, mut at8) = (0, 0, 0);
+    for line in summary.lines() {
+        if line.starts_with("plain ") {
+            plain += 1;
+            if !line.contains(": 0 of ") {
+                problems.push(format!("a plain run with wrong values: {line}"));
+            }
+        } else if line.starts_with("synccheck C=16 ") {
+            at16 += 1;
+            if !line.contains("Missing wait") {
+                problems.push(format!("synccheck at C = 16 without the error: {line}"));
+            }
+        } else if line.starts_with("synccheck C=8 ") {
+            at8 += 1;
+            if line.contains("Missing wait") || !line.contains("ERROR SUMMARY: 0 errors") {
+                problems.push(format!("synccheck at C = 8 with an error: {line}"));
+            }
+        }
+    }
+    // Three variants (parity, token, local) at each size.
+    if (plain, at16, at8) != (6, 3, 3) {
+        problems.push(format!("summary.txt: {plain} plain runs, {at16} synccheck runs at C = 16, {at8} at C = 8; the chapter shows three variants at each"));
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
@@ -857,6 +903,7 @@ fn main() {
     trials.push(Trial::test("claims::the_parameters_ahead_as_the_kernels_and_the_chapter_say", the_parameters_ahead_as_the_kernels_and_the_chapter_say));
     trials.push(Trial::test("claims::the_cluster_two_passes_as_the_kernels_say", the_cluster_two_passes_as_the_kernels_say));
     trials.push(Trial::test("claims::the_staged_clusters_as_the_kernels_say", the_staged_clusters_as_the_kernels_say));
+    trials.push(Trial::test("claims::the_cluster16_synccheck_as_the_sanitizers_chapter_says", the_cluster16_synccheck_as_the_sanitizers_chapter_says));
     trials.push(Trial::ignorable_test("mdbook::build_expands_every_directive", mdbook_build));
     common::run(trials)
 }

@@ -264,10 +264,13 @@ pub fn plan(op: DlOp, dtype: Dtype, rows: u64, cols: u64, device: Device, choice
     launch.chunks = if c.team == Team::ThreePass { 3 } else { packs(dtype, cols).div_ceil(capacity) };
     // The staged blocks' shared memory, 16 bytes a pack of each parameter for every thread, where
     // the block holds its row (a row read in chunks is written with the parameters in groups).
-    // (And the clusters' under the experiment that stages their parameters too.)
-    let staged_cluster = matches!(c.team, Team::Cluster(_)) && staged_in_clusters(op, &crate::runtime::nvrtc::experiment_options());
-    if (c.team == Team::StagedBlock || staged_cluster) && launch.chunks == 1 {
-        let staged = if staged_cluster { cluster_staged_count(op, &crate::runtime::nvrtc::experiment_options()) } else { staged_parameters(op) };
+    // (And the clusters' of the parameters they stage.)
+    let staged = match c.team {
+        Team::StagedBlock => staged_parameters(op),
+        Team::Cluster(_) => cluster_staged_count(op, &crate::runtime::nvrtc::experiment_options()),
+        _ => 0,
+    };
+    if launch.chunks == 1 {
         launch.shared_bytes = c.block * c.vpt * staged * 16;
     }
     Ok(Some(launch))
@@ -503,6 +506,13 @@ mod tests {
         assert_eq!((chunked.chunks, chunked.shared_bytes), (2, 0), "{chunked}");
         assert!(!chunked.to_string().contains("bytes of shared memory"), "{chunked}");
         assert_eq!(auto(DlOp::Softmax, Dtype::BF16, 4096, 4096).shared_bytes, 0);
+        // The long rows' clusters as built (no REDUCTION_NVRTC_OPTIONS in unit tests): RMSNorm's
+        // γ staged, 64 KiB a block of 512 threads × 8 packs (book/dl_norms.md); LayerNorm's none.
+        let rms = auto(DlOp::RmsNorm, Dtype::F32, 1024, 1 << 18);
+        assert!(matches!(rms.team, Team::Cluster(_)) && (rms.block, rms.vpt, rms.chunks) == (512, 8, 1), "{rms}");
+        assert_eq!(rms.shared_bytes, 64 << 10, "{rms}");
+        let ln = auto(DlOp::LayerNorm, Dtype::F32, 1024, 1 << 18);
+        assert!(matches!(ln.team, Team::Cluster(_)) && ln.shared_bytes == 0, "{ln}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::super::dl::shape;
 use super::super::turns::read_turns;
-use super::switches_table;
+use super::switches::switches_table;
 use crate::book::context::Context;
 use crate::element::Dtype;
 use crate::error::Result;
